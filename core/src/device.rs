@@ -1,0 +1,73 @@
+//! The one device classifier shared by the device matcher, cache keys and section contexts.
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// The class of device a request comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Device {
+    /// A phone.
+    Mobile,
+    /// A tablet (never folded into `Mobile`).
+    Tablet,
+    /// Everything else, including an empty user agent.
+    Desktop,
+}
+
+static TABLET: LazyLock<Regex> = LazyLock::new(|| {
+    // `android` without a later `mobile`: the regex crate has no look-ahead, so it is checked apart.
+    Regex::new(r"(?i)ipad|tablet").expect("static regex")
+});
+static MOBILE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)mobile|android|iphone|ipod|webos|blackberry|opera mini|iemobile")
+        .expect("static regex")
+});
+
+impl Device {
+    /// Classifies a user agent: tablet first, then mobile, else desktop.
+    pub fn from_user_agent(ua: &str) -> Device {
+        let lower = ua.to_ascii_lowercase();
+        let android_tablet = lower
+            .find("android")
+            .is_some_and(|i| !lower[i..].contains("mobile"));
+        if android_tablet || TABLET.is_match(&lower) {
+            Device::Tablet
+        } else if MOBILE.is_match(&lower) {
+            Device::Mobile
+        } else {
+            Device::Desktop
+        }
+    }
+
+    /// The lowercase name (`mobile`, `tablet`, `desktop`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Device::Mobile => "mobile",
+            Device::Tablet => "tablet",
+            Device::Desktop => "desktop",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_common_agents() {
+        let iphone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148";
+        let ipad = "Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X) Mobile/15E148";
+        let android_tab = "Mozilla/5.0 (Linux; Android 13; SM-X700) Chrome/120 Safari/537.36";
+        let android_phone = "Mozilla/5.0 (Linux; Android 13; Pixel 7) Chrome/120 Mobile Safari/537.36";
+        let silk = "Mozilla/5.0 (Linux; Android 9; KFTRWI) Silk/114 like Chrome Mobile Safari";
+        let mac = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) Safari/605.1.15";
+        assert_eq!(Device::from_user_agent(iphone), Device::Mobile);
+        assert_eq!(Device::from_user_agent(ipad), Device::Tablet);
+        assert_eq!(Device::from_user_agent(android_tab), Device::Tablet);
+        assert_eq!(Device::from_user_agent(android_phone), Device::Mobile);
+        assert_eq!(Device::from_user_agent(silk), Device::Mobile);
+        assert_eq!(Device::from_user_agent(mac), Device::Desktop);
+        assert_eq!(Device::from_user_agent(""), Device::Desktop);
+    }
+}

@@ -1,0 +1,14 @@
+//! sitefile-core: the pure, synchronous core of the sitefile site content runtime.
+//!
+//! Content is a flat map of JSON blocks held in immutable snapshots; resolving a request is a
+//! state machine that hands loader calls to its host and never does I/O itself.
+
+pub mod device;
+pub mod effects;
+pub mod request;
+pub mod value;
+
+pub use device::Device;
+pub use effects::{Effects, ResolveErrorEvent};
+pub use request::{Geo, RandomSource, Request, RequestError};
+pub use value::{Key, Object, Value};

@@ -1,0 +1,285 @@
+//! A request as the core sees it: URL, headers, cookies, and the injected clock and random source.
+
+use crate::device::Device;
+use chrono::{DateTime, Utc};
+use percent_encoding::percent_decode_str;
+use url::Url;
+
+/// A request to resolve. Time and randomness are inputs, so resolution is deterministic.
+#[derive(Debug, Clone)]
+pub struct Request {
+    url: Url,
+    method: String,
+    headers: Vec<(String, String)>,
+    cookies: Vec<(String, String)>,
+    /// The instant matchers compare dates against.
+    pub now: DateTime<Utc>,
+    /// The random source for `random.ts` draws.
+    pub random: RandomSource,
+}
+
+/// Why a request could not be built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RequestError {
+    /// The URL is not an absolute URL.
+    #[error("invalid request URL {url:?}: {reason}")]
+    InvalidUrl {
+        /// The URL given.
+        url: String,
+        /// What the parser said.
+        reason: String,
+    },
+}
+
+impl Request {
+    /// A `GET` of an absolute URL (or a path, taken relative to `http://localhost`).
+    pub fn new(url: &str) -> Result<Request, RequestError> {
+        let parsed = if url.starts_with('/') {
+            Url::parse("http://localhost").and_then(|base| base.join(url))
+        } else {
+            Url::parse(url)
+        };
+        let url = parsed.map_err(|e| RequestError::InvalidUrl {
+            url: url.to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(Request {
+            url,
+            method: "GET".into(),
+            headers: Vec::new(),
+            cookies: Vec::new(),
+            now: DateTime::<Utc>::UNIX_EPOCH,
+            random: RandomSource::new(0),
+        })
+    }
+
+    /// Sets the method.
+    pub fn with_method(mut self, method: &str) -> Request {
+        self.method = method.to_ascii_uppercase();
+        self
+    }
+
+    /// Adds a header; a `Cookie` header also adds its cookies.
+    pub fn with_header(mut self, name: &str, value: &str) -> Request {
+        let name = name.trim().to_ascii_lowercase();
+        if name == "cookie" {
+            self.cookies.extend(parse_cookie_header(value));
+        }
+        self.headers.push((name, value.trim().to_string()));
+        self
+    }
+
+    /// Adds a cookie (as if sent in the `Cookie` header).
+    pub fn with_cookie(mut self, name: &str, value: &str) -> Request {
+        self.cookies.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Sets the clock.
+    pub fn with_now(mut self, now: DateTime<Utc>) -> Request {
+        self.now = now;
+        self
+    }
+
+    /// Seeds the random source.
+    pub fn with_seed(mut self, seed: u64) -> Request {
+        self.random = RandomSource::new(seed);
+        self
+    }
+
+    /// The full URL.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// The path, percent-encoded as received.
+    pub fn path(&self) -> &str {
+        self.url.path()
+    }
+
+    /// The method, upper case.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The first value of a header (name compared case-insensitively).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// All headers, names lower case, in arrival order.
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
+    /// The value of a cookie; the last one wins when a name repeats.
+    pub fn cookie(&self, name: &str) -> Option<&str> {
+        self.cookies
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// All cookies in arrival order.
+    pub fn cookies(&self) -> &[(String, String)] {
+        &self.cookies
+    }
+
+    /// The `User-Agent` header, or `""`.
+    pub fn user_agent(&self) -> &str {
+        self.header("user-agent").unwrap_or("")
+    }
+
+    /// The device class of the user agent.
+    pub fn device(&self) -> Device {
+        Device::from_user_agent(self.user_agent())
+    }
+
+    /// The first value of a query parameter, decoded (`+` is a space).
+    pub fn query(&self, name: &str) -> Option<String> {
+        self.url
+            .query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    }
+
+    /// Whether the user agent looks like a crawler.
+    pub fn is_bot(&self) -> bool {
+        is_bot_user_agent(self.user_agent())
+    }
+
+    /// The visitor's location from the geo headers, falling back to `__cf_geo_*` cookies.
+    pub fn geo(&self) -> Geo {
+        let pick = |headers: &[&str], cookie: &str| -> Option<String> {
+            headers
+                .iter()
+                .find_map(|h| self.header(h).filter(|v| !v.is_empty()))
+                .map(str::to_string)
+                .or_else(|| self.cookie(cookie).filter(|v| !v.is_empty()).map(str::to_string))
+        };
+        let number = |s: Option<String>| s.and_then(|v| v.trim().parse::<f64>().ok());
+        Geo {
+            country: pick(&["cf-ipcountry", "x-vercel-ip-country"], "__cf_geo_country"),
+            region_code: pick(&["cf-region-code", "x-vercel-ip-country-region"], "__cf_geo_region_code"),
+            region: pick(&["cf-region"], "__cf_geo_region"),
+            city: pick(&["cf-ipcity", "x-vercel-ip-city"], "__cf_geo_city"),
+            latitude: number(pick(&["cf-iplatitude", "x-vercel-ip-latitude"], "__cf_geo_lat")),
+            longitude: number(pick(&["cf-iplongitude", "x-vercel-ip-longitude"], "__cf_geo_lng")),
+        }
+    }
+}
+
+/// Where the visitor is, as far as the edge told us.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Geo {
+    /// ISO country code.
+    pub country: Option<String>,
+    /// Region code (e.g. `SP`).
+    pub region_code: Option<String>,
+    /// Region name (e.g. `Sao Paulo`), used by the cache key.
+    pub region: Option<String>,
+    /// City name.
+    pub city: Option<String>,
+    /// Latitude in degrees.
+    pub latitude: Option<f64>,
+    /// Longitude in degrees.
+    pub longitude: Option<f64>,
+}
+
+/// Splits a `Cookie` header into pairs; values are percent-decoded when valid UTF-8.
+pub fn parse_cookie_header(header: &str) -> Vec<(String, String)> {
+    header
+        .split(';')
+        .filter_map(|part| {
+            let (k, v) = part.split_once('=')?;
+            let k = k.trim();
+            if k.is_empty() {
+                return None;
+            }
+            let v = v.trim().trim_matches('"');
+            let decoded = percent_decode_str(v)
+                .decode_utf8()
+                .map(|c| c.into_owned())
+                .unwrap_or_else(|_| v.to_string());
+            Some((k.to_string(), decoded))
+        })
+        .collect()
+}
+
+/// Whether a user agent is a known crawler.
+pub fn is_bot_user_agent(ua: &str) -> bool {
+    const MARKERS: [&str; 12] = [
+        "bot", "crawler", "spider", "slurp", "lighthouse", "headlesschrome", "facebookexternalhit",
+        "embedly", "quora link preview", "whatsapp", "pinterest", "google-inspectiontool",
+    ];
+    let lower = ua.to_ascii_lowercase();
+    MARKERS.iter().any(|m| lower.contains(m))
+}
+
+/// A deterministic random source (SplitMix64); the host seeds it per request.
+#[derive(Debug, Clone)]
+pub struct RandomSource(u64);
+
+impl RandomSource {
+    /// A source seeded with `seed`.
+    pub fn new(seed: u64) -> RandomSource {
+        RandomSource(seed)
+    }
+
+    /// The next draw in `[0, 1)`.
+    pub fn next_f64(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookies_come_from_header_and_builder() {
+        let r = Request::new("https://shop.example/a?x=1")
+            .unwrap()
+            .with_header("Cookie", "a=1; b=hello%20world; =bad; c")
+            .with_cookie("d", "4");
+        assert_eq!(r.cookie("a"), Some("1"));
+        assert_eq!(r.cookie("b"), Some("hello world"));
+        assert_eq!(r.cookie("d"), Some("4"));
+        assert_eq!(r.cookie("c"), None);
+        assert_eq!(r.query("x").as_deref(), Some("1"));
+    }
+
+    #[test]
+    fn geo_prefers_headers_over_cookies() {
+        let r = Request::new("/")
+            .unwrap()
+            .with_header("cf-ipcountry", "BR")
+            .with_cookie("__cf_geo_country", "US")
+            .with_cookie("__cf_geo_city", "S%C3%A3o Paulo")
+            .with_header("cf-iplatitude", "-23.5");
+        let g = r.geo();
+        assert_eq!(g.country.as_deref(), Some("BR"));
+        assert_eq!(g.city.as_deref(), Some("S%C3%A3o Paulo"));
+        assert_eq!(g.latitude, Some(-23.5));
+    }
+
+    #[test]
+    fn random_source_is_deterministic_and_in_range() {
+        let mut a = RandomSource::new(7);
+        let mut b = RandomSource::new(7);
+        for _ in 0..1000 {
+            let x = a.next_f64();
+            assert_eq!(x, b.next_f64());
+            assert!((0.0..1.0).contains(&x));
+        }
+    }
+}

@@ -1,0 +1,560 @@
+//! The JSON value of content: immutable, cheap to clone, sharing subtrees by `Arc`.
+//!
+//! Resolution hands out subtrees of the content unchanged wherever no `__resolveType` lies
+//! beneath them, so a resolved page mostly points into the snapshot instead of copying it.
+//! Every array and object records at construction whether anything under it needs
+//! resolving (`is_dynamic`), which makes that decision O(1) per node.
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+
+pub use serde_json::Number;
+
+/// The key every resolvable object carries.
+pub const RESOLVE_TYPE: &str = "__resolveType";
+
+/// Deepest nesting accepted when parsing content.
+pub const MAX_PARSE_DEPTH: usize = 256;
+
+/// An object key; keys are interned while parsing so repeated names share one allocation.
+pub type Key = Arc<str>;
+
+/// A JSON value.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum Value {
+    /// `null`.
+    #[default]
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// Any JSON number.
+    Number(Number),
+    /// A string.
+    String(Arc<str>),
+    /// An array.
+    Array(Arc<Array>),
+    /// An object, keys in document order.
+    Object(Arc<Object>),
+}
+
+/// The items of an array value.
+#[derive(Debug, PartialEq)]
+pub struct Array {
+    items: Box<[Value]>,
+    dynamic: bool,
+}
+
+/// The entries of an object value, in document order, keys unique.
+#[derive(Debug, PartialEq)]
+pub struct Object {
+    entries: Box<[(Key, Value)]>,
+    dynamic: bool,
+}
+
+impl Array {
+    /// The items.
+    pub fn items(&self) -> &[Value] {
+        &self.items
+    }
+}
+
+impl Object {
+    /// Builds an object; a repeated key keeps its first position and its last value.
+    pub fn from_entries(mut entries: Vec<(Key, Value)>) -> Object {
+        if entries.len() > 1 {
+            dedupe_keys(&mut entries);
+        }
+        let dynamic = entries.iter().any(|(k, v)| {
+            v.is_dynamic() || (&**k == RESOLVE_TYPE && v.as_str().is_some_and(|s| !s.is_empty()))
+        });
+        Object {
+            entries: entries.into_boxed_slice(),
+            dynamic,
+        }
+    }
+
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.entries
+            .iter()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, v)| v)
+    }
+
+    /// The entries in document order.
+    pub fn entries(&self) -> &[(Key, Value)] {
+        &self.entries
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the object has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The non-empty `__resolveType` string of this object, if any.
+    pub fn resolve_type(&self) -> Option<&str> {
+        match self.get(RESOLVE_TYPE) {
+            Some(Value::String(s)) if !s.is_empty() => Some(s),
+            _ => None,
+        }
+    }
+}
+
+fn dedupe_keys(entries: &mut Vec<(Key, Value)>) {
+    let has_dup = entries
+        .iter()
+        .enumerate()
+        .any(|(i, (k, _))| entries[..i].iter().any(|(k2, _)| k2 == k));
+    if !has_dup {
+        return;
+    }
+    let mut out: Vec<(Key, Value)> = Vec::with_capacity(entries.len());
+    for (k, v) in entries.drain(..) {
+        match out.iter_mut().find(|(k2, _)| *k2 == k) {
+            Some(slot) => slot.1 = v,
+            None => out.push((k, v)),
+        }
+    }
+    *entries = out;
+}
+
+impl Value {
+    /// An object value from entries.
+    pub fn object(entries: Vec<(Key, Value)>) -> Value {
+        Value::Object(Arc::new(Object::from_entries(entries)))
+    }
+
+    /// An array value from items.
+    pub fn array(items: Vec<Value>) -> Value {
+        let dynamic = items.iter().any(Value::is_dynamic);
+        Value::Array(Arc::new(Array {
+            items: items.into_boxed_slice(),
+            dynamic,
+        }))
+    }
+
+    /// A string value.
+    pub fn string(s: &str) -> Value {
+        Value::String(Arc::from(s))
+    }
+
+    /// Whether a `__resolveType` lies anywhere in this value.
+    pub fn is_dynamic(&self) -> bool {
+        match self {
+            Value::Array(a) => a.dynamic,
+            Value::Object(o) => o.dynamic,
+            _ => false,
+        }
+    }
+
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The object, if this is one.
+    pub fn as_object(&self) -> Option<&Object> {
+        match self {
+            Value::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The items, if this is an array.
+    pub fn as_array(&self) -> Option<&[Value]> {
+        match self {
+            Value::Array(a) => Some(&a.items),
+            _ => None,
+        }
+    }
+
+    /// The boolean, if this is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The number as `f64`, if this is a number.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Number(n) => n.as_f64(),
+            _ => None,
+        }
+    }
+
+    /// Whether this is `null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// JavaScript truthiness: `false`, `null`, `0`, `NaN` and `""` are falsy.
+    pub fn is_truthy(&self) -> bool {
+        match self {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+            Value::String(s) => !s.is_empty(),
+            _ => true,
+        }
+    }
+
+    /// `self[key]` on an object, `None` otherwise.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.as_object().and_then(|o| o.get(key))
+    }
+
+    /// The non-empty `__resolveType` of an object value.
+    pub fn resolve_type(&self) -> Option<&str> {
+        self.as_object().and_then(Object::resolve_type)
+    }
+
+    /// Parses JSON bytes, interning object keys; nesting deeper than [`MAX_PARSE_DEPTH`] is an error.
+    pub fn from_slice(bytes: &[u8]) -> Result<Value, ParseError> {
+        DEPTH.with(|d| d.set(0));
+        sonic_rs::from_slice::<Value>(bytes).map_err(|e| ParseError(e.to_string()))
+    }
+
+    /// Parses a JSON string.
+    pub fn from_json_str(s: &str) -> Result<Value, ParseError> {
+        Value::from_slice(s.as_bytes())
+    }
+
+    /// Compact JSON text, keys in document order.
+    pub fn to_json_string(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "null".into())
+    }
+
+    /// Writes canonical JSON (keys sorted by code point at every level, no whitespace).
+    pub fn write_canonical(&self, out: &mut Vec<u8>) {
+        match self {
+            Value::Null => out.extend_from_slice(b"null"),
+            Value::Bool(true) => out.extend_from_slice(b"true"),
+            Value::Bool(false) => out.extend_from_slice(b"false"),
+            Value::Number(n) => out.extend_from_slice(n.to_string().as_bytes()),
+            Value::String(s) => write_json_string(s, out),
+            Value::Array(a) => {
+                out.push(b'[');
+                for (i, v) in a.items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    v.write_canonical(out);
+                }
+                out.push(b']');
+            }
+            Value::Object(o) => {
+                let mut entries: Vec<&(Key, Value)> = o.entries.iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                out.push(b'{');
+                for (i, (k, v)) in entries.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write_json_string(k, out);
+                    out.push(b':');
+                    v.write_canonical(out);
+                }
+                out.push(b'}');
+            }
+        }
+    }
+
+    /// Canonical JSON as a string.
+    pub fn to_canonical_string(&self) -> String {
+        let mut out = Vec::new();
+        self.write_canonical(&mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// An estimate of the bytes this value holds on the heap, counting shared subtrees once per reference.
+    pub fn heap_size(&self) -> usize {
+        match self {
+            Value::String(s) => s.len() + 16,
+            Value::Array(a) => {
+                32 + a.items.len() * std::mem::size_of::<Value>()
+                    + a.items.iter().map(Value::heap_size).sum::<usize>()
+            }
+            Value::Object(o) => {
+                32 + o.entries.len() * std::mem::size_of::<(Key, Value)>()
+                    + o.entries.iter().map(|(_, v)| v.heap_size()).sum::<usize>()
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// Writes `s` as a JSON string literal.
+pub fn write_json_string(s: &str, out: &mut Vec<u8>) {
+    // serde_json's escaping is the reference; writing to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+/// A JSON text that could not be parsed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("invalid JSON: {0}")]
+pub struct ParseError(pub String);
+
+impl From<serde_json::Value> for Value {
+    fn from(v: serde_json::Value) -> Value {
+        match v {
+            serde_json::Value::Null => Value::Null,
+            serde_json::Value::Bool(b) => Value::Bool(b),
+            serde_json::Value::Number(n) => Value::Number(n),
+            serde_json::Value::String(s) => Value::String(Arc::from(s)),
+            serde_json::Value::Array(a) => Value::array(a.into_iter().map(Value::from).collect()),
+            serde_json::Value::Object(o) => Value::object(
+                o.into_iter()
+                    .map(|(k, v)| (intern(&k), Value::from(v)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl From<&Value> for serde_json::Value {
+    fn from(v: &Value) -> serde_json::Value {
+        match v {
+            Value::Null => serde_json::Value::Null,
+            Value::Bool(b) => serde_json::Value::Bool(*b),
+            Value::Number(n) => serde_json::Value::Number(n.clone()),
+            Value::String(s) => serde_json::Value::String(s.to_string()),
+            Value::Array(a) => serde_json::Value::Array(a.items.iter().map(Into::into).collect()),
+            Value::Object(o) => serde_json::Value::Object(
+                o.entries
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.into()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::string(s)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Bool(b)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(f: f64) -> Value {
+        Number::from_f64(f).map_or(Value::Null, Value::Number)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(i: i64) -> Value {
+        Value::Number(Number::from(i))
+    }
+}
+
+const INTERN_MAX_LEN: usize = 48;
+const INTERN_MAX_ENTRIES: usize = 1 << 16;
+
+thread_local! {
+    static KEYS: RefCell<HashSet<Arc<str>>> = RefCell::new(HashSet::new());
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Returns the shared `Arc<str>` for a short key, so equal keys share one allocation.
+pub fn intern(key: &str) -> Key {
+    if key.len() > INTERN_MAX_LEN {
+        return Arc::from(key);
+    }
+    KEYS.with(|keys| {
+        let mut keys = keys.borrow_mut();
+        if let Some(k) = keys.get(key) {
+            return k.clone();
+        }
+        let k: Arc<str> = Arc::from(key);
+        if keys.len() < INTERN_MAX_ENTRIES {
+            keys.insert(k.clone());
+        }
+        k
+    })
+}
+
+impl Serialize for Value {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Value::Null => s.serialize_unit(),
+            Value::Bool(b) => s.serialize_bool(*b),
+            Value::Number(n) => n.serialize(s),
+            Value::String(v) => s.serialize_str(v),
+            Value::Array(a) => {
+                let mut seq = s.serialize_seq(Some(a.items.len()))?;
+                for v in a.items.iter() {
+                    seq.serialize_element(v)?;
+                }
+                seq.end()
+            }
+            Value::Object(o) => {
+                let mut map = s.serialize_map(Some(o.entries.len()))?;
+                for (k, v) in o.entries.iter() {
+                    map.serialize_entry(&**k, v)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+struct ValueVisitor;
+
+struct DepthGuard;
+
+impl DepthGuard {
+    fn enter<E: de::Error>() -> Result<DepthGuard, E> {
+        DEPTH.with(|d| {
+            let n = d.get() + 1;
+            if n > MAX_PARSE_DEPTH {
+                return Err(E::custom(format!(
+                    "nesting deeper than {MAX_PARSE_DEPTH} levels"
+                )));
+            }
+            d.set(n);
+            Ok(DepthGuard)
+        })
+    }
+}
+
+impl Drop for DepthGuard {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        Value::deserialize(d)
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+    fn visit_i64<E>(self, i: i64) -> Result<Value, E> {
+        Ok(Value::Number(i.into()))
+    }
+    fn visit_u64<E>(self, u: u64) -> Result<Value, E> {
+        Ok(Value::Number(u.into()))
+    }
+    fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(f).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(Arc::from(s)))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(Arc::from(s)))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let _guard = DepthGuard::enter()?;
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(v) = seq.next_element::<Value>()? {
+            items.push(v);
+        }
+        Ok(Value::array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let _guard = DepthGuard::enter()?;
+        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
+        while let Some(k) = map.next_key::<KeySeed>()? {
+            let v = map.next_value::<Value>()?;
+            entries.push((k.0, v));
+        }
+        Ok(Value::object(entries))
+    }
+}
+
+struct KeySeed(Key);
+
+impl<'de> Deserialize<'de> for KeySeed {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<KeySeed, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = KeySeed;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_str<E>(self, s: &str) -> Result<KeySeed, E> {
+                Ok(KeySeed(intern(s)))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(ValueVisitor)
+    }
+}
+
+/// Builds an object value from `key => value` pairs.
+#[macro_export]
+macro_rules! obj {
+    ($($k:expr => $v:expr),* $(,)?) => {
+        $crate::value::Value::object(vec![$(($crate::value::intern($k), $crate::value::Value::from($v))),*])
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_flags_dynamic_subtrees() {
+        let v = Value::from_json_str(r#"{"a":{"b":[1,{"__resolveType":"x"}]},"c":"s"}"#).unwrap();
+        assert!(v.is_dynamic());
+        assert!(v.get("a").unwrap().is_dynamic());
+        let plain = Value::from_json_str(r#"{"a":[1,2,{"b":null}],"__resolveType":""}"#).unwrap();
+        assert!(!plain.is_dynamic());
+    }
+
+    #[test]
+    fn canonical_sorts_keys_and_duplicate_keys_keep_last() {
+        let v = Value::from_json_str(r#"{"b":1,"a":{"d":true,"c":[1.5,"x"]},"b":2}"#).unwrap();
+        assert_eq!(
+            v.to_canonical_string(),
+            r#"{"a":{"c":[1.5,"x"],"d":true},"b":2}"#
+        );
+        assert_eq!(v.to_json_string(), r#"{"b":2,"a":{"d":true,"c":[1.5,"x"]}}"#);
+    }
+
+    #[test]
+    fn rejects_absurd_nesting_without_overflow() {
+        let deep = "[".repeat(100_000);
+        assert!(Value::from_json_str(&deep).is_err());
+        let ok = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert!(Value::from_json_str(&ok).is_ok());
+    }
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole test suite: every crate's tests, conformance cases and the corpus test.
+# Starts whatever services the tests need (see scripts/services.sh) and stops them afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -f scripts/services.sh ]; then
+  # shellcheck source=/dev/null
+  source scripts/services.sh
+  services_start
+  trap services_stop EXIT
+fi
+if command -v cargo-nextest >/dev/null 2>&1; then
+  cargo nextest run --workspace --locked --no-fail-fast
+  cargo test --workspace --locked --doc
+else
+  cargo test --workspace --locked
+fi

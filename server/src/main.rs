@@ -1,0 +1,2 @@
+//! The `sitefile` command line.
+fn main() {}
