@@ -3,8 +3,10 @@
 //! Content is a flat map of JSON blocks held in immutable snapshots; resolving a request is a
 //! state machine that hands loader calls to its host and never does I/O itself.
 
+pub mod content;
 pub mod device;
 pub mod effects;
+pub mod pages;
 pub mod request;
 pub mod value;
 

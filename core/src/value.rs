@@ -18,7 +18,7 @@ pub use serde_json::Number;
 pub const RESOLVE_TYPE: &str = "__resolveType";
 
 /// Deepest nesting accepted when parsing content.
-pub const MAX_PARSE_DEPTH: usize = 256;
+pub const MAX_PARSE_DEPTH: usize = 128;
 
 /// An object key; keys are interned while parsing so repeated names share one allocation.
 pub type Key = Arc<str>;
@@ -110,18 +110,28 @@ impl Object {
 }
 
 fn dedupe_keys(entries: &mut Vec<(Key, Value)>) {
-    let has_dup = entries
-        .iter()
-        .enumerate()
-        .any(|(i, (k, _))| entries[..i].iter().any(|(k2, _)| k2 == k));
+    let has_dup = if entries.len() <= 16 {
+        entries
+            .iter()
+            .enumerate()
+            .any(|(i, (k, _))| entries[..i].iter().any(|(k2, _)| k2 == k))
+    } else {
+        let mut seen = HashSet::with_capacity(entries.len());
+        !entries.iter().all(|(k, _)| seen.insert(&**k))
+    };
     if !has_dup {
         return;
     }
+    // Last occurrence wins, in the position of the first (as JSON.parse does).
     let mut out: Vec<(Key, Value)> = Vec::with_capacity(entries.len());
+    let mut index: std::collections::HashMap<Key, usize> = std::collections::HashMap::new();
     for (k, v) in entries.drain(..) {
-        match out.iter_mut().find(|(k2, _)| *k2 == k) {
-            Some(slot) => slot.1 = v,
-            None => out.push((k, v)),
+        match index.get(&k) {
+            Some(&at) => out[at].1 = v,
+            None => {
+                index.insert(k.clone(), out.len());
+                out.push((k, v));
+            }
         }
     }
     *entries = out;
@@ -547,14 +557,17 @@ mod tests {
             v.to_canonical_string(),
             r#"{"a":{"c":[1.5,"x"],"d":true},"b":2}"#
         );
-        assert_eq!(v.to_json_string(), r#"{"b":2,"a":{"d":true,"c":[1.5,"x"]}}"#);
+        assert_eq!(
+            v.to_json_string(),
+            r#"{"b":2,"a":{"d":true,"c":[1.5,"x"]}}"#
+        );
     }
 
     #[test]
     fn rejects_absurd_nesting_without_overflow() {
         let deep = "[".repeat(100_000);
         assert!(Value::from_json_str(&deep).is_err());
-        let ok = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let ok = format!("{}{}", "[".repeat(120), "]".repeat(120));
         assert!(Value::from_json_str(&ok).is_ok());
     }
 }

@@ -1,0 +1,133 @@
+//! Turning the files of a blocks directory into blocks.
+
+use super::block_name::decode_block_name;
+use crate::value::{Key, Value, intern};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// A problem met while loading content; the load goes on without the offending file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum LoadProblem {
+    /// A file is not valid JSON (an empty file included); it was skipped.
+    InvalidJson {
+        /// The file name.
+        file: String,
+        /// The block name the file would have held.
+        block: String,
+        /// The parser's message, with its position.
+        error: String,
+    },
+    /// Two files decode to the same block name; the later one in sorted order won.
+    Collision {
+        /// The block name.
+        block: String,
+        /// The file whose content was kept.
+        kept: String,
+        /// The file that was ignored.
+        ignored: String,
+    },
+}
+
+impl std::fmt::Display for LoadProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadProblem::InvalidJson { file, block, error } => {
+                write!(f, "block {block:?}: file {file} skipped: {error}")
+            }
+            LoadProblem::Collision {
+                block,
+                kept,
+                ignored,
+            } => write!(
+                f,
+                "block {block:?}: files {ignored} and {kept} hold the same block; {kept} wins"
+            ),
+        }
+    }
+}
+
+/// Builds blocks from `(file name, bytes)` pairs of a blocks directory. Only names ending in
+/// `.json` count; names are sorted (by UTF-16 code units, as the reference sorts), each stem
+/// decoded once; on a collision the last file in that order wins. Invalid files are skipped and
+/// reported, never fatal.
+pub fn blocks_from_files(files: Vec<(String, Vec<u8>)>) -> (Vec<(Key, Value)>, Vec<LoadProblem>) {
+    let mut files: Vec<(String, Vec<u8>)> = files
+        .into_iter()
+        .filter(|(name, _)| name.ends_with(".json"))
+        .collect();
+    files.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+    let mut problems = Vec::new();
+    let mut blocks: Vec<(Key, Value)> = Vec::with_capacity(files.len());
+    let mut by_name: HashMap<Key, (usize, String)> = HashMap::with_capacity(files.len());
+    for (file, bytes) in files {
+        let block = decode_block_name(&file[..file.len() - ".json".len()]);
+        let value = match Value::from_slice(&bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                problems.push(LoadProblem::InvalidJson {
+                    file,
+                    block,
+                    error: e.0,
+                });
+                continue;
+            }
+        };
+        let key = intern(&block);
+        match by_name.get_mut(&key) {
+            Some((at, previous)) => {
+                problems.push(LoadProblem::Collision {
+                    block,
+                    kept: file.clone(),
+                    ignored: std::mem::replace(previous, file),
+                });
+                blocks[*at].1 = value;
+            }
+            None => {
+                by_name.insert(key.clone(), (blocks.len(), file));
+                blocks.push((key, value));
+            }
+        }
+    }
+    (blocks, problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, body: &str) -> (String, Vec<u8>) {
+        (name.to_string(), body.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn loads_decodes_and_reports() {
+        let (blocks, problems) = blocks_from_files(vec![
+            file("b.json", r#"{"x":1}"#),
+            file("Header%20-%2001.json", r#"{"y":2}"#),
+            file("empty.json", ""),
+            file("notes.txt", "ignored"),
+        ]);
+        let names: Vec<&str> = blocks.iter().map(|(k, _)| &**k).collect();
+        assert_eq!(names, vec!["Header - 01", "b"]);
+        assert_eq!(problems.len(), 1);
+        assert!(matches!(&problems[0], LoadProblem::InvalidJson { block, .. } if block == "empty"));
+    }
+
+    #[test]
+    fn collisions_keep_the_last_sorted_file() {
+        let (blocks, problems) = blocks_from_files(vec![
+            file("a%20b.json", r#"{"v":"encoded"}"#),
+            file("a b.json", r#"{"v":"plain"}"#),
+        ]);
+        assert_eq!(blocks.len(), 1);
+        // "a b" < "a%20b" in code-unit order, so the encoded file comes last and wins.
+        assert_eq!(
+            blocks[0].1.get("v").and_then(Value::as_str),
+            Some("encoded")
+        );
+        assert!(
+            matches!(&problems[0], LoadProblem::Collision { kept, .. } if kept == "a%20b.json")
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! An immutable snapshot of the content and everything derived from it.
+
+use super::revision::{block_digest, revision_of};
+use crate::pages::{RouteTable, page_path};
+use crate::value::{Key, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+/// The key of the location matcher, whose presence in content changes the edge cache key.
+const LOCATION_MATCHER: &str = "website/matchers/location.ts";
+
+/// One block of a snapshot. Its digest is computed on first need and then shared by every
+/// later snapshot that keeps the block unchanged.
+#[derive(Debug)]
+pub struct Block {
+    value: Value,
+    digest: OnceLock<[u8; 32]>,
+}
+
+impl Block {
+    /// A block holding `value`.
+    pub fn new(value: Value) -> Block {
+        Block {
+            value,
+            digest: OnceLock::new(),
+        }
+    }
+
+    /// The block's JSON.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// The SHA-256 of the block's canonical JSON.
+    pub fn digest(&self) -> &[u8; 32] {
+        self.digest.get_or_init(|| block_digest(&self.value))
+    }
+}
+
+/// Content at one revision. Never changes; a reload builds a new one.
+#[derive(Debug)]
+pub struct Snapshot {
+    blocks: HashMap<Key, Arc<Block>>,
+    routes: RouteTable,
+    uses_location: bool,
+    revision: OnceLock<String>,
+}
+
+impl Snapshot {
+    /// Builds a snapshot from blocks; later entries replace earlier ones with the same name.
+    pub fn from_blocks(blocks: impl IntoIterator<Item = (Key, Value)>) -> Snapshot {
+        Snapshot::from_shared(
+            blocks
+                .into_iter()
+                .map(|(k, v)| (k, Arc::new(Block::new(v))))
+                .collect(),
+        )
+    }
+
+    /// Builds a snapshot from blocks that may be shared with another snapshot.
+    pub fn from_shared(blocks: HashMap<Key, Arc<Block>>) -> Snapshot {
+        let routes = RouteTable::build(
+            blocks
+                .iter()
+                .filter_map(|(name, b)| Some((&**name, page_path(name, &b.value)?))),
+        );
+        let uses_location = blocks
+            .values()
+            .any(|b| mentions(&b.value, LOCATION_MATCHER));
+        Snapshot {
+            blocks,
+            routes,
+            uses_location,
+            revision: OnceLock::new(),
+        }
+    }
+
+    /// An empty snapshot.
+    pub fn empty() -> Snapshot {
+        Snapshot::from_shared(HashMap::new())
+    }
+
+    /// The block named `name`.
+    pub fn block(&self, name: &str) -> Option<&Value> {
+        self.blocks.get(name).map(|b| &b.value)
+    }
+
+    /// Every block, in no particular order.
+    pub fn blocks(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.blocks.iter().map(|(k, b)| (&**k, &b.value))
+    }
+
+    /// The shared blocks, for building the next snapshot.
+    pub fn shared_blocks(&self) -> &HashMap<Key, Arc<Block>> {
+        &self.blocks
+    }
+
+    /// How many blocks there are.
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Whether there is no block at all.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// The page route table.
+    pub fn routes(&self) -> &RouteTable {
+        &self.routes
+    }
+
+    /// Whether any block uses the location matcher (the edge then keys pages by region).
+    pub fn uses_location(&self) -> bool {
+        self.uses_location
+    }
+
+    /// The Site block: `site`, else `Site`.
+    pub fn site_block(&self) -> Option<&Value> {
+        self.block("site").or_else(|| self.block("Site"))
+    }
+
+    /// The revision: lowercase hex SHA-256 over the canonical content. Equal content gives the
+    /// same revision whatever the key order or formatting. Treat it as an opaque string.
+    pub fn revision(&self) -> &str {
+        self.revision.get_or_init(|| {
+            let mut sorted: Vec<(&str, &Arc<Block>)> =
+                self.blocks.iter().map(|(k, b)| (&**k, b)).collect();
+            sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            revision_of(sorted.into_iter().map(|(k, b)| (k, b.digest())))
+        })
+    }
+
+    /// Approximate bytes held by the content values (shared keys counted once per use).
+    pub fn heap_size(&self) -> usize {
+        self.blocks
+            .iter()
+            .map(|(k, b)| k.len() + 64 + b.value.heap_size())
+            .sum()
+    }
+}
+
+/// Whether `needle` appears as a `__resolveType` anywhere in `value`.
+fn mentions(value: &Value, needle: &str) -> bool {
+    if !value.is_dynamic() {
+        return false;
+    }
+    match value {
+        Value::Object(o) => {
+            o.resolve_type() == Some(needle) || o.entries().iter().any(|(_, v)| mentions(v, needle))
+        }
+        Value::Array(a) => a.items().iter().any(|v| mentions(v, needle)),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::intern;
+
+    fn snap(json: &str) -> Snapshot {
+        let v = Value::from_json_str(json).unwrap();
+        Snapshot::from_blocks(v.as_object().unwrap().entries().to_vec())
+    }
+
+    #[test]
+    fn revision_ignores_order_and_whitespace() {
+        let a = snap(r#"{"a":{"x":1,"y":[1,2]},"b":{"z":"q"}}"#);
+        let b = snap(
+            r#"{ "b": {"z": "q"},
+            "a": {"y": [1, 2], "x": 1} }"#,
+        );
+        assert_eq!(a.revision(), b.revision());
+        let c = snap(r#"{"a":{"x":1,"y":[2,1]},"b":{"z":"q"}}"#);
+        assert_ne!(a.revision(), c.revision());
+        assert_eq!(a.revision().len(), 64);
+    }
+
+    #[test]
+    fn name_boundaries_change_the_revision() {
+        let a = Snapshot::from_blocks([(intern("ab"), Value::Null), (intern("c"), Value::Null)]);
+        let b = Snapshot::from_blocks([(intern("a"), Value::Null), (intern("bc"), Value::Null)]);
+        assert_ne!(a.revision(), b.revision());
+    }
+
+    #[test]
+    fn derives_routes_location_and_site() {
+        let s = snap(
+            r#"{"pages-home":{"path":"/","sections":[]},
+                "Site":{"global":[]},
+                "m":{"__resolveType":"website/flags/multivariate.ts","variants":[{"rule":{"__resolveType":"website/matchers/location.ts"},"value":1}]}}"#,
+        );
+        assert_eq!(s.routes().find("/").map(|m| m.name), Some("pages-home"));
+        assert!(s.uses_location());
+        assert!(s.site_block().is_some());
+        assert!(!snap(r#"{"a":{"b":"website/matchers/location.ts"}}"#).uses_location());
+    }
+}

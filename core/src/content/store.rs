@@ -1,0 +1,83 @@
+//! The current content: one snapshot swapped atomically, with observers told of every swap.
+
+use super::reload::{ReloadError, ReloadOutcome, ReloadResponse, plan_reload};
+use super::snapshot::Snapshot;
+use chrono::{DateTime, Utc};
+use parking_lot::{Mutex, RwLock};
+use std::sync::Arc;
+
+/// Called with every snapshot that becomes current (the `initPlatform` hook).
+pub type Observer = Box<dyn Fn(&Arc<Snapshot>) + Send + Sync>;
+
+/// Holds the current snapshot. Readers take an `Arc` and keep a consistent view for as long as
+/// they hold it; a swap never mixes two revisions.
+pub struct ContentStore {
+    current: RwLock<Arc<Snapshot>>,
+    observers: RwLock<Vec<Observer>>,
+    writer: Mutex<()>,
+}
+
+impl ContentStore {
+    /// A store serving `snapshot`.
+    pub fn new(snapshot: Snapshot) -> ContentStore {
+        ContentStore {
+            current: RwLock::new(Arc::new(snapshot)),
+            observers: RwLock::new(Vec::new()),
+            writer: Mutex::new(()),
+        }
+    }
+
+    /// The snapshot serving now.
+    pub fn current(&self) -> Arc<Snapshot> {
+        self.current.read().clone()
+    }
+
+    /// Adds an observer and calls it at once with the current snapshot.
+    pub fn observe(&self, observer: Observer) {
+        observer(&self.current());
+        self.observers.write().push(observer);
+    }
+
+    /// Makes `snapshot` current and tells the observers.
+    pub fn swap(&self, snapshot: Arc<Snapshot>) {
+        *self.current.write() = snapshot.clone();
+        for observer in self.observers.read().iter() {
+            observer(&snapshot);
+        }
+    }
+
+    /// Applies a reload body. A refused body leaves the current snapshot serving.
+    pub fn reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadResponse, ReloadError> {
+        let _one_writer = self.writer.lock();
+        let ReloadOutcome { snapshot, response } = plan_reload(&self.current(), body, now)?;
+        self.swap(snapshot);
+        Ok(response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn reload_swaps_and_notifies_and_rejects_safely() {
+        let store = ContentStore::new(Snapshot::empty());
+        let seen = Arc::new(AtomicUsize::new(0));
+        let counter = seen.clone();
+        store.observe(Box::new(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }));
+        assert_eq!(seen.load(Ordering::SeqCst), 1);
+        let now = Utc::now();
+        let before = store.current();
+        store.reload(br#"{"blocks":{"a":{"x":1}}}"#, now).unwrap();
+        assert_eq!(seen.load(Ordering::SeqCst), 2);
+        assert_eq!(store.current().len(), 1);
+        assert!(before.is_empty(), "an old reader keeps its snapshot");
+        let revision = store.current().revision().to_string();
+        assert!(store.reload(b"not json", now).is_err());
+        assert_eq!(store.current().revision(), revision);
+        assert_eq!(seen.load(Ordering::SeqCst), 2);
+    }
+}

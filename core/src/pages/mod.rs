@@ -1,0 +1,9 @@
+//! Page blocks and URL routing: which page block serves a path.
+
+mod recognition;
+mod route_table;
+mod specificity;
+
+pub use recognition::{PAGE_RESOLVE_TYPE, is_page_block, page_path};
+pub use route_table::{PageMatch, Route, RouteTable};
+pub use specificity::Specificity;

@@ -1,0 +1,158 @@
+//! The route table of a snapshot: page patterns compiled once, tried in precedence order.
+
+use super::specificity::Specificity;
+use std::collections::BTreeMap;
+use urlpattern::{UrlPattern, UrlPatternInit, UrlPatternOptions};
+
+/// One routable page.
+#[derive(Debug)]
+pub struct Route {
+    /// The page block name.
+    pub name: String,
+    /// Its path pattern as written.
+    pub pattern: String,
+    specificity: Specificity,
+    compiled: Option<UrlPattern>,
+}
+
+/// A page chosen for a path, with the values of its pattern's groups (still percent-encoded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageMatch<'a> {
+    /// The page block name.
+    pub name: &'a str,
+    /// Its path pattern.
+    pub pattern: &'a str,
+    /// Named and numbered groups; unmatched optional groups are absent.
+    pub params: BTreeMap<String, String>,
+}
+
+/// Every routable page in precedence order.
+#[derive(Debug, Default)]
+pub struct RouteTable {
+    routes: Vec<Route>,
+}
+
+impl RouteTable {
+    /// Compiles `(page name, path pattern)` pairs. A malformed pattern never matches (and is
+    /// reported by [`RouteTable::malformed`]). Order: [`Specificity`] descending, then name.
+    pub fn build<'a>(pages: impl IntoIterator<Item = (&'a str, &'a str)>) -> RouteTable {
+        let mut routes: Vec<Route> = pages
+            .into_iter()
+            .map(|(name, pattern)| Route {
+                name: name.to_string(),
+                pattern: pattern.to_string(),
+                specificity: Specificity::of(pattern),
+                compiled: compile(pattern),
+            })
+            .collect();
+        routes.sort_by(|a, b| {
+            b.specificity
+                .cmp(&a.specificity)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        RouteTable { routes }
+    }
+
+    /// The routes in the order they are tried.
+    pub fn routes(&self) -> &[Route] {
+        &self.routes
+    }
+
+    /// Routes whose pattern does not compile.
+    pub fn malformed(&self) -> impl Iterator<Item = &Route> {
+        self.routes.iter().filter(|r| r.compiled.is_none())
+    }
+
+    /// The first page whose pattern matches the whole `path` (percent-encoded, as in a URL;
+    /// case-sensitive; trailing slash significant).
+    pub fn find(&self, path: &str) -> Option<PageMatch<'_>> {
+        self.routes.iter().find_map(|route| {
+            let component = &route.compiled.as_ref()?.pathname;
+            let groups = component.matcher.matches(path)?;
+            let params = component
+                .group_name_list
+                .iter()
+                .zip(groups)
+                .filter_map(|(name, value)| Some((name.clone(), value?.to_string())))
+                .collect();
+            Some(PageMatch {
+                name: &route.name,
+                pattern: &route.pattern,
+                params,
+            })
+        })
+    }
+}
+
+fn compile(pattern: &str) -> Option<UrlPattern> {
+    let init = UrlPatternInit {
+        pathname: Some(pattern.to_string()),
+        ..Default::default()
+    };
+    UrlPattern::parse(init, UrlPatternOptions::default()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(pages: &[(&str, &str)]) -> RouteTable {
+        RouteTable::build(pages.iter().copied())
+    }
+
+    fn found<'a>(t: &'a RouteTable, path: &str) -> Option<&'a str> {
+        t.find(path).map(|m| m.name)
+    }
+
+    #[test]
+    fn precedence_and_params() {
+        let t = table(&[
+            ("pages-catchall", "/*"),
+            ("pages-category", "/:slug"),
+            ("pages-product", "/:slug/p"),
+            ("pages-search", "/s"),
+            ("pages-home", "/"),
+        ]);
+        assert_eq!(found(&t, "/"), Some("pages-home"));
+        assert_eq!(found(&t, "/s"), Some("pages-search"));
+        assert_eq!(found(&t, "/shoes"), Some("pages-category"));
+        assert_eq!(found(&t, "/shoes/p"), Some("pages-product"));
+        assert_eq!(found(&t, "/a/b/c"), Some("pages-catchall"));
+        let m = t.find("/red-shoes/p").unwrap();
+        assert_eq!(m.params.get("slug").map(String::as_str), Some("red-shoes"));
+        let m = t.find("/a/b").unwrap();
+        assert_eq!(m.params.get("0").map(String::as_str), Some("a/b"));
+    }
+
+    #[test]
+    fn trailing_slash_case_and_wildcards() {
+        let t = table(&[("pages-sale", "/sale"), ("pages-foo", "/foo/*")]);
+        assert_eq!(found(&t, "/sale"), Some("pages-sale"));
+        assert_eq!(found(&t, "/sale/"), None);
+        assert_eq!(found(&t, "/Sale"), None);
+        assert_eq!(found(&t, "/foo"), None);
+        assert_eq!(found(&t, "/foo/x"), Some("pages-foo"));
+        let root = table(&[("pages-all", "/*")]);
+        assert_eq!(found(&root, "/"), Some("pages-all"));
+    }
+
+    #[test]
+    fn optional_groups_encoding_and_malformed() {
+        let t = table(&[
+            ("pages-opt", "/blog{/:id}?"),
+            ("pages-cafe", "/café"),
+            ("pages-bad", "/(["),
+        ]);
+        assert_eq!(found(&t, "/blog"), Some("pages-opt"));
+        assert_eq!(found(&t, "/blog/7"), Some("pages-opt"));
+        assert!(!t.find("/blog").unwrap().params.contains_key("id"));
+        assert_eq!(found(&t, "/caf%C3%A9"), Some("pages-cafe"));
+        assert_eq!(t.malformed().count(), 1);
+    }
+
+    #[test]
+    fn ties_break_by_name() {
+        let t = table(&[("pages-b", "/:x"), ("pages-a", "/:y")]);
+        assert_eq!(found(&t, "/q"), Some("pages-a"));
+    }
+}
