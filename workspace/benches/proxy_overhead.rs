@@ -1,0 +1,2 @@
+//! Proxy overhead benchmark (work in progress).
+fn main() {}

@@ -1,0 +1,1 @@
+//! The sitefile workspace API (work in progress).

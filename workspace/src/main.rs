@@ -1,0 +1,2 @@
+//! Standalone workspace server (work in progress).
+fn main() {}
