@@ -59,7 +59,8 @@ mod tests {
         let iphone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148";
         let ipad = "Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X) Mobile/15E148";
         let android_tab = "Mozilla/5.0 (Linux; Android 13; SM-X700) Chrome/120 Safari/537.36";
-        let android_phone = "Mozilla/5.0 (Linux; Android 13; Pixel 7) Chrome/120 Mobile Safari/537.36";
+        let android_phone =
+            "Mozilla/5.0 (Linux; Android 13; Pixel 7) Chrome/120 Mobile Safari/537.36";
         let silk = "Mozilla/5.0 (Linux; Android 9; KFTRWI) Silk/114 like Chrome Mobile Safari";
         let mac = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) Safari/605.1.15";
         assert_eq!(Device::from_user_agent(iphone), Device::Mobile);

@@ -3,11 +3,18 @@
 //! Content is a flat map of JSON blocks held in immutable snapshots; resolving a request is a
 //! state machine that hands loader calls to its host and never does I/O itself.
 
+pub mod check;
+pub mod config;
 pub mod content;
 pub mod device;
+pub mod draft;
+pub mod edge;
 pub mod effects;
+pub mod loader_cache;
+pub mod matchers;
 pub mod pages;
 pub mod request;
+pub mod resolve;
 pub mod value;
 
 pub use device::Device;

@@ -159,16 +159,29 @@ impl Request {
                 .iter()
                 .find_map(|h| self.header(h).filter(|v| !v.is_empty()))
                 .map(str::to_string)
-                .or_else(|| self.cookie(cookie).filter(|v| !v.is_empty()).map(str::to_string))
+                .or_else(|| {
+                    self.cookie(cookie)
+                        .filter(|v| !v.is_empty())
+                        .map(str::to_string)
+                })
         };
         let number = |s: Option<String>| s.and_then(|v| v.trim().parse::<f64>().ok());
         Geo {
             country: pick(&["cf-ipcountry", "x-vercel-ip-country"], "__cf_geo_country"),
-            region_code: pick(&["cf-region-code", "x-vercel-ip-country-region"], "__cf_geo_region_code"),
+            region_code: pick(
+                &["cf-region-code", "x-vercel-ip-country-region"],
+                "__cf_geo_region_code",
+            ),
             region: pick(&["cf-region"], "__cf_geo_region"),
             city: pick(&["cf-ipcity", "x-vercel-ip-city"], "__cf_geo_city"),
-            latitude: number(pick(&["cf-iplatitude", "x-vercel-ip-latitude"], "__cf_geo_lat")),
-            longitude: number(pick(&["cf-iplongitude", "x-vercel-ip-longitude"], "__cf_geo_lng")),
+            latitude: number(pick(
+                &["cf-iplatitude", "x-vercel-ip-latitude"],
+                "__cf_geo_lat",
+            )),
+            longitude: number(pick(
+                &["cf-iplongitude", "x-vercel-ip-longitude"],
+                "__cf_geo_lng",
+            )),
         }
     }
 }
@@ -213,8 +226,18 @@ pub fn parse_cookie_header(header: &str) -> Vec<(String, String)> {
 /// Whether a user agent is a known crawler.
 pub fn is_bot_user_agent(ua: &str) -> bool {
     const MARKERS: [&str; 12] = [
-        "bot", "crawler", "spider", "slurp", "lighthouse", "headlesschrome", "facebookexternalhit",
-        "embedly", "quora link preview", "whatsapp", "pinterest", "google-inspectiontool",
+        "bot",
+        "crawler",
+        "spider",
+        "slurp",
+        "lighthouse",
+        "headlesschrome",
+        "facebookexternalhit",
+        "embedly",
+        "quora link preview",
+        "whatsapp",
+        "pinterest",
+        "google-inspectiontool",
     ];
     let lower = ua.to_ascii_lowercase();
     MARKERS.iter().any(|m| lower.contains(m))

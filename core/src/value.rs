@@ -381,7 +381,7 @@ const INTERN_MAX_LEN: usize = 48;
 const INTERN_MAX_ENTRIES: usize = 1 << 16;
 
 thread_local! {
-    static KEYS: RefCell<HashSet<Arc<str>>> = RefCell::new(HashSet::new());
+    static KEYS: RefCell<rustc_hash::FxHashSet<Arc<str>>> = RefCell::new(rustc_hash::FxHashSet::default());
     static DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 

@@ -3,7 +3,7 @@
 use super::revision::{block_digest, revision_of};
 use crate::pages::{RouteTable, page_path};
 use crate::value::{Key, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::{Arc, OnceLock};
 
 /// The key of the location matcher, whose presence in content changes the edge cache key.
@@ -40,7 +40,7 @@ impl Block {
 /// Content at one revision. Never changes; a reload builds a new one.
 #[derive(Debug)]
 pub struct Snapshot {
-    blocks: HashMap<Key, Arc<Block>>,
+    blocks: FxHashMap<Key, Arc<Block>>,
     routes: RouteTable,
     uses_location: bool,
     revision: OnceLock<String>,
@@ -58,7 +58,7 @@ impl Snapshot {
     }
 
     /// Builds a snapshot from blocks that may be shared with another snapshot.
-    pub fn from_shared(blocks: HashMap<Key, Arc<Block>>) -> Snapshot {
+    pub fn from_shared(blocks: FxHashMap<Key, Arc<Block>>) -> Snapshot {
         let routes = RouteTable::build(
             blocks
                 .iter()
@@ -77,7 +77,7 @@ impl Snapshot {
 
     /// An empty snapshot.
     pub fn empty() -> Snapshot {
-        Snapshot::from_shared(HashMap::new())
+        Snapshot::from_shared(FxHashMap::default())
     }
 
     /// The block named `name`.
@@ -91,7 +91,7 @@ impl Snapshot {
     }
 
     /// The shared blocks, for building the next snapshot.
-    pub fn shared_blocks(&self) -> &HashMap<Key, Arc<Block>> {
+    pub fn shared_blocks(&self) -> &FxHashMap<Key, Arc<Block>> {
         &self.blocks
     }
 
@@ -175,6 +175,19 @@ mod tests {
         let c = snap(r#"{"a":{"x":1,"y":[2,1]},"b":{"z":"q"}}"#);
         assert_ne!(a.revision(), c.revision());
         assert_eq!(a.revision().len(), 64);
+    }
+
+    #[test]
+    fn host_blocks_merge_over_the_directory() {
+        let dir = vec![
+            (intern("a"), Value::from("from dir")),
+            (intern("b"), Value::from("kept")),
+        ];
+        let host = vec![(intern("a"), Value::from("from host"))];
+        let s = Snapshot::from_blocks(dir.into_iter().chain(host));
+        assert_eq!(s.block("a"), Some(&Value::from("from host")));
+        assert_eq!(s.block("b"), Some(&Value::from("kept")));
+        assert_eq!(s.len(), 2);
     }
 
     #[test]

@@ -1,8 +1,53 @@
 //! The route table of a snapshot: page patterns compiled once, tried in precedence order.
 
 use super::specificity::Specificity;
+use regex::Regex;
 use std::collections::BTreeMap;
-use urlpattern::{UrlPattern, UrlPatternInit, UrlPatternOptions};
+use std::sync::OnceLock;
+use urlpattern::component::Component;
+use urlpattern::{RegexSyntax, UrlPattern, UrlPatternInit, UrlPatternOptions, regexp::RegExp};
+
+/// A regular expression validated when the pattern is compiled but built on first use. A URL
+/// pattern holds one per URL component; only the pathname's is ever run, and most pathname
+/// patterns match without one, so routing tables stay small and quick to build.
+#[derive(Debug)]
+pub struct LazyRegex {
+    pattern: String,
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl RegExp for LazyRegex {
+    fn syntax() -> RegexSyntax {
+        RegexSyntax::Rust
+    }
+
+    fn parse(pattern: &str, _flags: &str, _force_eval: bool) -> Result<Self, ()> {
+        regex_syntax::Parser::new().parse(pattern).map_err(|_| ())?;
+        Ok(LazyRegex {
+            pattern: pattern.to_string(),
+            compiled: OnceLock::new(),
+        })
+    }
+
+    fn matches<'a>(&self, text: &'a str) -> Option<Vec<Option<&'a str>>> {
+        let regex = self
+            .compiled
+            .get_or_init(|| Regex::new(&self.pattern).ok())
+            .as_ref()?;
+        let captures = regex.captures(text)?;
+        Some(
+            captures
+                .iter()
+                .skip(1)
+                .map(|c| c.map(|m| m.as_str()))
+                .collect(),
+        )
+    }
+
+    fn pattern_string(&self) -> &str {
+        &self.pattern
+    }
+}
 
 /// One routable page.
 #[derive(Debug)]
@@ -12,7 +57,7 @@ pub struct Route {
     /// Its path pattern as written.
     pub pattern: String,
     specificity: Specificity,
-    compiled: Option<UrlPattern>,
+    compiled: Option<Component<LazyRegex>>,
 }
 
 /// A page chosen for a path, with the values of its pattern's groups (still percent-encoded).
@@ -67,7 +112,7 @@ impl RouteTable {
     /// case-sensitive; trailing slash significant).
     pub fn find(&self, path: &str) -> Option<PageMatch<'_>> {
         self.routes.iter().find_map(|route| {
-            let component = &route.compiled.as_ref()?.pathname;
+            let component = route.compiled.as_ref()?;
             let groups = component.matcher.matches(path)?;
             let params = component
                 .group_name_list
@@ -84,12 +129,15 @@ impl RouteTable {
     }
 }
 
-fn compile(pattern: &str) -> Option<UrlPattern> {
+/// The pathname component of the URL pattern (the other components are never used).
+fn compile(pattern: &str) -> Option<Component<LazyRegex>> {
     let init = UrlPatternInit {
         pathname: Some(pattern.to_string()),
         ..Default::default()
     };
-    UrlPattern::parse(init, UrlPatternOptions::default()).ok()
+    let parsed: UrlPattern<LazyRegex> =
+        UrlPattern::parse(init, UrlPatternOptions::default()).ok()?;
+    Some(parsed.pathname)
 }
 
 #[cfg(test)]

@@ -1,0 +1,83 @@
+//! Resolution over the corpus: a page per URL, loading from a directory and a bundle, the
+//! revision and route lookup alone.
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use sitefile_benches::{load_bundle, load_site, request, site_bundle, site_files, urls};
+use sitefile_core::content::blocks_from_files;
+use sitefile_core::resolve::{ResolveConfig, Runtime};
+use sitefile_core::value::Value;
+use std::hint::black_box;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn resolve_pages(c: &mut Criterion) {
+    let mut group = c.benchmark_group("resolve_page");
+    for (site, urls) in urls() {
+        let runtime = Runtime::new(load_site(&site), ResolveConfig::by_convention());
+        let requests: Vec<_> = urls.iter().map(|u| request(u)).collect();
+        // One iteration resolves every URL of the site; divide by the count for a page.
+        group.bench_with_input(
+            BenchmarkId::new(format!("{site} ({} urls)", requests.len()), ""),
+            &requests,
+            |b, requests| {
+                b.iter(|| {
+                    for r in requests {
+                        let page = runtime.resolve_page(r.clone()).run(|_| Ok(Value::Null));
+                        black_box(page);
+                    }
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+fn load(c: &mut Criterion) {
+    let mut group = c.benchmark_group("load");
+    group.sample_size(20);
+    for site in ["lojaintegradar", "otica-isabela", "abracasa"] {
+        let files = site_files(site);
+        group.bench_function(BenchmarkId::new("directory", site), |b| {
+            b.iter_batched(
+                || files.clone(),
+                blocks_from_files,
+                criterion::BatchSize::LargeInput,
+            )
+        });
+        let bundle = site_bundle(site);
+        group.bench_function(BenchmarkId::new("bundle", site), |b| {
+            b.iter_with_large_drop(|| load_bundle(&bundle))
+        });
+        group.bench_function(BenchmarkId::new("bundle+revision", site), |b| {
+            b.iter(|| black_box(load_bundle(&bundle).revision().len()))
+        });
+    }
+    group.finish();
+}
+
+fn revision_and_routes(c: &mut Criterion) {
+    let mut group = c.benchmark_group("routes");
+    for (site, urls) in urls() {
+        let snapshot = load_site(&site);
+        let paths: Vec<String> = urls.iter().map(|u| request(u).path().to_string()).collect();
+        group.bench_function(
+            BenchmarkId::new(format!("lookup ({} paths)", paths.len()), &site),
+            |b| {
+                b.iter(|| {
+                    for p in &paths {
+                        black_box(snapshot.routes().find(p));
+                    }
+                })
+            },
+        );
+    }
+    group.finish();
+    let bundle = site_bundle("lojaintegradar");
+    c.bench_function("revision/lojaintegradar (cold)", |b| {
+        b.iter_with_setup(|| load_bundle(&bundle), |s| black_box(s.revision().len()))
+    });
+}
+
+criterion_group!(benches, resolve_pages, load, revision_and_routes);
+criterion_main!(benches);

@@ -1,0 +1,491 @@
+//! Typed `createDecoWorkerEntry` options (the data ones; callbacks such as `buildSegment`,
+//! `cacheStorage` and `proxyHandler` stay with the host, which passes their results in).
+
+use super::error::ConfigError;
+use super::hosts::EDITOR_ORIGINS;
+use crate::edge::assets::DEFAULT_FINGERPRINT_PATTERN;
+use crate::edge::cdn::CdnCacheControl;
+use crate::edge::key::GeoCacheKey;
+use crate::edge::profile::{DetectProfile, ProfileTable};
+use crate::edge::security::{CspMode, SecurityHeaders};
+use crate::edge::speculation::SpeculationRules;
+use regex::Regex;
+use serde_json::Value as Json;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::LazyLock;
+
+/// Paths never cached; `bypassPaths` and `extraBypassPaths` are added to these.
+pub const DEFAULT_BYPASS_PATHS: [&str; 4] = ["/_build", "/platform/", "/live/", "/.sitefile"];
+
+/// Cookies that do not prevent caching by default: commerce session cookies and `_platform_bucket`.
+pub const DEFAULT_SAFE_COOKIES: [&str; 4] = [
+    "vtex_is_session",
+    "vtex_is_anonymous",
+    "vtex_segment",
+    "_platform_bucket",
+];
+
+/// CORS of page JSON (`pageJsonCors`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum PageJsonCors {
+    /// `*`: any origin, no credentials.
+    #[default]
+    Any,
+    /// These origins, reflected with credentials.
+    Origins(Vec<String>),
+    /// No CORS headers (`false`).
+    Off,
+}
+
+/// `outboundUserAgent`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum OutboundUserAgent {
+    /// `sitefile/<version> (+<site URL>)`.
+    #[default]
+    Default,
+    /// This value.
+    Custom(String),
+    /// Add none (`false`).
+    Off,
+}
+
+impl OutboundUserAgent {
+    /// The User-Agent to add to outgoing fetches that have none.
+    pub fn value(&self, site_url: Option<&str>) -> Option<String> {
+        match self {
+            OutboundUserAgent::Default => Some(match site_url {
+                Some(u) => format!("sitefile/{} (+{u})", env!("CARGO_PKG_VERSION")),
+                None => format!("sitefile/{}", env!("CARGO_PKG_VERSION")),
+            }),
+            OutboundUserAgent::Custom(s) => Some(s.clone()),
+            OutboundUserAgent::Off => None,
+        }
+    }
+}
+
+/// The `createDecoWorkerEntry` options, with the spec's defaults.
+#[derive(Clone)]
+pub struct WorkerOptions {
+    /// Admin handlers are mounted (`admin`).
+    pub admin: bool,
+    /// Split the cache by device class when there is no segment (`deviceSpecificKeys`).
+    pub device_specific_keys: bool,
+    /// Geography in the cache key (`geoCacheKey`).
+    pub geo_cache_key: GeoCacheKey,
+    /// Expose edge geolocation to matchers as cookies (`autoInjectGeoCookies`).
+    pub auto_inject_geo_cookies: bool,
+    /// Cookies that do not prevent caching (`safeCookies`).
+    pub safe_cookies: Vec<String>,
+    /// Remove tracking parameters from cache keys (`stripTrackingParams`).
+    pub strip_tracking_params: bool,
+    /// More tracking parameters to strip (`registerTrackingParam`).
+    pub extra_tracking_params: Vec<String>,
+    /// Never cached, added to [`DEFAULT_BYPASS_PATHS`] (`bypassPaths`).
+    pub bypass_paths: Vec<String>,
+    /// More paths never cached (`extraBypassPaths`).
+    pub extra_bypass_paths: Vec<String>,
+    /// Prefixes of non-fingerprinted files cached long and immutable (`staticPaths`).
+    pub static_paths: Vec<String>,
+    /// Assets cached for a year (`fingerprintedAssetPattern`).
+    pub fingerprinted_asset_pattern: Regex,
+    /// Variable holding the deploy version (`cacheVersionEnv`; `None` = `false`).
+    pub cache_version_env: Option<String>,
+    /// Variable holding the purge token (`purgeTokenEnv`; `None` = `false`, purging disabled).
+    pub purge_token_env: Option<String>,
+    /// `CDN-Cache-Control` policy (`cdnCacheControl`).
+    pub cdn_cache_control: CdnCacheControl,
+    /// Serve `?renderJson` (`renderJson`).
+    pub render_json: bool,
+    /// Serve `?asJson` (`asJson`).
+    pub as_json: bool,
+    /// CORS for page JSON (`pageJsonCors`).
+    pub page_json_cors: PageJsonCors,
+    /// Security headers on HTML (`securityHeaders`).
+    pub security_headers: SecurityHeaders,
+    /// Origins allowed to frame pages (`frame-ancestors`): the editor by default.
+    pub editor_origins: Vec<String>,
+    /// Content Security Policy directives (`csp`; empty = `false`).
+    pub csp: Vec<String>,
+    /// `cspMode`.
+    pub csp_mode: CspMode,
+    /// `speculationRules` (`None` = off).
+    pub speculation_rules: Option<SpeculationRules>,
+    /// Telemetry on (`observability`).
+    pub observability: bool,
+    /// `outboundUserAgent`.
+    pub outbound_user_agent: OutboundUserAgent,
+    /// HTML of the empty preview frame (`previewShell`; `None` = built from the render shell).
+    pub preview_shell: Option<String>,
+    /// Profile timings with site overrides.
+    pub profiles: ProfileTable,
+    /// The host's `detectProfile`.
+    pub detect_profile: Option<DetectProfile>,
+}
+
+impl fmt::Debug for WorkerOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkerOptions")
+            .field("geo_cache_key", &self.geo_cache_key)
+            .field("device_specific_keys", &self.device_specific_keys)
+            .field("safe_cookies", &self.safe_cookies)
+            .field("bypass_paths", &self.bypass_paths)
+            .field("extra_bypass_paths", &self.extra_bypass_paths)
+            .field("cdn_cache_control", &self.cdn_cache_control)
+            .field(
+                "detect_profile",
+                &self.detect_profile.as_ref().map(|_| ".."),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for WorkerOptions {
+    fn default() -> WorkerOptions {
+        WorkerOptions {
+            admin: false,
+            device_specific_keys: true,
+            geo_cache_key: GeoCacheKey::Auto,
+            auto_inject_geo_cookies: true,
+            safe_cookies: DEFAULT_SAFE_COOKIES.iter().map(|s| s.to_string()).collect(),
+            strip_tracking_params: true,
+            extra_tracking_params: Vec::new(),
+            bypass_paths: Vec::new(),
+            extra_bypass_paths: Vec::new(),
+            static_paths: vec!["/fonts/".into()],
+            fingerprinted_asset_pattern: default_fingerprint(),
+            cache_version_env: Some("BUILD_HASH".into()),
+            purge_token_env: Some("PURGE_TOKEN".into()),
+            cdn_cache_control: CdnCacheControl::ServerFnSegment,
+            render_json: true,
+            as_json: true,
+            page_json_cors: PageJsonCors::Any,
+            security_headers: SecurityHeaders::Defaults,
+            editor_origins: EDITOR_ORIGINS.iter().map(|s| s.to_string()).collect(),
+            csp: Vec::new(),
+            csp_mode: CspMode::ReportOnly,
+            speculation_rules: None,
+            observability: true,
+            outbound_user_agent: OutboundUserAgent::Default,
+            preview_shell: None,
+            profiles: ProfileTable::default(),
+            detect_profile: None,
+        }
+    }
+}
+
+static DEFAULT_FINGERPRINT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(DEFAULT_FINGERPRINT_PATTERN).expect("static regex"));
+
+fn default_fingerprint() -> Regex {
+    DEFAULT_FINGERPRINT.clone()
+}
+
+/// Whether `path` lies under a bypass entry: equal to it or below it at a segment boundary
+/// (`/_build` covers `/_build` and `/_build/x`, not `/_buildings`; `/live/` covers `/live`).
+pub fn path_under(path: &str, entry: &str) -> bool {
+    if entry.is_empty() {
+        return false;
+    }
+    let base = entry.trim_end_matches('/');
+    path.strip_prefix(base)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+impl WorkerOptions {
+    /// Whether a path is never cached (defaults, `bypassPaths` and `extraBypassPaths`).
+    pub fn is_bypass_path(&self, path: &str) -> bool {
+        DEFAULT_BYPASS_PATHS
+            .iter()
+            .copied()
+            .chain(self.bypass_paths.iter().map(String::as_str))
+            .chain(self.extra_bypass_paths.iter().map(String::as_str))
+            .any(|entry| path_under(path, entry))
+    }
+
+    /// Whether a `Set-Cookie` of this name leaves a response cacheable.
+    pub fn is_safe_cookie(&self, name: &str) -> bool {
+        self.safe_cookies.iter().any(|c| c == name)
+    }
+
+    /// The deploy version for cache keys: the variable named by `cacheVersionEnv` in `vars`,
+    /// else `build_time_hash`; `None` when `cacheVersionEnv` is `false`.
+    pub fn cache_version(
+        &self,
+        vars: &HashMap<String, String>,
+        build_time_hash: Option<&str>,
+    ) -> Option<String> {
+        let name = self.cache_version_env.as_deref()?;
+        vars.get(name)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+            .or(build_time_hash.filter(|h| !h.is_empty()))
+            .map(str::to_string)
+    }
+
+    /// The purge token: `Err(())` when purging is disabled (`purgeTokenEnv: false`), `Ok(None)`
+    /// when the variable is unset (every purge is refused).
+    #[allow(clippy::result_unit_err)]
+    pub fn purge_token<'a>(
+        &self,
+        vars: &'a HashMap<String, String>,
+    ) -> Result<Option<&'a str>, ()> {
+        let name = self.purge_token_env.as_deref().ok_or(())?;
+        Ok(vars.get(name).map(String::as_str).filter(|v| !v.is_empty()))
+    }
+
+    /// Reads options from their JSON form (the JavaScript option names; function-valued options
+    /// are ignored). An invalid value is an error naming the option.
+    pub fn from_json(json: &Json) -> Result<WorkerOptions, ConfigError> {
+        let mut o = WorkerOptions::default();
+        let Some(map) = json.as_object() else {
+            return Err(ConfigError::new(
+                "createDecoWorkerEntry options",
+                &json.to_string(),
+                "an object",
+            ));
+        };
+        for (name, v) in map {
+            let bad = |expected: &str| ConfigError::new(name, &v.to_string(), expected);
+            let boolean = || v.as_bool().ok_or_else(|| bad("true or false"));
+            let strings = || -> Result<Vec<String>, ConfigError> {
+                v.as_array()
+                    .and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect())
+                    .ok_or_else(|| bad("an array of strings"))
+            };
+            let string_or_false = || -> Result<Option<String>, ConfigError> {
+                match v {
+                    Json::Bool(false) => Ok(None),
+                    Json::String(s) if !s.is_empty() => Ok(Some(s.clone())),
+                    _ => Err(bad("a variable name or false")),
+                }
+            };
+            match name.as_str() {
+                "admin" => o.admin = !v.is_null() && v != &Json::Bool(false),
+                "buildSegment" | "detectProfile" | "cacheStorage" | "proxyHandler" => {}
+                "deviceSpecificKeys" => o.device_specific_keys = boolean()?,
+                "geoCacheKey" => {
+                    o.geo_cache_key = serde_json::from_value(v.clone())
+                        .map_err(|_| bad("auto, off, country, region or city"))?
+                }
+                "autoInjectGeoCookies" => o.auto_inject_geo_cookies = boolean()?,
+                "safeCookies" => o.safe_cookies = strings()?,
+                "stripTrackingParams" => o.strip_tracking_params = boolean()?,
+                "trackingParams" => o.extra_tracking_params = strings()?,
+                "bypassPaths" => o.bypass_paths = strings()?,
+                "extraBypassPaths" => o.extra_bypass_paths = strings()?,
+                "staticPaths" => o.static_paths = strings()?,
+                "fingerprintedAssetPattern" => {
+                    let src = v
+                        .as_str()
+                        .ok_or_else(|| bad("a regular expression source"))?;
+                    o.fingerprinted_asset_pattern = Regex::new(src)
+                        .map_err(|e| bad(&format!("a valid regular expression ({e})")))?;
+                }
+                "cacheVersionEnv" => o.cache_version_env = string_or_false()?,
+                "purgeTokenEnv" => o.purge_token_env = string_or_false()?,
+                "cdnCacheControl" => {
+                    o.cdn_cache_control = match v.as_str() {
+                        Some("serverfn-segment") => CdnCacheControl::ServerFnSegment,
+                        Some("no-store") => CdnCacheControl::NoStore,
+                        Some("match-profile") => CdnCacheControl::MatchProfile,
+                        _ => return Err(bad("serverfn-segment, no-store or match-profile")),
+                    }
+                }
+                "renderJson" => o.render_json = boolean()?,
+                "asJson" => o.as_json = boolean()?,
+                "pageJsonCors" => {
+                    o.page_json_cors = match v {
+                        Json::Bool(false) => PageJsonCors::Off,
+                        Json::String(s) if s == "*" => PageJsonCors::Any,
+                        Json::Array(_) => PageJsonCors::Origins(strings()?),
+                        _ => return Err(bad("an array of origins, \"*\" or false")),
+                    }
+                }
+                "securityHeaders" => {
+                    o.security_headers = match v {
+                        Json::Bool(false) => SecurityHeaders::Off,
+                        Json::Bool(true) => SecurityHeaders::Defaults,
+                        Json::Object(m) => SecurityHeaders::Custom(
+                            m.iter()
+                                .map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                                .collect::<Option<Vec<_>>>()
+                                .ok_or_else(|| bad("an object of header values or false"))?,
+                        ),
+                        _ => return Err(bad("an object of header values or false")),
+                    }
+                }
+                "editorOrigins" => o.editor_origins = strings()?,
+                "csp" => {
+                    o.csp = match v {
+                        Json::Bool(false) => Vec::new(),
+                        _ => strings()?,
+                    }
+                }
+                "cspMode" => {
+                    o.csp_mode = serde_json::from_value(v.clone())
+                        .map_err(|_| bad("report-only or enforce"))?
+                }
+                "speculationRules" => {
+                    o.speculation_rules = match v {
+                        Json::Bool(false) | Json::Null => None,
+                        Json::Bool(true) => Some(SpeculationRules::default()),
+                        _ => Some(
+                            serde_json::from_value(v.clone())
+                                .map_err(|e| bad(&format!("a speculation rules object ({e})")))?,
+                        ),
+                    }
+                }
+                "observability" => o.observability = v != &Json::Bool(false),
+                "outboundUserAgent" => {
+                    o.outbound_user_agent = match v {
+                        Json::Bool(false) => OutboundUserAgent::Off,
+                        Json::String(s) => OutboundUserAgent::Custom(s.clone()),
+                        _ => return Err(bad("a string or false")),
+                    }
+                }
+                "previewShell" => {
+                    o.preview_shell =
+                        Some(v.as_str().ok_or_else(|| bad("an HTML string"))?.to_string())
+                }
+                _ => {
+                    return Err(ConfigError::new(
+                        name,
+                        &v.to_string(),
+                        "a known createDecoWorkerEntry option",
+                    ));
+                }
+            }
+        }
+        Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn bypass_paths_are_additive_with_segment_boundaries() {
+        let o = WorkerOptions {
+            bypass_paths: vec!["/preview".into()],
+            extra_bypass_paths: vec!["/internal/".into()],
+            ..WorkerOptions::default()
+        };
+        for p in [
+            "/_build",
+            "/_build/x.js",
+            "/platform/invoke",
+            "/live/_meta",
+            "/live",
+            "/.sitefile",
+            "/preview",
+            "/preview/a",
+            "/internal",
+            "/internal/x",
+        ] {
+            assert!(o.is_bypass_path(p), "{p}");
+        }
+        for p in ["/_buildings", "/", "/lively", "/previews", "/camisetas"] {
+            assert!(!o.is_bypass_path(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn versions_and_tokens() {
+        let vars: HashMap<String, String> =
+            [("BUILD_HASH", "b1"), ("MY_VER", "m2"), ("PURGE_TOKEN", "t")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        let mut o = WorkerOptions::default();
+        assert_eq!(
+            o.cache_version(&vars, Some("compiled")).as_deref(),
+            Some("b1")
+        );
+        o.cache_version_env = Some("MY_VER".into());
+        assert_eq!(o.cache_version(&vars, None).as_deref(), Some("m2"));
+        o.cache_version_env = Some("MISSING".into());
+        assert_eq!(
+            o.cache_version(&vars, Some("compiled")).as_deref(),
+            Some("compiled")
+        );
+        o.cache_version_env = None;
+        assert_eq!(o.cache_version(&vars, Some("compiled")), None);
+        assert_eq!(o.purge_token(&vars), Ok(Some("t")));
+        o.purge_token_env = Some("NOPE".into());
+        assert_eq!(o.purge_token(&vars), Ok(None));
+        o.purge_token_env = None;
+        assert_eq!(o.purge_token(&vars), Err(()));
+    }
+
+    #[test]
+    fn from_json_reads_every_data_option() {
+        let o = WorkerOptions::from_json(&json!({
+            "admin": {}, "buildSegment": null, "deviceSpecificKeys": false, "geoCacheKey": "city",
+            "autoInjectGeoCookies": false, "safeCookies": ["a"], "stripTrackingParams": false,
+            "trackingParams": ["ref"], "bypassPaths": ["/x"], "extraBypassPaths": ["/y"], "staticPaths": [],
+            "fingerprintedAssetPattern": "^/static/", "cacheVersionEnv": false, "purgeTokenEnv": "TOK",
+            "cdnCacheControl": "match-profile", "renderJson": false, "asJson": false, "pageJsonCors": ["https://a.com"],
+            "securityHeaders": {"X-A": "1"}, "csp": ["default-src 'self'"], "cspMode": "enforce",
+            "speculationRules": {"mode": "prerender"}, "observability": false, "outboundUserAgent": false,
+            "previewShell": "<html></html>", "editorOrigins": ["https://e.com"]
+        }))
+        .unwrap();
+        assert!(
+            o.admin
+                && !o.device_specific_keys
+                && !o.auto_inject_geo_cookies
+                && !o.strip_tracking_params
+        );
+        assert_eq!(o.geo_cache_key, GeoCacheKey::City);
+        assert_eq!(o.safe_cookies, vec!["a"]);
+        assert!(o.fingerprinted_asset_pattern.is_match("/static/x"));
+        assert_eq!(o.cache_version_env, None);
+        assert_eq!(o.purge_token_env.as_deref(), Some("TOK"));
+        assert!(matches!(o.cdn_cache_control, CdnCacheControl::MatchProfile));
+        assert_eq!(
+            o.page_json_cors,
+            PageJsonCors::Origins(vec!["https://a.com".into()])
+        );
+        assert_eq!(
+            o.security_headers,
+            SecurityHeaders::Custom(vec![("X-A".into(), "1".into())])
+        );
+        assert_eq!(o.csp_mode, CspMode::Enforce);
+        assert!(o.speculation_rules.is_some() && !o.observability);
+        assert_eq!(o.outbound_user_agent.value(None), None);
+        assert_eq!(o.editor_origins, vec!["https://e.com"]);
+        let d = WorkerOptions::from_json(&json!({})).unwrap();
+        assert!(d.device_specific_keys && d.strip_tracking_params && d.render_json);
+        assert_eq!(d.static_paths, vec!["/fonts/"]);
+        assert!(
+            d.outbound_user_agent
+                .value(Some("https://s.com"))
+                .unwrap()
+                .contains("(+https://s.com)")
+        );
+    }
+
+    #[test]
+    fn from_json_errors_name_the_option() {
+        for (name, v) in [
+            ("geoCacheKey", json!("planet")),
+            ("deviceSpecificKeys", json!("yes")),
+            ("safeCookies", json!("a")),
+            ("fingerprintedAssetPattern", json!("(")),
+            ("cdnCacheControl", json!("sometimes")),
+            ("cspMode", json!("strict")),
+            ("pageJsonCors", json!(1)),
+            ("securityHeaders", json!({"X": 1})),
+            ("cacheVersionEnv", json!(true)),
+            ("speculationRules", json!({"mode": "x"})),
+            ("bogusOption", json!(1)),
+        ] {
+            let err = WorkerOptions::from_json(&json!({ name: v })).unwrap_err();
+            assert_eq!(err.variable, name);
+        }
+        assert!(WorkerOptions::from_json(&json!([])).is_err());
+    }
+}

@@ -1,0 +1,448 @@
+//! The edge cache key: the normalised URL plus the variant parts the page may differ by.
+//!
+//! Shape: `<scheme>://<host><path>[?<sorted query without tracking params>][#<parts>]`, where the
+//! parts (in this order, each only when present) are `v=<deploy version>`, `geo=<country|region|city>`,
+//! `bot=1`, `fetch=1`, `cohort=<A/B token>`, then `seg=<segment hash>` or `device=<class>`.
+//! The parts live in the fragment, which no request can carry, so a client cannot forge them.
+
+use super::normalize::normalize_query;
+use super::segment_key::SegmentKey;
+use crate::config::WorkerOptions;
+use crate::request::{Geo, Request};
+use url::form_urlencoded::byte_serialize;
+
+/// How much geography goes into the cache key (`geoCacheKey`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GeoCacheKey {
+    /// `region` when the content uses the location matcher, else `off`.
+    #[default]
+    Auto,
+    /// No geography.
+    Off,
+    /// Country.
+    Country,
+    /// Country and region.
+    Region,
+    /// Country, region and city.
+    City,
+}
+
+impl GeoCacheKey {
+    /// The granularity in force given whether the content uses the location matcher.
+    pub fn effective(self, uses_location: bool) -> GeoCacheKey {
+        match self {
+            GeoCacheKey::Auto if uses_location => GeoCacheKey::Region,
+            GeoCacheKey::Auto => GeoCacheKey::Off,
+            other => other,
+        }
+    }
+}
+
+/// The geography part: `COUNTRY|REGION|city` up to the granularity, positions kept (an unknown
+/// field is empty), `None` when every field is unknown or geography is off. Codes are upper-cased,
+/// the region is its code (falling back to its name), the city is lower-cased.
+pub fn geo_part(geo: &Geo, granularity: GeoCacheKey) -> Option<String> {
+    let depth = match granularity {
+        GeoCacheKey::Auto | GeoCacheKey::Off => return None,
+        GeoCacheKey::Country => 1,
+        GeoCacheKey::Region => 2,
+        GeoCacheKey::City => 3,
+    };
+    fn field(s: &Option<String>) -> Option<&str> {
+        s.as_deref().map(str::trim).filter(|s| !s.is_empty())
+    }
+    let region = field(&geo.region_code).or_else(|| field(&geo.region));
+    let fields = [field(&geo.country), region, field(&geo.city)];
+    let fields = &fields[..depth];
+    if fields.iter().all(Option::is_none) {
+        return None;
+    }
+    let mut out = String::with_capacity(32);
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push('|');
+        }
+        let f = f.unwrap_or("");
+        if i == 2 {
+            out.push_str(&f.to_lowercase());
+        } else {
+            out.push_str(&f.to_uppercase());
+        }
+    }
+    Some(out)
+}
+
+/// Per-request and per-snapshot inputs of the key that the edge policy does not compute itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KeyContext<'a> {
+    /// The deploy version (`BUILD_HASH` or the variable named by `cacheVersionEnv`).
+    pub version: Option<&'a str>,
+    /// The content uses the location matcher (drives `geoCacheKey: auto`).
+    pub uses_location: bool,
+    /// The A/B cohort token of the `platform_segment` cookie.
+    pub cohort: Option<&'a str>,
+    /// The site's `buildSegment` result.
+    pub segment: Option<&'a SegmentKey>,
+}
+
+/// A built cache key, with the normalised path and query it was built from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CacheKey {
+    key: String,
+    path: (usize, usize),
+    query: (usize, usize),
+}
+
+impl CacheKey {
+    /// The key text.
+    pub fn as_str(&self) -> &str {
+        &self.key
+    }
+
+    /// The URL path the key belongs to.
+    pub fn path(&self) -> &str {
+        self.key.get(self.path.0..self.path.1).unwrap_or("")
+    }
+
+    /// The normalised query (sorted, tracking parameters removed), without `?`.
+    pub fn query(&self) -> &str {
+        self.key.get(self.query.0..self.query.1).unwrap_or("")
+    }
+
+    /// The variant parts (after `#`), empty when there are none.
+    pub fn parts(&self) -> &str {
+        self.key.split_once('#').map_or("", |(_, p)| p)
+    }
+}
+
+impl std::fmt::Display for CacheKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.key)
+    }
+}
+
+/// The segment actually keyed: the site's segment with `regionId` back-filled from the visitor's
+/// region code when geography is keyed and the site left it empty.
+pub fn effective_segment(
+    segment: &SegmentKey,
+    request: &Request,
+    granularity: GeoCacheKey,
+) -> SegmentKey {
+    let mut seg = segment.clone();
+    if seg.region_id.is_none() && !matches!(granularity, GeoCacheKey::Off | GeoCacheKey::Auto) {
+        seg.region_id = request.geo().region_code.filter(|r| !r.is_empty());
+    }
+    seg
+}
+
+/// Whether the request is a non-document fetch (`Sec-Fetch-Dest: empty`).
+pub fn is_fetch(request: &Request) -> bool {
+    request
+        .header("sec-fetch-dest")
+        .is_some_and(|d| d.eq_ignore_ascii_case("empty"))
+}
+
+/// The URL part of a key alone (`<scheme>://<host><path>[?<normalised query>]`): the key of
+/// responses that do not vary by visitor, such as fingerprinted assets.
+pub fn url_key(request: &Request, options: &WorkerOptions) -> CacheKey {
+    let url = request.url();
+    let mut key = String::with_capacity(96 + url.as_str().len());
+    key.push_str(url.scheme());
+    key.push_str("://");
+    key.push_str(url.host_str().unwrap_or(""));
+    if let Some(port) = url.port() {
+        key.push(':');
+        key.push_str(&port.to_string());
+    }
+    let path_start = key.len();
+    key.push_str(if url.path().is_empty() {
+        "/"
+    } else {
+        url.path()
+    });
+    let path_end = key.len();
+    let query = normalize_query(
+        url.query(),
+        options.strip_tracking_params,
+        &options.extra_tracking_params,
+    );
+    if !query.is_empty() {
+        key.push('?');
+        key.push_str(&query);
+    }
+    let query_start = if query.is_empty() {
+        path_end
+    } else {
+        path_end + 1
+    };
+    let query_end = key.len();
+    CacheKey {
+        key,
+        path: (path_start, path_end),
+        query: (query_start, query_end),
+    }
+}
+
+/// Builds the cache key of a request.
+pub fn build_cache_key(
+    request: &Request,
+    options: &WorkerOptions,
+    ctx: &KeyContext<'_>,
+) -> CacheKey {
+    let mut cache_key = url_key(request, options);
+    let key = &mut cache_key.key;
+    let mut first = true;
+    let mut part = |key: &mut String, name: &str, value: &str| {
+        key.push(if first { '#' } else { '&' });
+        first = false;
+        key.push_str(name);
+        key.push('=');
+        key.extend(byte_serialize(value.as_bytes()));
+    };
+    if let Some(v) = ctx.version.filter(|v| !v.is_empty()) {
+        part(key, "v", v);
+    }
+    let granularity = options.geo_cache_key.effective(ctx.uses_location);
+    if granularity != GeoCacheKey::Off
+        && let Some(geo) = geo_part(&request.geo(), granularity)
+    {
+        part(key, "geo", &geo);
+    }
+    if request.is_bot() {
+        part(key, "bot", "1");
+    }
+    if is_fetch(request) {
+        part(key, "fetch", "1");
+    }
+    if let Some(c) = ctx.cohort.filter(|c| !c.is_empty()) {
+        part(key, "cohort", c);
+    }
+    match ctx.segment {
+        Some(seg) => {
+            let hash = effective_segment(seg, request, granularity).hash();
+            part(key, "seg", &hash);
+        }
+        None if options.device_specific_keys => part(key, "device", request.device().as_str()),
+        None => {}
+    }
+    cache_key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148";
+    const IPAD: &str = "Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X) Mobile/15E148";
+
+    fn key(req: &Request, ctx: KeyContext<'_>) -> CacheKey {
+        build_cache_key(req, &WorkerOptions::default(), &ctx)
+    }
+
+    fn get(url: &str) -> Request {
+        Request::new(url).unwrap()
+    }
+
+    #[test]
+    fn full_recipe() {
+        let req = get("https://Shop.COM/camisetas?utm_source=x&b=2&a=1")
+            .with_header("user-agent", IPHONE)
+            .with_header("cf-ipcountry", "br")
+            .with_header("cf-region-code", "sp")
+            .with_header("sec-fetch-dest", "empty");
+        let k = key(
+            &req,
+            KeyContext {
+                version: Some("abc"),
+                uses_location: true,
+                cohort: Some("Hero:1:50"),
+                segment: None,
+            },
+        );
+        assert_eq!(
+            k.as_str(),
+            "https://shop.com/camisetas?a=1&b=2#v=abc&geo=BR%7CSP&fetch=1&cohort=Hero%3A1%3A50&device=mobile"
+        );
+        assert_eq!(k.path(), "/camisetas");
+        assert_eq!(k.query(), "a=1&b=2");
+        assert_eq!(
+            k.parts(),
+            "v=abc&geo=BR%7CSP&fetch=1&cohort=Hero%3A1%3A50&device=mobile"
+        );
+    }
+
+    #[test]
+    fn minimal_key_is_the_url_and_device() {
+        let k = key(&get("https://shop.com/"), KeyContext::default());
+        assert_eq!(k.as_str(), "https://shop.com/#device=desktop");
+        assert_eq!(k.query(), "");
+        let opts = WorkerOptions {
+            device_specific_keys: false,
+            ..WorkerOptions::default()
+        };
+        assert_eq!(
+            build_cache_key(&get("https://shop.com/x"), &opts, &KeyContext::default()).as_str(),
+            "https://shop.com/x"
+        );
+    }
+
+    #[test]
+    fn tablets_and_phones_get_different_keys() {
+        let phone = key(
+            &get("https://s.com/").with_header("user-agent", IPHONE),
+            KeyContext::default(),
+        );
+        let tablet = key(
+            &get("https://s.com/").with_header("user-agent", IPAD),
+            KeyContext::default(),
+        );
+        assert!(phone.as_str().ends_with("device=mobile"));
+        assert!(tablet.as_str().ends_with("device=tablet"));
+    }
+
+    #[test]
+    fn geo_auto_only_with_location_matcher() {
+        let req = get("https://s.com/")
+            .with_header("cf-ipcountry", "BR")
+            .with_header("cf-region-code", "SP")
+            .with_header("cf-ipcity", "Campinas");
+        assert!(!key(&req, KeyContext::default()).as_str().contains("geo="));
+        assert!(
+            key(
+                &req,
+                KeyContext {
+                    uses_location: true,
+                    ..Default::default()
+                }
+            )
+            .as_str()
+            .contains("geo=BR%7CSP&")
+        );
+        let geo = req.geo();
+        assert_eq!(geo_part(&geo, GeoCacheKey::Off), None);
+        assert_eq!(geo_part(&geo, GeoCacheKey::Country).as_deref(), Some("BR"));
+        assert_eq!(
+            geo_part(&geo, GeoCacheKey::Region).as_deref(),
+            Some("BR|SP")
+        );
+        assert_eq!(
+            geo_part(&geo, GeoCacheKey::City).as_deref(),
+            Some("BR|SP|campinas")
+        );
+        let region_name_only = get("https://s.com/")
+            .with_header("cf-region", "Sao Paulo")
+            .geo();
+        assert_eq!(
+            geo_part(&region_name_only, GeoCacheKey::Region).as_deref(),
+            Some("|SAO PAULO")
+        );
+        assert_eq!(geo_part(&Geo::default(), GeoCacheKey::City), None);
+        let opts = WorkerOptions {
+            geo_cache_key: GeoCacheKey::Country,
+            ..WorkerOptions::default()
+        };
+        assert!(
+            build_cache_key(&req, &opts, &KeyContext::default())
+                .as_str()
+                .contains("geo=BR&")
+        );
+    }
+
+    #[test]
+    fn bot_and_cohort_parts() {
+        let bot = get("https://s.com/").with_header("user-agent", "Googlebot/2.1");
+        assert!(
+            key(&bot, KeyContext::default())
+                .as_str()
+                .contains("#bot=1&")
+        );
+        let a = key(
+            &get("https://s.com/"),
+            KeyContext {
+                cohort: Some("A:1:50"),
+                ..Default::default()
+            },
+        );
+        let b = key(
+            &get("https://s.com/"),
+            KeyContext {
+                cohort: Some("A:0:50"),
+                ..Default::default()
+            },
+        );
+        let none = key(
+            &get("https://s.com/"),
+            KeyContext {
+                cohort: Some(""),
+                ..Default::default()
+            },
+        );
+        assert_ne!(a, b);
+        assert_eq!(none.as_str(), "https://s.com/#device=desktop");
+    }
+
+    #[test]
+    fn segment_replaces_device_and_backfills_region() {
+        let seg = SegmentKey {
+            device: Some("mobile".into()),
+            sales_channel: Some("1".into()),
+            ..Default::default()
+        };
+        let req = get("https://s.com/")
+            .with_header("user-agent", IPAD)
+            .with_header("cf-region-code", "RJ");
+        let k = key(
+            &req,
+            KeyContext {
+                segment: Some(&seg),
+                ..Default::default()
+            },
+        );
+        assert_eq!(k.parts(), "seg=mobile%7Csc%3D1");
+        let k = key(
+            &req,
+            KeyContext {
+                segment: Some(&seg),
+                uses_location: true,
+                ..Default::default()
+            },
+        );
+        assert_eq!(k.parts(), "geo=%7CRJ&seg=mobile%7Csc%3D1%7Cr%3DRJ");
+    }
+
+    #[test]
+    fn client_cannot_forge_parts() {
+        let forged = key(
+            &get("https://s.com/?__v=x&device=mobile"),
+            KeyContext::default(),
+        );
+        assert_eq!(forged.parts(), "device=desktop");
+        let with_fragment = key(&get("https://s.com/a#device=mobile"), KeyContext::default());
+        assert_eq!(with_fragment.as_str(), "https://s.com/a#device=desktop");
+    }
+
+    proptest! {
+        #[test]
+        fn tracking_params_never_split_the_cache(
+            path in "(/[a-z0-9-]{1,8}){0,3}",
+            utm in "[a-zA-Z0-9]{0,8}",
+            gclid in "[a-zA-Z0-9]{0,8}",
+        ) {
+            let plain = key(&get(&format!("https://s.com{path}?a=1")), KeyContext::default());
+            let tracked = key(&get(&format!("https://s.com{path}?utm_source={utm}&a=1&GCLID={gclid}")), KeyContext::default());
+            prop_assert_eq!(plain, tracked);
+        }
+
+        #[test]
+        fn key_never_panics(url in "https://[a-z]{1,5}\\.com(/[ -~]{0,10}){0,3}", ua in ".{0,40}", country in "[ -~]{0,4}") {
+            if let Ok(req) = Request::new(&url) {
+                let req = req.with_header("user-agent", &ua).with_header("cf-ipcountry", &country);
+                let k = key(&req, KeyContext { uses_location: true, version: Some("v 1"), cohort: Some("a&b"), segment: None });
+                prop_assert!(k.as_str().starts_with("https://"));
+                prop_assert_eq!(k.parts().matches("device=").count(), 1);
+            }
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! The edge cache policy shared by the Rust server and every binding: cache keys, profiles,
+//! cacheability, response headers, security headers, purge index, redirects and assets.
+//! Pure: the host does the caching, fetching and clock.
+
+pub mod assets;
+pub mod cacheability;
+pub mod cdn;
+pub mod key;
+pub mod normalize;
+pub mod plan;
+pub mod profile;
+pub mod purge;
+pub mod redirects;
+pub mod security;
+pub mod segment_key;
+pub mod speculation;
+
+pub use assets::{
+    AssetKind, DEFAULT_FINGERPRINT_PATTERN, IMMUTABLE_CACHE_CONTROL, asset_status, classify_asset,
+};
+pub use cacheability::{
+    Bypass, MATCHERS_OVERRIDE, OriginResponse, RequestFacts, Skip, StoreVerdict,
+    carries_matcher_override, request_bypass, set_cookie_name, store_verdict,
+};
+pub use cdn::{CdnCacheControl, CdnContext, SEGMENT_TOKEN_PARAM, segment_token};
+pub use key::{CacheKey, GeoCacheKey, KeyContext, build_cache_key, geo_part, url_key};
+pub use normalize::{TRACKING_PARAMS, is_tracking_param, normalize_query};
+pub use plan::{EdgeAction, EdgePlan, EdgePolicy, RequestInputs, SiteFacts};
+pub use profile::{
+    CacheProfile, DetectProfile, PRIVATE_CACHE_CONTROL, ProfileTable, ProfileTimings, Window,
+    detect_builtin, detect_profile,
+};
+pub use purge::PurgeIndex;
+pub use redirects::{Redirect, RedirectTable};
+pub use security::{CspMode, CspNonce, SecurityHeaders, security_headers};
+pub use segment_key::SegmentKey;
+pub use speculation::{Eagerness, SpeculationMode, SpeculationRules};

@@ -1,0 +1,643 @@
+//! The edge's whole decision for one request: redirect, asset, or page; the cache key; whether
+//! it may be cached and why not; the headers the response gets.
+
+use super::assets::{AssetKind, IMMUTABLE_CACHE_CONTROL, classify_asset};
+use super::cacheability::{Bypass, RequestFacts, request_bypass};
+use super::cdn::{CdnContext, SEGMENT_TOKEN_PARAM, segment_token};
+use super::key::{CacheKey, KeyContext, build_cache_key, is_fetch, url_key};
+use super::profile::{CacheProfile, PRIVATE_CACHE_CONTROL, detect_profile};
+use super::redirects::{Redirect, RedirectTable};
+use super::security::{CspNonce, security_headers};
+use super::segment_key::SegmentKey;
+use crate::config::{PlatformConfig, WorkerOptions};
+use crate::draft::{DraftDecision, PreviewHosts, decide_draft};
+use crate::request::Request;
+use std::collections::HashMap;
+
+/// Header names the edge sets.
+pub mod names {
+    /// Hit, miss, stale or bypass.
+    pub const X_CACHE: &str = "X-Cache";
+    /// Why the cache was bypassed.
+    pub const X_CACHE_REASON: &str = "X-Cache-Reason";
+    /// The profile.
+    pub const X_CACHE_PROFILE: &str = "X-Cache-Profile";
+    /// The deploy version in the key.
+    pub const X_CACHE_VERSION: &str = "X-Cache-Version";
+    /// The segment hash in the key.
+    pub const X_CACHE_SEGMENT: &str = "X-Cache-Segment";
+    /// Internal: the origin's page is degraded; stripped before the client.
+    pub const X_PLATFORM_DEGRADED: &str = "X-Platform-Degraded";
+}
+
+/// What the edge knows about the current content snapshot.
+#[derive(Debug, Clone, Copy)]
+pub struct SiteFacts<'a> {
+    /// The content uses the location matcher.
+    pub uses_location: bool,
+    /// The snapshot's redirects.
+    pub redirects: &'a RedirectTable,
+    /// The published allow-list of preview hosts.
+    pub preview_hosts: &'a PreviewHosts,
+}
+
+/// Per-request inputs decided outside the edge policy.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RequestInputs<'a> {
+    /// The A/B cohort token of the `platform_segment` cookie.
+    pub cohort: Option<&'a str>,
+    /// The request carries a parsed matcher override.
+    pub has_override: bool,
+    /// The site's `buildSegment` result.
+    pub segment: Option<&'a SegmentKey>,
+    /// A fresh CSP nonce (used only for uncached HTML in `enforce` mode).
+    pub nonce: Option<&'a CspNonce>,
+    /// Trust a forwarded `x-platform-draft` header (only behind a front that strips client copies).
+    pub trust_draft_header: bool,
+}
+
+/// What the edge does with the request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EdgeAction {
+    /// Answer a redirect from content.
+    Redirect(Redirect),
+    /// Serve a static or fingerprinted asset (kept by URL only).
+    Asset(AssetKind),
+    /// Go to the origin without touching the cache.
+    Bypass,
+    /// Look up / store under the plan's key.
+    Cache,
+}
+
+/// The edge's decision for one request.
+#[derive(Debug, Clone)]
+pub struct EdgePlan {
+    /// What to do.
+    pub action: EdgeAction,
+    /// The cache key (`None` when the cache is not used).
+    pub key: Option<CacheKey>,
+    /// The profile.
+    pub profile: CacheProfile,
+    /// Whether the response may be cached.
+    pub cacheable: bool,
+    /// Why not, when it may not (`X-Cache-Reason`).
+    pub reason: Option<String>,
+    /// The headers the response gets (before origin-dependent ones such as `X-Cache: HIT`).
+    pub headers: Vec<(String, String)>,
+    /// The draft decision.
+    pub draft: DraftDecision,
+}
+
+impl EdgePlan {
+    /// The plan as the `sitefile cache` JSON: `{key, profile, cacheable, reason, headers}`.
+    /// Repeated header names are joined with `, ` (`Set-Cookie` with a newline).
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut headers = serde_json::Map::new();
+        for (name, value) in &self.headers {
+            let joined = match headers.get(name).and_then(|v| v.as_str()) {
+                Some(prev) if name.eq_ignore_ascii_case("set-cookie") => format!("{prev}\n{value}"),
+                Some(prev) => format!("{prev}, {value}"),
+                None => value.clone(),
+            };
+            headers.insert(name.clone(), serde_json::Value::String(joined));
+        }
+        serde_json::json!({
+            "key": self.key.as_ref().map(CacheKey::as_str),
+            "profile": self.profile.as_str(),
+            "cacheable": self.cacheable,
+            "reason": self.reason,
+            "headers": headers,
+        })
+    }
+}
+
+/// The edge cache policy: options, deploy version and mode, built once at start-up.
+#[derive(Debug, Clone)]
+pub struct EdgePolicy {
+    options: WorkerOptions,
+    version: Option<String>,
+    dev_mode: bool,
+}
+
+fn set(headers: &mut Vec<(String, String)>, name: &str, value: impl Into<String>) {
+    let value = value.into();
+    match headers
+        .iter_mut()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+    {
+        Some(slot) => slot.1 = value,
+        None => headers.push((name.to_string(), value)),
+    }
+}
+
+fn add_vary(headers: &mut Vec<(String, String)>, token: &str) {
+    match headers
+        .iter_mut()
+        .find(|(n, _)| n.eq_ignore_ascii_case("vary"))
+    {
+        Some((_, v)) if v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)) => {}
+        Some((_, v)) => *v = format!("{v}, {token}"),
+        None => headers.push(("Vary".into(), token.into())),
+    }
+}
+
+impl EdgePolicy {
+    /// A policy from options, the deploy version and whether the edge cache is off (dev mode).
+    pub fn new(options: WorkerOptions, version: Option<String>, dev_mode: bool) -> EdgePolicy {
+        EdgePolicy {
+            options,
+            version: version.filter(|v| !v.is_empty()),
+            dev_mode,
+        }
+    }
+
+    /// A policy from options and the configuration: the version is the variable named by
+    /// `cacheVersionEnv` (else `build_time_hash`), dev mode is `isDevMode()`.
+    pub fn from_config(
+        options: WorkerOptions,
+        config: &PlatformConfig,
+        vars: &HashMap<String, String>,
+        build_time_hash: Option<&str>,
+    ) -> EdgePolicy {
+        let version = options.cache_version(vars, build_time_hash);
+        EdgePolicy::new(options, version, config.is_dev_mode())
+    }
+
+    /// The options.
+    pub fn options(&self) -> &WorkerOptions {
+        &self.options
+    }
+
+    /// The deploy version in cache keys.
+    pub fn version(&self) -> Option<&str> {
+        self.version.as_deref()
+    }
+
+    /// The profile of a request.
+    pub fn profile(&self, request: &Request) -> CacheProfile {
+        detect_profile(request.url(), self.options.detect_profile.as_ref())
+    }
+
+    /// The cache key of a request.
+    pub fn cache_key(
+        &self,
+        request: &Request,
+        site: &SiteFacts<'_>,
+        inputs: &RequestInputs<'_>,
+    ) -> CacheKey {
+        let ctx = KeyContext {
+            version: self.version.as_deref(),
+            uses_location: site.uses_location,
+            cohort: inputs.cohort,
+            segment: inputs.segment,
+        };
+        build_cache_key(request, &self.options, &ctx)
+    }
+
+    /// Decides everything the edge does with a request.
+    pub fn plan(
+        &self,
+        request: &Request,
+        site: &SiteFacts<'_>,
+        inputs: &RequestInputs<'_>,
+    ) -> EdgePlan {
+        let profile = self.profile(request);
+        let draft = decide_draft(request, site.preview_hosts, inputs.trust_draft_header);
+        let mut plan = EdgePlan {
+            action: EdgeAction::Bypass,
+            key: None,
+            profile,
+            cacheable: false,
+            reason: None,
+            headers: Vec::new(),
+            draft,
+        };
+
+        if let Some(redirect) = site.redirects.lookup(request.url()) {
+            plan.reason = Some(format!("redirect:{}", redirect.status));
+            set(&mut plan.headers, "Location", redirect.location.clone());
+            plan.action = EdgeAction::Redirect(redirect);
+            return plan;
+        }
+
+        let o = &self.options;
+        let readable = matches!(request.method(), "GET" | "HEAD");
+        if let Some(kind) = classify_asset(
+            request.path(),
+            &o.fingerprinted_asset_pattern,
+            &o.static_paths,
+        )
+        .filter(|_| readable)
+        {
+            plan.action = EdgeAction::Asset(kind);
+            plan.profile = CacheProfile::Static;
+            plan.key = Some(url_key(request, o));
+            plan.cacheable = true;
+            set(&mut plan.headers, "Cache-Control", IMMUTABLE_CACHE_CONTROL);
+            add_vary(&mut plan.headers, "Accept-Encoding");
+            return plan;
+        }
+
+        let facts = RequestFacts {
+            has_override: inputs.has_override,
+            draft: plan.draft.bypasses_cache(),
+            logged_in: inputs.segment.is_some_and(|s| s.logged_in),
+            dev_mode: self.dev_mode,
+        };
+        let timings = o.profiles.get(profile);
+        let bypass = request_bypass(request, o, profile, facts)
+            .or_else(|| (!timings.edge_cacheable()).then_some(Bypass::Profile(profile)));
+
+        match &bypass {
+            Some(b) => {
+                let private = matches!(
+                    b,
+                    Bypass::Profile(_) | Bypass::LoggedIn | Bypass::MatcherOverride | Bypass::Draft
+                ) || profile.is_private();
+                let reason = match b {
+                    Bypass::Profile(p) if !p.is_private() => format!("profile:{p}"),
+                    other => other.to_string(),
+                };
+                if private {
+                    set(&mut plan.headers, "Cache-Control", PRIVATE_CACHE_CONTROL);
+                } else {
+                    set(&mut plan.headers, "Cache-Control", timings.cache_control());
+                    add_vary(&mut plan.headers, "Accept-Encoding");
+                    set(&mut plan.headers, names::X_CACHE_PROFILE, profile.as_str());
+                }
+                set(&mut plan.headers, names::X_CACHE, "BYPASS");
+                set(&mut plan.headers, names::X_CACHE_REASON, reason.clone());
+                plan.reason = Some(reason);
+            }
+            None => {
+                let key = self.cache_key(request, site, inputs);
+                let device = inputs
+                    .segment
+                    .and_then(|s| s.device.clone())
+                    .unwrap_or_else(|| request.device().as_str().to_string());
+                let token_ok = request.query(SEGMENT_TOKEN_PARAM).is_some_and(|t| {
+                    segment_token(&device, self.version.as_deref())
+                        .is_some_and(|expected| t == expected)
+                }) && inputs.cohort.is_none_or(str::is_empty)
+                    && !request.is_bot()
+                    && inputs.segment.is_none_or(SegmentKey::is_device_only);
+                let cdn = o.cdn_cache_control.value(
+                    profile,
+                    timings,
+                    CdnContext {
+                        is_document: !is_fetch(request),
+                        segment_token_ok: token_ok,
+                    },
+                );
+                set(&mut plan.headers, "Cache-Control", timings.cache_control());
+                add_vary(&mut plan.headers, "Accept-Encoding");
+                set(&mut plan.headers, "CDN-Cache-Control", cdn);
+                set(&mut plan.headers, names::X_CACHE_PROFILE, profile.as_str());
+                if let Some(v) = &self.version {
+                    set(&mut plan.headers, names::X_CACHE_VERSION, v.clone());
+                }
+                if let Some(seg) = inputs.segment {
+                    set(&mut plan.headers, names::X_CACHE_SEGMENT, seg.hash());
+                }
+                plan.action = EdgeAction::Cache;
+                plan.cacheable = true;
+                plan.key = Some(key);
+            }
+        }
+
+        for (name, value) in plan.draft.response_headers() {
+            if name.eq_ignore_ascii_case("vary") {
+                add_vary(&mut plan.headers, &value);
+            } else {
+                set(&mut plan.headers, &name, value);
+            }
+        }
+        if let Some(cookie) = plan.draft.set_cookie() {
+            plan.headers.push(("Set-Cookie".into(), cookie));
+        }
+        if !is_fetch(request) {
+            let nonce = if plan.cacheable { None } else { inputs.nonce };
+            for (name, value) in security_headers(
+                &o.security_headers,
+                &o.editor_origins,
+                &o.csp,
+                o.csp_mode,
+                nonce,
+            ) {
+                if !plan
+                    .headers
+                    .iter()
+                    .any(|(n, _)| n.eq_ignore_ascii_case(&name))
+                {
+                    plan.headers.push((name, value));
+                }
+            }
+        }
+        plan
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PreviewHostsSetting;
+    use crate::value::Value;
+
+    struct Site {
+        redirects: RedirectTable,
+        hosts: PreviewHosts,
+    }
+
+    fn site() -> Site {
+        let block = Value::from_json_str(
+            r#"{"__resolveType":"website/loaders/redirect.ts","redirect":{"from":"/old","to":"/new","type":"permanent"}}"#,
+        )
+        .unwrap();
+        Site {
+            redirects: RedirectTable::build("r", [("redirect-1", &block)]),
+            hosts: PreviewHosts::new(
+                &PreviewHostsSetting::Hosts(vec!["preview.shop.com".into()]),
+                None,
+                None,
+            ),
+        }
+    }
+
+    fn facts(s: &Site) -> SiteFacts<'_> {
+        SiteFacts {
+            uses_location: false,
+            redirects: &s.redirects,
+            preview_hosts: &s.hosts,
+        }
+    }
+
+    fn policy() -> EdgePolicy {
+        EdgePolicy::new(WorkerOptions::default(), Some("b1".into()), false)
+    }
+
+    fn header<'a>(p: &'a EdgePlan, name: &str) -> Option<&'a str> {
+        p.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn req(u: &str) -> Request {
+        Request::new(u).unwrap()
+    }
+
+    #[test]
+    fn cacheable_page() {
+        let s = site();
+        let p = policy().plan(
+            &req("https://shop.com/camisetas?utm_source=x"),
+            &facts(&s),
+            &RequestInputs::default(),
+        );
+        assert_eq!(p.action, EdgeAction::Cache);
+        assert!(p.cacheable && p.reason.is_none());
+        assert_eq!(
+            p.key.as_ref().unwrap().as_str(),
+            "https://shop.com/camisetas#v=b1&device=desktop"
+        );
+        assert_eq!(
+            header(&p, "cache-control"),
+            Some(
+                "public, max-age=30, s-maxage=120, stale-while-revalidate=300, stale-if-error=1800"
+            )
+        );
+        assert_eq!(header(&p, "vary"), Some("Accept-Encoding"));
+        assert_eq!(
+            header(&p, "cdn-cache-control"),
+            Some("no-store"),
+            "documents are never kept by the CDN"
+        );
+        assert_eq!(header(&p, "x-cache-profile"), Some("listing"));
+        assert_eq!(header(&p, "x-cache-version"), Some("b1"));
+        assert!(
+            header(&p, "content-security-policy")
+                .unwrap()
+                .starts_with("frame-ancestors 'self'")
+        );
+        assert_eq!(
+            header(&p, "x-cache"),
+            None,
+            "hit or miss is only known at run time"
+        );
+        let json = p.to_json();
+        assert_eq!(json["profile"], "listing");
+        assert_eq!(json["cacheable"], true);
+        assert!(json["reason"].is_null());
+    }
+
+    #[test]
+    fn segment_token_relaxes_cdn_for_fetches() {
+        let s = site();
+        let fetch = req("https://shop.com/camisetas?__cseg=desktop.b1")
+            .with_header("sec-fetch-dest", "empty");
+        let p = policy().plan(&fetch, &facts(&s), &RequestInputs::default());
+        assert_eq!(header(&p, "cdn-cache-control"), Some("public, max-age=120"));
+        assert_eq!(
+            header(&p, "content-security-policy"),
+            None,
+            "security headers are for documents"
+        );
+        let wrong = req("https://shop.com/camisetas?__cseg=mobile.b1")
+            .with_header("sec-fetch-dest", "empty");
+        assert_eq!(
+            header(
+                &policy().plan(&wrong, &facts(&s), &RequestInputs::default()),
+                "cdn-cache-control"
+            ),
+            Some("no-store")
+        );
+        let cohort = RequestInputs {
+            cohort: Some("A:1:50"),
+            ..Default::default()
+        };
+        assert_eq!(
+            header(
+                &policy().plan(&fetch, &facts(&s), &cohort),
+                "cdn-cache-control"
+            ),
+            Some("no-store")
+        );
+    }
+
+    #[test]
+    fn bypasses_and_their_headers() {
+        let s = site();
+        let pol = policy();
+        let plan = |r: Request, i: RequestInputs<'_>| pol.plan(&r, &facts(&s), &i);
+        let p = plan(req("https://shop.com/checkout"), RequestInputs::default());
+        assert_eq!(p.reason.as_deref(), Some("non-cacheable:cart"));
+        assert_eq!(p.profile, CacheProfile::Cart);
+        assert_eq!(header(&p, "cache-control"), Some(PRIVATE_CACHE_CONTROL));
+        assert_eq!(header(&p, "x-cache"), Some("BYPASS"));
+        assert!(p.key.is_none() && !p.cacheable);
+        let p = plan(
+            req("https://shop.com/x").with_method("POST"),
+            RequestInputs::default(),
+        );
+        assert_eq!(p.reason.as_deref(), Some("method:POST"));
+        assert_eq!(header(&p, "x-cache-profile"), Some("listing"));
+        let p = plan(
+            req("https://shop.com/x").with_header("x-platform-matchers-override", "A=1"),
+            RequestInputs::default(),
+        );
+        assert_eq!(p.reason.as_deref(), Some("matcher-override"));
+        assert_eq!(
+            header(&p, "cache-control"),
+            Some(PRIVATE_CACHE_CONTROL),
+            "forced variants are never shared"
+        );
+        let seg = SegmentKey {
+            logged_in: true,
+            ..Default::default()
+        };
+        let p = plan(
+            req("https://shop.com/x"),
+            RequestInputs {
+                segment: Some(&seg),
+                ..Default::default()
+            },
+        );
+        assert_eq!(p.reason.as_deref(), Some("logged-in"));
+        let dev = EdgePolicy::new(WorkerOptions::default(), None, true);
+        assert_eq!(
+            dev.plan(
+                &req("https://shop.com/"),
+                &facts(&s),
+                &RequestInputs::default()
+            )
+            .reason
+            .as_deref(),
+            Some("dev-mode")
+        );
+        let mut opts = WorkerOptions::default();
+        let mut listing = *opts.profiles.get(CacheProfile::Listing);
+        listing.edge.fresh = 0;
+        opts.profiles.set(CacheProfile::Listing, listing).unwrap();
+        let p = EdgePolicy::new(opts, None, false).plan(
+            &req("https://shop.com/x"),
+            &facts(&s),
+            &RequestInputs::default(),
+        );
+        assert_eq!(p.reason.as_deref(), Some("profile:listing"));
+    }
+
+    #[test]
+    fn draft_preview_is_never_cached_and_noindexed() {
+        let s = site();
+        let nonce = CspNonce::from_bytes([1; 16]);
+        let opts = WorkerOptions {
+            csp: vec!["script-src 'self'".into()],
+            csp_mode: crate::edge::CspMode::Enforce,
+            ..WorkerOptions::default()
+        };
+        let pol = EdgePolicy::new(opts, None, false);
+        let r = req("https://preview.shop.com/?__draft=api.platformcms.com/d@v1");
+        let p = pol.plan(
+            &r,
+            &facts(&s),
+            &RequestInputs {
+                nonce: Some(&nonce),
+                ..Default::default()
+            },
+        );
+        assert_eq!(p.reason.as_deref(), Some("draft"));
+        assert_eq!(header(&p, "cache-control"), Some("no-store, private"));
+        assert_eq!(header(&p, "vary"), Some("Cookie"));
+        assert_eq!(header(&p, "x-robots-tag"), Some("noindex, nofollow"));
+        assert!(
+            header(&p, "set-cookie")
+                .unwrap()
+                .starts_with("__platform_draft=")
+        );
+        assert!(
+            header(&p, "content-security-policy")
+                .unwrap()
+                .contains(&format!("'nonce-{}'", nonce.as_str()))
+        );
+        let public = pol.plan(
+            &req("https://www.shop.com/?__draft=api.platformcms.com/d@v1"),
+            &facts(&s),
+            &RequestInputs {
+                nonce: Some(&nonce),
+                ..Default::default()
+            },
+        );
+        assert!(public.cacheable, "drafts are inert on other hosts");
+        assert!(
+            !header(&public, "content-security-policy")
+                .unwrap()
+                .contains("nonce"),
+            "cached HTML has no nonce"
+        );
+    }
+
+    #[test]
+    fn redirects_and_assets_come_first() {
+        let s = site();
+        let p = policy().plan(
+            &req("https://shop.com/old?a=1"),
+            &facts(&s),
+            &RequestInputs::default(),
+        );
+        assert_eq!(
+            p.action,
+            EdgeAction::Redirect(Redirect {
+                status: 301,
+                location: "/new?a=1".into()
+            })
+        );
+        assert_eq!(p.reason.as_deref(), Some("redirect:301"));
+        assert_eq!(header(&p, "location"), Some("/new?a=1"));
+        let p = policy().plan(
+            &req("https://shop.com/_build/assets/app-3f9a1b2c.js?utm_source=x"),
+            &facts(&s),
+            &RequestInputs::default(),
+        );
+        assert_eq!(p.action, EdgeAction::Asset(AssetKind::Fingerprinted));
+        assert_eq!(
+            p.key.as_ref().unwrap().as_str(),
+            "https://shop.com/_build/assets/app-3f9a1b2c.js"
+        );
+        assert_eq!(header(&p, "cache-control"), Some(IMMUTABLE_CACHE_CONTROL));
+        assert_eq!(p.profile, CacheProfile::Static);
+        let p = policy().plan(
+            &req("https://shop.com/fonts/a.woff2").with_method("POST"),
+            &facts(&s),
+            &RequestInputs::default(),
+        );
+        assert_eq!(p.reason.as_deref(), Some("method:POST"));
+    }
+
+    #[test]
+    fn from_config_reads_the_version() {
+        let vars: HashMap<String, String> = [("BUILD_HASH".to_string(), "abc".to_string())].into();
+        let config = PlatformConfig::from_env(&vars).unwrap();
+        let pol = EdgePolicy::from_config(WorkerOptions::default(), &config, &vars, None);
+        assert_eq!(pol.version(), Some("abc"));
+        assert!(pol.options().device_specific_keys);
+        let preview = PlatformConfig::from_env([("PLATFORM_PREVIEW", "true")]).unwrap();
+        let s = site();
+        let pol = EdgePolicy::from_config(
+            WorkerOptions::default(),
+            &preview,
+            &HashMap::new(),
+            Some("compiled"),
+        );
+        assert_eq!(pol.version(), Some("compiled"));
+        assert_eq!(
+            pol.plan(
+                &req("https://s.com/"),
+                &facts(&s),
+                &RequestInputs::default()
+            )
+            .reason
+            .as_deref(),
+            Some("dev-mode")
+        );
+    }
+}

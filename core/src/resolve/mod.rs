@@ -1,0 +1,27 @@
+//! Resolution: turning a request into a page of resolved sections, as a sans-IO state machine.
+
+mod config;
+mod engine;
+mod keys;
+mod layout_cache;
+mod loader_props;
+mod node;
+mod origins;
+mod page;
+mod page_cache;
+mod registry;
+mod resolution;
+mod runtime;
+mod secrets;
+
+pub use config::{DEFAULT_MAX_DEPTH, ResolveConfig};
+pub use keys::{SKIP_RESOLVE_TYPES, is_flag};
+pub use layout_cache::{LAYOUT_TTL_SECONDS, LayoutCache};
+pub use loader_props::{PAGE_PATH, PAGE_URL};
+pub use node::CallId;
+pub use origins::relativize;
+pub use page::{ResolvedPage, ResolvedSection};
+pub use registry::KeyRegistry;
+pub use resolution::{LoaderCall, RequestOptions, Resolution, Step};
+pub use runtime::Runtime;
+pub use secrets::{SecretKey, SecretKeyError};

@@ -1,0 +1,186 @@
+//! The page cache: the synchronous pass of a page (everything but loader results) kept per
+//! revision, page and the request facets the page turned out to depend on. A page whose
+//! matchers read only the device class or the host is resolved once per device and host; pages
+//! that read cookies, query, time, location, cohorts or host callbacks are never cached here.
+
+use super::engine::PendingCall;
+use super::node::Node;
+use crate::device::Device;
+use crate::effects::Effects;
+use crate::request::Request;
+use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+/// Most cached variants kept for one revision; the cache starts over when full.
+const MAX_VARIANTS: usize = 4096;
+
+/// Facets a cached page may depend on.
+const CACHEABLE_FACETS: &[&str] = &["device", "host"];
+
+/// The output of the synchronous pass for one page.
+#[derive(Debug, Clone)]
+pub(crate) struct FirstPass {
+    pub entries: Vec<super::resolution::Entry>,
+    pub seo: Option<Node>,
+    pub calls: Vec<PendingCall>,
+    pub effects: Effects,
+}
+
+#[derive(Debug)]
+struct Variant {
+    device: Option<Device>,
+    host: Option<String>,
+    pass: Arc<FirstPass>,
+}
+
+impl Variant {
+    fn fits(&self, request: &Request) -> bool {
+        self.device.is_none_or(|d| d == request.device())
+            && self
+                .host
+                .as_deref()
+                .is_none_or(|h| Some(h) == request.url().host_str())
+    }
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    revision: String,
+    count: usize,
+    pages: FxHashMap<String, Vec<Variant>>,
+}
+
+/// First passes by (page, params), for the current revision only.
+#[derive(Debug, Default)]
+pub struct PageCache {
+    inner: Mutex<Inner>,
+}
+
+impl PageCache {
+    /// The cached first pass of `page` that fits `request`.
+    pub(crate) fn get(
+        &self,
+        revision: &str,
+        page: &str,
+        request: &Request,
+    ) -> Option<Arc<FirstPass>> {
+        let inner = self.inner.lock();
+        if inner.revision != revision {
+            return None;
+        }
+        inner
+            .pages
+            .get(page)?
+            .iter()
+            .find(|v| v.fits(request))
+            .map(|v| v.pass.clone())
+    }
+
+    /// Keeps `pass` when the page depends on no facet beyond the device class and host.
+    pub(crate) fn put(&self, revision: &str, page: String, request: &Request, pass: &FirstPass) {
+        let varies = &pass.effects.varies;
+        if !varies
+            .iter()
+            .all(|f| CACHEABLE_FACETS.contains(&f.as_str()))
+        {
+            return;
+        }
+        let has = |facet: &str| varies.iter().any(|f| f == facet);
+        let variant = Variant {
+            device: has("device").then(|| request.device()),
+            host: has("host").then(|| request.url().host_str().unwrap_or_default().to_string()),
+            pass: Arc::new(pass.clone()),
+        };
+        let mut inner = self.inner.lock();
+        if inner.revision != revision || inner.count >= MAX_VARIANTS {
+            *inner = Inner {
+                revision: revision.to_string(),
+                ..Inner::default()
+            };
+        }
+        inner.count += 1;
+        inner.pages.entry(page).or_default().push(variant);
+    }
+
+    /// Drops everything.
+    pub fn clear(&self) {
+        *self.inner.lock() = Inner::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::content::Snapshot;
+    use crate::request::Request;
+    use crate::resolve::{ResolveConfig, Runtime};
+    use crate::value::Value;
+
+    fn runtime(json: &str) -> Runtime {
+        let v = Value::from_json_str(json).unwrap();
+        let blocks = v.as_object().unwrap().entries().to_vec();
+        Runtime::new(
+            Snapshot::from_blocks(blocks),
+            ResolveConfig::by_convention(),
+        )
+    }
+
+    fn title(runtime: &Runtime, ua: &str, now: &str) -> Option<String> {
+        let request = Request::new("https://s.example/")
+            .unwrap()
+            .with_header("user-agent", ua)
+            .with_now(now.parse().unwrap());
+        let page = runtime.resolve_page(request).run(|_| Ok(Value::Null));
+        page.sections
+            .first()
+            .and_then(|s| s.props.get("t").and_then(Value::as_str).map(str::to_string))
+    }
+
+    const PHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148";
+    const DESK: &str = "Mozilla/5.0 (X11; Linux x86_64) Chrome/126.0";
+    const NOW: &str = "2026-01-01T00:00:00Z";
+
+    #[test]
+    fn device_variants_are_cached_apart() {
+        let rt = runtime(
+            r#"{"pages-home":{"path":"/","sections":[{"__resolveType":"website/flags/multivariate.ts","variants":[
+                {"rule":{"__resolveType":"website/matchers/device.ts","mobile":true},"value":{"__resolveType":"site/sections/H.tsx","t":"m"}},
+                {"rule":{"__resolveType":"website/matchers/always.ts"},"value":{"__resolveType":"site/sections/H.tsx","t":"d"}}]}]}}"#,
+        );
+        for _ in 0..2 {
+            assert_eq!(title(&rt, DESK, NOW).as_deref(), Some("d"));
+            assert_eq!(title(&rt, PHONE, NOW).as_deref(), Some("m"));
+        }
+        let inner = rt.caches_for_tests().pages.inner.lock();
+        assert_eq!(inner.count, 2, "one variant per device class");
+    }
+
+    #[test]
+    fn time_dependent_pages_are_not_cached() {
+        let rt = runtime(
+            r#"{"pages-home":{"path":"/","sections":[{"__resolveType":"website/flags/multivariate.ts","variants":[
+                {"rule":{"__resolveType":"website/matchers/date.ts","end":"2026-06-01T00:00:00Z"},"value":{"__resolveType":"site/sections/H.tsx","t":"before"}},
+                {"rule":{"__resolveType":"website/matchers/always.ts"},"value":{"__resolveType":"site/sections/H.tsx","t":"after"}}]}]}}"#,
+        );
+        assert_eq!(title(&rt, DESK, NOW).as_deref(), Some("before"));
+        assert_eq!(
+            title(&rt, DESK, "2026-07-01T00:00:00Z").as_deref(),
+            Some("after")
+        );
+        assert_eq!(rt.caches_for_tests().pages.inner.lock().count, 0);
+    }
+
+    #[test]
+    fn reload_invalidates() {
+        let rt = runtime(
+            r#"{"pages-home":{"path":"/","sections":[{"__resolveType":"site/sections/H.tsx","t":"1"}]}}"#,
+        );
+        assert_eq!(title(&rt, DESK, NOW).as_deref(), Some("1"));
+        rt.reload(
+            br#"{"blocks":{"pages-home":{"path":"/","sections":[{"__resolveType":"site/sections/H.tsx","t":"2"}]}}}"#,
+            NOW.parse().unwrap(),
+        )
+        .unwrap();
+        assert_eq!(title(&rt, DESK, NOW).as_deref(), Some("2"));
+    }
+}

@@ -1,0 +1,72 @@
+//! A runtime: the current content, the setup configuration and the caches that follow the
+//! content's revision.
+
+use super::config::ResolveConfig;
+use super::layout_cache::LayoutCache;
+use super::resolution::{Caches, RequestOptions, Resolution};
+use crate::content::{ContentStore, ReloadError, ReloadResponse, Snapshot};
+use crate::request::Request;
+use chrono::{DateTime, Utc};
+use std::sync::Arc;
+
+/// Resolves requests against the current content.
+pub struct Runtime {
+    store: ContentStore,
+    config: Arc<ResolveConfig>,
+    caches: Caches,
+}
+
+impl Runtime {
+    /// A runtime serving `snapshot` with `config`.
+    pub fn new(snapshot: Snapshot, config: ResolveConfig) -> Runtime {
+        Runtime {
+            store: ContentStore::new(snapshot),
+            config: Arc::new(config),
+            caches: Caches::default(),
+        }
+    }
+
+    /// The content store (current snapshot, observers, swaps).
+    pub fn store(&self) -> &ContentStore {
+        &self.store
+    }
+
+    /// The setup configuration.
+    pub fn config(&self) -> &ResolveConfig {
+        &self.config
+    }
+
+    /// Starts resolving the page for `request` (the synchronous pass runs now).
+    pub fn resolve_page(&self, request: Request) -> Resolution {
+        self.resolve_page_with(request, RequestOptions::default())
+    }
+
+    /// Starts resolving with per-request options.
+    pub fn resolve_page_with(&self, request: Request, options: RequestOptions) -> Resolution {
+        Resolution::for_page(
+            self.store.current(),
+            self.config.clone(),
+            request,
+            &self.caches,
+            options,
+        )
+    }
+
+    /// Applies a reload body; caches derived from the old content are dropped.
+    pub fn reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadResponse, ReloadError> {
+        let response = self.store.reload(body, now)?;
+        self.caches.layout.clear();
+        self.caches.pages.clear();
+        Ok(response)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn caches_for_tests(&self) -> &Caches {
+        &self.caches
+    }
+
+    /// The layout cache (for inspection and purges).
+    pub fn layout_cache(&self) -> &LayoutCache {
+        &self.caches.layout
+    }
+}

@@ -1,0 +1,292 @@
+//! `sitefile cache` end to end: the built binary on the example site and on temporary sites.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const STOREFRONT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/storefront");
+const IPAD: &str = "user-agent:Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X)";
+const IPHONE: &str = "user-agent:Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile";
+/// `{"active":["HeroTest"],"inactiveDrawn":[],"pct":{"HeroTest":50}}`, percent-encoded, base64.
+const SEGMENT: &str = "platform_segment=JTdCJTIyYWN0aXZlJTIyJTNBJTVCJTIySGVyb1Rlc3QlMjIlNUQlMkMlMjJpbmFjdGl2ZURyYXduJTIyJTNBJTVCJTVEJTJDJTIycGN0JTIyJTNBJTdCJTIySGVyb1Rlc3QlMjIlM0E1MCU3RCU3RA==";
+
+/// Runs `sitefile cache` with a clean environment plus `env`; returns (exit code, stdout JSON, stderr).
+fn cache(site: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sitefile"))
+        .arg("cache")
+        .arg(site)
+        .args(args)
+        .env_clear()
+        .envs(env.iter().copied())
+        .output()
+        .expect("run sitefile");
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (
+        out.status.code().unwrap_or(-1),
+        json,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn ok(site: &Path, args: &[&str], env: &[(&str, &str)]) -> Value {
+    let (code, json, err) = cache(site, args, env);
+    assert_eq!(code, 0, "stderr: {err}");
+    json
+}
+
+/// A temporary site whose blocks are the given `(file name, JSON)` pairs.
+struct TempSite(PathBuf);
+
+impl TempSite {
+    fn new(blocks: &[(&str, &str)]) -> TempSite {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "sitefile-cache-cli-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let blocks_dir = dir.join(".platform/blocks");
+        std::fs::create_dir_all(&blocks_dir).expect("create temp site");
+        for (name, json) in blocks {
+            std::fs::write(blocks_dir.join(name), json).expect("write block");
+        }
+        TempSite(dir)
+    }
+}
+
+impl Drop for TempSite {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn site() -> TempSite {
+    TempSite::new(&[
+        (
+            "site.json",
+            r#"{"__resolveType":"site/apps/site.ts","previewHosts":["preview.shop.com"]}"#,
+        ),
+        (
+            "pages-home.json",
+            r#"{"__resolveType":"website/pages/Page.tsx","name":"Home","path":"/","sections":[
+                {"__resolveType":"website/flags/multivariate.ts","variants":[
+                  {"rule":{"__resolveType":"website/matchers/location.ts","includeLocations":[{"country":"BR"}]},"value":{"__resolveType":"site/sections/Hero.tsx"}}]}]}"#,
+        ),
+        (
+            "redirect-old.json",
+            r#"{"__resolveType":"website/loaders/redirect.ts","redirect":{"from":"/Old-Page/","to":"/new page","type":"permanent"}}"#,
+        ),
+    ])
+}
+
+#[test]
+fn cacheable_page_on_the_example_site() {
+    let json = ok(
+        Path::new(STOREFRONT),
+        &[
+            "https://shop.com/?utm_source=news&b=1&a=2",
+            "--header",
+            IPAD,
+        ],
+        &[("BUILD_HASH", "abc123")],
+    );
+    assert_eq!(
+        json["key"],
+        "https://shop.com/?a=2&b=1#v=abc123&device=tablet"
+    );
+    assert_eq!(json["profile"], "static");
+    assert_eq!(json["cacheable"], true);
+    assert!(json["reason"].is_null());
+    let h = &json["headers"];
+    assert_eq!(
+        h["Cache-Control"],
+        "public, max-age=120, s-maxage=900, stale-while-revalidate=1800, stale-if-error=7200"
+    );
+    assert_eq!(h["Vary"], "Accept-Encoding");
+    assert_eq!(h["X-Cache-Version"], "abc123");
+    assert_eq!(h["X-Content-Type-Options"], "nosniff");
+    let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["key", "profile", "cacheable", "reason", "headers"]);
+}
+
+#[test]
+fn parameter_order_and_tracking_params_do_not_split_the_cache() {
+    let s = Path::new(STOREFRONT);
+    let a = ok(s, &["https://shop.com/camisetas?b=2&a=1&gclid=x"], &[]);
+    let b = ok(s, &["https://shop.com/camisetas?a=1&b=2"], &[]);
+    assert_eq!(a["key"], b["key"]);
+    let phone = ok(s, &["https://shop.com/camisetas", "--header", IPHONE], &[]);
+    let tablet = ok(s, &["https://shop.com/camisetas", "--header", IPAD], &[]);
+    assert_ne!(
+        phone["key"], tablet["key"],
+        "tablets are not folded into phones"
+    );
+}
+
+#[test]
+fn cohort_and_geo_parts() {
+    let s = site();
+    let json = ok(
+        &s.0,
+        &[
+            "https://shop.com/",
+            "--cookie",
+            SEGMENT,
+            "--header",
+            "cf-ipcountry:br",
+            "--header",
+            "cf-region-code:SP",
+        ],
+        &[],
+    );
+    let key = json["key"].as_str().unwrap();
+    assert!(
+        key.contains("geo=BR%7CSP"),
+        "{key}: content uses the location matcher"
+    );
+    assert!(key.contains("cohort=HeroTest%3A1%3A50"), "{key}");
+    let storefront = ok(
+        Path::new(STOREFRONT),
+        &["https://shop.com/", "--header", "cf-ipcountry:BR"],
+        &[],
+    );
+    assert!(
+        !storefront["key"].as_str().unwrap().contains("geo="),
+        "no location matcher, no geo part"
+    );
+}
+
+#[test]
+fn reasons_for_not_caching() {
+    let s = Path::new(STOREFRONT);
+    let reason = |args: &[&str], env: &[(&str, &str)]| ok(s, args, env)["reason"].clone();
+    assert_eq!(
+        reason(&["/camisetas", "--method", "POST"], &[]),
+        "method:POST"
+    );
+    assert_eq!(reason(&["/checkout"], &[]), "non-cacheable:cart");
+    assert_eq!(reason(&["/account/orders"], &[]), "non-cacheable:private");
+    assert_eq!(reason(&["/live/_meta"], &[]), "bypass-path");
+    assert_eq!(
+        reason(
+            &[
+                "/camisetas",
+                "--header",
+                "x-platform-matchers-override:Mobile visitors=1"
+            ],
+            &[]
+        ),
+        "matcher-override"
+    );
+    assert_eq!(
+        reason(&["/camisetas?x-platform-matchers-override=A%3D0"], &[]),
+        "matcher-override"
+    );
+    assert_eq!(
+        reason(&["/camisetas"], &[("NODE_ENV", "development")]),
+        "dev-mode"
+    );
+    let cart = ok(s, &["/cart"], &[]);
+    assert_eq!(cart["cacheable"], false);
+    assert!(cart["key"].is_null());
+    assert_eq!(
+        cart["headers"]["Cache-Control"],
+        "private, no-cache, no-store, must-revalidate"
+    );
+    assert_eq!(cart["headers"]["X-Cache"], "BYPASS");
+    assert_eq!(cart["headers"]["X-Cache-Reason"], "non-cacheable:cart");
+}
+
+#[test]
+fn draft_preview_on_allowed_hosts_only() {
+    let s = site();
+    let url = "https://preview.shop.com/?__draft=api.platformcms.com/drafts/x@v1";
+    let json = ok(&s.0, &[url], &[]);
+    assert_eq!(json["reason"], "draft");
+    assert_eq!(json["headers"]["Cache-Control"], "no-store, private");
+    assert_eq!(json["headers"]["X-Robots-Tag"], "noindex, nofollow");
+    assert!(
+        json["headers"]["Set-Cookie"]
+            .as_str()
+            .unwrap()
+            .starts_with("__platform_draft=")
+    );
+    let other = ok(
+        &s.0,
+        &["https://www.shop.com/?__draft=api.platformcms.com/drafts/x@v1"],
+        &[],
+    );
+    assert_eq!(other["cacheable"], true, "other hosts are inert");
+    let off = ok(&s.0, &[url], &[("PLATFORM_ALLOWED_PREVIEW_HOSTS", "none")]);
+    assert_eq!(off["cacheable"], true, "`none` turns draft preview off");
+    let env = ok(
+        &s.0,
+        &["https://www.shop.com/?__draft=api.platformcms.com/d@v1"],
+        &[("PLATFORM_ALLOWED_PREVIEW_HOSTS", "www.shop.com")],
+    );
+    assert_eq!(
+        env["reason"], "draft",
+        "the variable replaces the Site block's list"
+    );
+}
+
+#[test]
+fn redirects_and_assets() {
+    let s = site();
+    let json = ok(&s.0, &["https://shop.com/old-page?utm_source=x"], &[]);
+    assert_eq!(json["reason"], "redirect:301");
+    assert_eq!(json["headers"]["Location"], "/new%20page?utm_source=x");
+    let asset = ok(&s.0, &["https://shop.com/assets/app-3f9a1b2c.js"], &[]);
+    assert_eq!(
+        asset["headers"]["Cache-Control"],
+        "public, max-age=31536000, immutable"
+    );
+    assert_eq!(asset["key"], "https://shop.com/assets/app-3f9a1b2c.js");
+}
+
+#[test]
+fn worker_options_file() {
+    let s = site();
+    let options = s.0.join("options.json");
+    std::fs::write(
+        &options,
+        r#"{"geoCacheKey":"off","deviceSpecificKeys":false,"extraBypassPaths":["/internal"]}"#,
+    )
+    .unwrap();
+    let opt = options.to_str().unwrap();
+    let json = ok(
+        &s.0,
+        &[
+            "https://shop.com/",
+            "--options",
+            opt,
+            "--header",
+            "cf-ipcountry:BR",
+        ],
+        &[],
+    );
+    assert_eq!(json["key"], "https://shop.com/");
+    assert_eq!(
+        ok(&s.0, &["/internal/x", "--options", opt], &[])["reason"],
+        "bypass-path"
+    );
+    std::fs::write(&options, r#"{"geoCacheKey":"planet"}"#).unwrap();
+    let (code, _, err) = cache(&s.0, &["/", "--options", opt], &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("geoCacheKey"), "{err}");
+}
+
+#[test]
+fn bad_input_is_an_error_naming_it() {
+    let s = Path::new(STOREFRONT);
+    let (code, _, err) = cache(s, &["/"], &[("PLATFORM_LOADER_CACHE_MAX_BYTES", "lots")]);
+    assert_eq!(code, 2);
+    assert!(err.contains("PLATFORM_LOADER_CACHE_MAX_BYTES"), "{err}");
+    let (code, _, err) = cache(s, &["/", "--header", "no-colon"], &[]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, _) = cache(Path::new("/nonexistent/site"), &["/"], &[]);
+    assert_eq!(code, 2);
+    let (code, _, _) = cache(s, &["http://[bad"], &[]);
+    assert_eq!(code, 2);
+}

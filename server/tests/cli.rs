@@ -1,0 +1,219 @@
+//! The `sitefile` command line, driven as a user would: `resolve`, `check` and `bundle`.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn sitefile(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sitefile"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn example() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/storefront")
+        .display()
+        .to_string()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// A temporary site root with `.platform/blocks/` holding `files`.
+fn site(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("sitefile-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let blocks = root.join(".platform/blocks");
+    std::fs::create_dir_all(&blocks).unwrap();
+    for (file, body) in files {
+        std::fs::write(blocks.join(file), body).unwrap();
+    }
+    root
+}
+
+#[test]
+fn resolve_prints_the_documented_shape() {
+    let out = sitefile(&[
+        "resolve",
+        &example(),
+        "/shoes",
+        "--now",
+        "2026-11-28T12:00:00Z",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = json(&out);
+    assert_eq!(page["page"], "pages-category");
+    assert_eq!(page["path"], "/:slug");
+    assert_eq!(page["params"]["slug"], "shoes");
+    let components: Vec<&str> = page["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["component"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        components,
+        [
+            "site/sections/Theme/Theme.tsx",
+            "site/sections/Analytics/Tag.tsx",
+            "site/sections/Header/Header.tsx",
+            "site/sections/Product/SearchResult.tsx",
+            "site/sections/Footer/Footer.tsx"
+        ]
+    );
+    // The saved date matcher "Black Friday" holds on the 28th.
+    assert_eq!(
+        page["sections"][2]["props"]["alert"],
+        "Black Friday: 30% off everything"
+    );
+    // Loaders answer null without --echo-loaders.
+    assert_eq!(page["sections"][3]["props"]["page"], Value::Null);
+    assert!(page["effects"]["setCookies"].is_array());
+    assert!(page["effects"]["warnings"].is_array());
+    assert!(page["effects"]["varies"].is_array());
+    assert_eq!(page["revision"].as_str().unwrap().len(), 64);
+}
+
+#[test]
+fn resolve_follows_device_cookie_and_echoes_loader_props() {
+    let mobile = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148";
+    let out = sitefile(&[
+        "resolve",
+        &example(),
+        "https://storefront.example/?q=boots",
+        "--user-agent",
+        mobile,
+        "--now",
+        "2026-11-01T12:00:00Z",
+        "--echo-loaders",
+    ]);
+    let page = json(&out);
+    let hero = &page["sections"][3];
+    assert_eq!(hero["props"]["title"], "Shop on the go");
+    assert!(
+        page["effects"]["varies"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("device"))
+    );
+    assert_eq!(
+        page["sections"][2]["props"]["alert"],
+        "Free shipping over $50"
+    );
+    let shelf = &page["sections"][4]["props"]["products"];
+    assert_eq!(
+        shelf["loader"],
+        "vtex/loaders/intelligentSearch/productList.ts"
+    );
+    assert_eq!(shelf["props"]["props"]["query"], "best-sellers");
+    assert_eq!(shelf["props"]["q"], "boots");
+    assert_eq!(shelf["props"]["__pagePath"], "/");
+}
+
+#[test]
+fn resolve_without_a_page_exits_3_and_bad_input_exits_2() {
+    let root = site(
+        "nopage",
+        &[("pages-home.json", r#"{"path":"/","sections":[]}"#)],
+    );
+    let out = sitefile(&["resolve", root.to_str().unwrap(), "/missing"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(json(&out)["page"], Value::Null);
+    let bad = sitefile(&["resolve", root.to_str().unwrap(), "/", "--now", "yesterday"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--now"));
+    let missing = sitefile(&["resolve", "/nonexistent/site", "/"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn check_reports_every_problem_by_block() {
+    let root = site(
+        "check",
+        &[
+            ("broken.json", r#"{"oops": "#),
+            (
+                "A.json",
+                r#"{"__resolveType":"site/sections/X.tsx","child":{"__resolveType":"B"}}"#,
+            ),
+            ("B.json", r#"{"__resolveType":"A"}"#),
+            (
+                "pages-one.json",
+                r#"{"path":"/same","sections":[{"__resolveType":"Gone Block"}]}"#,
+            ),
+            ("pages-two.json", r#"{"path":"/same","sections":[]}"#),
+            ("pages-nopath.json", r#"{"sections":[]}"#),
+            (
+                "pages-flag.json",
+                r#"{"path":"/f","sections":[{"__resolveType":"website/flags/multivariate.ts","variants":[{"rule":{"__resolveType":"site/matchers/nope.ts"},"value":null}]}]}"#,
+            ),
+        ],
+    );
+    let out = sitefile(&["check", root.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let problems = json(&out);
+    let found = |kind: &str, block: &str| {
+        problems
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["kind"] == kind && p["block"] == block)
+    };
+    assert!(found("invalidJson", "broken"), "{problems:#}");
+    assert!(found("cycle", "A"), "{problems:#}");
+    assert!(found("duplicatePath", "pages-two"), "{problems:#}");
+    assert!(found("danglingReference", "pages-one"), "{problems:#}");
+    assert!(found("pageWithoutPath", "pages-nopath"), "{problems:#}");
+    assert!(found("unknownMatcher", "pages-flag"), "{problems:#}");
+
+    let clean = sitefile(&["check", &example()]);
+    assert!(
+        clean.status.success(),
+        "{}",
+        String::from_utf8_lossy(&clean.stdout)
+    );
+}
+
+#[test]
+fn bundle_is_canonical_and_serves_without_the_directory() {
+    let root = site(
+        "bundle",
+        &[
+            (
+                "pages-home.json",
+                r#"{"sections":[{"__resolveType":"site/sections/A.tsx","z":1,"a":2}],"path":"/"}"#,
+            ),
+            ("bad.json", ""),
+        ],
+    );
+    let strict = sitefile(&["bundle", root.to_str().unwrap(), "--strict"]);
+    assert_eq!(strict.status.code(), Some(2));
+    assert!(!root.join(".platform/blocks.gen.json").exists());
+
+    let out = sitefile(&["bundle", root.to_str().unwrap()]);
+    assert!(out.status.success());
+    let bundle = root.join(".platform/blocks.gen.json");
+    let first = std::fs::read(&bundle).unwrap();
+    assert_eq!(
+        String::from_utf8(first.clone()).unwrap(),
+        "{\n\"pages-home\":{\"path\":\"/\",\"sections\":[{\"__resolveType\":\"site/sections/A.tsx\",\"a\":2,\"z\":1}]}\n}\n"
+    );
+    let from_dir = json(&sitefile(&["resolve", root.to_str().unwrap(), "/"]));
+    std::fs::remove_dir_all(root.join(".platform/blocks")).unwrap();
+    let from_bundle = json(&sitefile(&["resolve", root.to_str().unwrap(), "/"]));
+    assert_eq!(from_dir["revision"], from_bundle["revision"]);
+    assert_eq!(from_bundle["sections"][0]["props"]["z"], 1);
+}
