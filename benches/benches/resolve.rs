@@ -1,10 +1,11 @@
 //! Resolution over the corpus: a page per URL, loading from a directory and a bundle, the
 //! revision and route lookup alone.
 
+use criterion::BatchSize;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use sitefile_benches::{load_bundle, load_site, request, site_bundle, site_files, urls};
+use sitefile_benches::{bundle_snapshot, load_site, request, site_bundle, site_files, urls};
 use sitefile_core::content::blocks_from_files;
-use sitefile_core::resolve::{ResolveConfig, Runtime};
+use sitefile_core::resolve::{RequestOptions, ResolveConfig, Runtime};
 use sitefile_core::value::Value;
 use std::hint::black_box;
 
@@ -17,18 +18,28 @@ fn resolve_pages(c: &mut Criterion) {
         let runtime = Runtime::new(load_site(&site), ResolveConfig::by_convention());
         let requests: Vec<_> = urls.iter().map(|u| request(u)).collect();
         // One iteration resolves every URL of the site; divide by the count for a page.
-        group.bench_with_input(
-            BenchmarkId::new(format!("{site} ({} urls)", requests.len()), ""),
-            &requests,
-            |b, requests| {
-                b.iter(|| {
-                    for r in requests {
-                        let page = runtime.resolve_page(r.clone()).run(|_| Ok(Value::Null));
-                        black_box(page);
-                    }
-                })
-            },
-        );
+        // `warm` is the steady state (page and layout caches filled); `cold` bypasses them, as
+        // a draft or preview request does, so every request runs the whole synchronous pass.
+        for (label, bypass_caches) in [("warm", false), ("cold", true)] {
+            let options = RequestOptions {
+                bypass_caches,
+                ..RequestOptions::default()
+            };
+            group.bench_with_input(
+                BenchmarkId::new(format!("{label}/{site} ({} urls)", requests.len()), ""),
+                &requests,
+                |b, requests| {
+                    b.iter(|| {
+                        for r in requests {
+                            let page = runtime
+                                .resolve_page_with(r.clone(), options.clone())
+                                .run(|_| Ok(Value::Null));
+                            black_box(page);
+                        }
+                    })
+                },
+            );
+        }
     }
     group.finish();
 }
@@ -39,18 +50,18 @@ fn load(c: &mut Criterion) {
     for site in ["lojaintegradar", "otica-isabela", "abracasa"] {
         let files = site_files(site);
         group.bench_function(BenchmarkId::new("directory", site), |b| {
-            b.iter_batched(
-                || files.clone(),
-                blocks_from_files,
-                criterion::BatchSize::LargeInput,
-            )
+            b.iter_batched(|| files.clone(), blocks_from_files, BatchSize::LargeInput)
         });
         let bundle = site_bundle(site);
         group.bench_function(BenchmarkId::new("bundle", site), |b| {
-            b.iter_with_large_drop(|| load_bundle(&bundle))
+            b.iter_batched(|| bundle.clone(), bundle_snapshot, BatchSize::LargeInput)
         });
         group.bench_function(BenchmarkId::new("bundle+revision", site), |b| {
-            b.iter(|| black_box(load_bundle(&bundle).revision().len()))
+            b.iter_batched(
+                || bundle.clone(),
+                |bytes| bundle_snapshot(bytes).revision().len(),
+                BatchSize::LargeInput,
+            )
         });
     }
     group.finish();
@@ -75,7 +86,11 @@ fn revision_and_routes(c: &mut Criterion) {
     group.finish();
     let bundle = site_bundle("lojaintegradar");
     c.bench_function("revision/lojaintegradar (cold)", |b| {
-        b.iter_with_setup(|| load_bundle(&bundle), |s| black_box(s.revision().len()))
+        b.iter_batched(
+            || bundle_snapshot(bundle.clone()),
+            |s| s.revision().len(),
+            BatchSize::LargeInput,
+        )
     });
 }
 

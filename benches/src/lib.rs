@@ -3,7 +3,7 @@
 
 use sitefile_core::Request;
 
-use sitefile_core::content::{Snapshot, blocks_from_files, parse_bundle, write_bundle};
+use sitefile_core::content::{Snapshot, blocks_from_files, load_bundle, write_bundle};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -54,8 +54,8 @@ pub fn site_bundle(site: &str) -> Vec<u8> {
 }
 
 /// Loads a site from bundle bytes.
-pub fn load_bundle(bytes: &[u8]) -> Snapshot {
-    Snapshot::from_blocks(parse_bundle(bytes).expect("a valid bundle"))
+pub fn bundle_snapshot(bytes: Vec<u8>) -> Snapshot {
+    load_bundle(bytes).expect("a valid bundle")
 }
 
 /// The corpus URLs by site.

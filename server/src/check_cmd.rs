@@ -23,10 +23,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return crate::fail(&e.to_string()),
     };
+    let mut load_problems = site.problems.clone();
+    // Blocks read lazily from a bundle are parsed (and reported) here.
+    load_problems.extend(site.snapshot.parse_problems());
     let problems = check(
         &site.snapshot,
         &ResolveConfig::by_convention(),
-        &site.problems,
+        &load_problems,
     );
     let errors = problems
         .iter()

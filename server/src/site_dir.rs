@@ -1,7 +1,7 @@
 //! Reading a site's content from disk: `.platform/blocks/*.json`, or the bundle
 //! `.platform/blocks.gen.json` when there is no directory.
 
-use sitefile_core::content::{LoadProblem, Snapshot, blocks_from_files, parse_bundle};
+use sitefile_core::content::{LoadProblem, Snapshot, blocks_from_files, load_bundle};
 use std::path::{Path, PathBuf};
 
 /// Where the content came from.
@@ -84,12 +84,12 @@ pub fn load(dir: &Path) -> Result<LoadedSite, SiteError> {
             path: bundle.clone(),
             source,
         })?;
-        let blocks = parse_bundle(&bytes).map_err(|e| SiteError::Bundle {
+        let snapshot = load_bundle(bytes).map_err(|e| SiteError::Bundle {
             path: bundle.clone(),
             message: e.to_string(),
         })?;
         return Ok(LoadedSite {
-            snapshot: Snapshot::from_blocks(blocks),
+            snapshot,
             problems: Vec::new(),
             source: Source::Bundle(bundle),
         });

@@ -1,6 +1,7 @@
 //! Reloading content: a delta (`{"blocks": {...}}`, `null` deletes) or a full replacement.
 
-use super::snapshot::{Block, Snapshot};
+use super::block::Block;
+use super::snapshot::Snapshot;
 use crate::value::{ParseError, Value, intern};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;

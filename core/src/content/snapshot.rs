@@ -1,41 +1,15 @@
 //! An immutable snapshot of the content and everything derived from it.
 
-use super::revision::{block_digest, revision_of};
-use crate::pages::{RouteTable, page_path};
+use super::block::Block;
+use super::files::LoadProblem;
+use super::revision::revision_of;
+use crate::pages::RouteTable;
 use crate::value::{Key, Value};
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, OnceLock};
 
 /// The key of the location matcher, whose presence in content changes the edge cache key.
 const LOCATION_MATCHER: &str = "website/matchers/location.ts";
-
-/// One block of a snapshot. Its digest is computed on first need and then shared by every
-/// later snapshot that keeps the block unchanged.
-#[derive(Debug)]
-pub struct Block {
-    value: Value,
-    digest: OnceLock<[u8; 32]>,
-}
-
-impl Block {
-    /// A block holding `value`.
-    pub fn new(value: Value) -> Block {
-        Block {
-            value,
-            digest: OnceLock::new(),
-        }
-    }
-
-    /// The block's JSON.
-    pub fn value(&self) -> &Value {
-        &self.value
-    }
-
-    /// The SHA-256 of the block's canonical JSON.
-    pub fn digest(&self) -> &[u8; 32] {
-        self.digest.get_or_init(|| block_digest(&self.value))
-    }
-}
 
 /// Content at one revision. Never changes; a reload builds a new one.
 #[derive(Debug)]
@@ -59,14 +33,12 @@ impl Snapshot {
 
     /// Builds a snapshot from blocks that may be shared with another snapshot.
     pub fn from_shared(blocks: FxHashMap<Key, Arc<Block>>) -> Snapshot {
-        let routes = RouteTable::build(
-            blocks
-                .iter()
-                .filter_map(|(name, b)| Some((&**name, page_path(name, &b.value)?))),
-        );
-        let uses_location = blocks
-            .values()
-            .any(|b| mentions(&b.value, LOCATION_MATCHER));
+        let pages: Vec<(&str, String)> = blocks
+            .iter()
+            .filter_map(|(name, b)| Some((&**name, b.page_path(name)?)))
+            .collect();
+        let routes = RouteTable::build(pages.iter().map(|(n, p)| (*n, p.as_str())));
+        let uses_location = blocks.values().any(|b| b.mentions(LOCATION_MATCHER));
         Snapshot {
             blocks,
             routes,
@@ -82,17 +54,34 @@ impl Snapshot {
 
     /// The block named `name`.
     pub fn block(&self, name: &str) -> Option<&Value> {
-        self.blocks.get(name).map(|b| &b.value)
+        self.blocks.get(name).map(|b| b.value())
     }
 
     /// Every block, in no particular order.
     pub fn blocks(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.blocks.iter().map(|(k, b)| (&**k, &b.value))
+        self.blocks.iter().map(|(k, b)| (&**k, b.value()))
     }
 
     /// The shared blocks, for building the next snapshot.
     pub fn shared_blocks(&self) -> &FxHashMap<Key, Arc<Block>> {
         &self.blocks
+    }
+
+    /// Blocks read lazily from a bundle whose bytes are not JSON (parses every block).
+    pub fn parse_problems(&self) -> Vec<LoadProblem> {
+        let mut problems: Vec<LoadProblem> = self
+            .blocks
+            .iter()
+            .filter_map(|(name, b)| {
+                Some(LoadProblem::InvalidJson {
+                    file: "blocks.gen.json".into(),
+                    block: name.to_string(),
+                    error: b.parse_error()?.to_string(),
+                })
+            })
+            .collect();
+        problems.sort_by(|a, b| format!("{a}").cmp(&format!("{b}")));
+        problems
     }
 
     /// How many blocks there are.
@@ -135,22 +124,8 @@ impl Snapshot {
     pub fn heap_size(&self) -> usize {
         self.blocks
             .iter()
-            .map(|(k, b)| k.len() + 64 + b.value.heap_size())
+            .map(|(k, b)| k.len() + 64 + b.value().heap_size())
             .sum()
-    }
-}
-
-/// Whether `needle` appears as a `__resolveType` anywhere in `value`.
-fn mentions(value: &Value, needle: &str) -> bool {
-    if !value.is_dynamic() {
-        return false;
-    }
-    match value {
-        Value::Object(o) => {
-            o.resolve_type() == Some(needle) || o.entries().iter().any(|(_, v)| mentions(v, needle))
-        }
-        Value::Array(a) => a.items().iter().any(|v| mentions(v, needle)),
-        _ => false,
     }
 }
 
