@@ -216,4 +216,13 @@ fn bundle_is_canonical_and_serves_without_the_directory() {
     let from_bundle = json(&sitefile(&["resolve", root.to_str().unwrap(), "/"]));
     assert_eq!(from_dir["revision"], from_bundle["revision"]);
     assert_eq!(from_bundle["sections"][0]["props"]["z"], 1);
+
+    // A damaged line of the bundle is reported by `check`, named by block.
+    let text = String::from_utf8(first).unwrap();
+    std::fs::write(&bundle, text.replace("\"a\":2", "\"a\":")).unwrap();
+    let check = sitefile(&["check", root.to_str().unwrap(), "--json"]);
+    assert_eq!(check.status.code(), Some(1));
+    let problems = json(&check);
+    assert_eq!(problems[0]["kind"], "invalidJson");
+    assert_eq!(problems[0]["block"], "pages-home");
 }
