@@ -15,6 +15,7 @@ pub mod matchers;
 pub mod pages;
 pub mod request;
 pub mod resolve;
+pub mod uri;
 pub mod value;
 
 pub use device::Device;

@@ -1,49 +1,16 @@
 //! Block names and the file names that hold them.
 
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use crate::uri::{decode_uri_component, encode_uri_component};
 
 /// Decodes a file stem into its block name exactly once, as `decodeURIComponent` does; a stem
 /// that is not valid percent-encoding (`50% off`) is the name unchanged.
 pub fn decode_block_name(stem: &str) -> String {
-    if !stem.contains('%') {
-        return stem.to_string();
-    }
-    let bytes = stem.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok());
-            match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                Some(b) => {
-                    out.push(b);
-                    i += 3;
-                }
-                None => return stem.to_string(),
-            }
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| stem.to_string())
+    decode_uri_component(stem).unwrap_or_else(|| stem.to_string())
 }
 
 /// Encodes a block name into a file stem as `encodeURIComponent` does.
 pub fn encode_block_name(name: &str) -> String {
-    const KEEP: &percent_encoding::AsciiSet = &NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b'.')
-        .remove(b'!')
-        .remove(b'~')
-        .remove(b'*')
-        .remove(b'\'')
-        .remove(b'(')
-        .remove(b')');
-    utf8_percent_encode(name, KEEP).to_string()
+    encode_uri_component(name)
 }
 
 #[cfg(test)]

@@ -8,11 +8,12 @@
 //! re-rolls the visitor once.
 
 use crate::request::{RandomSource, Request};
+use crate::uri::URI_COMPONENT;
 use crate::value::{Value, write_json_string};
 use base64::Engine;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::{DecodePaddingMode, general_purpose};
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+use percent_encoding::{percent_decode_str, utf8_percent_encode};
 
 /// Name of the sticky A/B cookie.
 pub const SEGMENT_COOKIE: &str = "platform_segment";
@@ -22,18 +23,6 @@ const COOKIE_ATTRIBUTES: &str = "Path=/; Max-Age=31536000; SameSite=Lax";
 
 /// Longest cookie value parsed; a longer one is treated as absent.
 const MAX_COOKIE_LEN: usize = 8192;
-
-/// Characters `encodeURIComponent` escapes: all but `A-Z a-z 0-9 - _ . ! ~ * ' ( )`.
-const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'!')
-    .remove(b'~')
-    .remove(b'*')
-    .remove(b'\'')
-    .remove(b'(')
-    .remove(b')');
 
 /// `atob` accepts values with or without padding.
 const LENIENT_BASE64: GeneralPurpose = GeneralPurpose::new(
