@@ -1,0 +1,102 @@
+//! The `workspace init` and `workspace serve` commands.
+
+use std::net::SocketAddr;
+
+use crate::auth::Permissions;
+use crate::clock::now_ms;
+use crate::config::Config;
+use crate::crypto::{generate_api_key, hash_api_key};
+use crate::state::{AppState, StartError};
+use crate::storage::{ApiKeyRecord, Store};
+
+/// Default listen address of `workspace serve`.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
+
+/// A command failure, printed to the operator.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Configuration problem.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// Start-up problem.
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// The organization already exists.
+    #[error("organization {0:?} already exists")]
+    OrgExists(String),
+    /// The slug is not acceptable.
+    #[error("the organization slug must be 1 to 64 of a-z, 0-9 and '-'")]
+    BadSlug,
+    /// The server failed.
+    #[error("server: {0}")]
+    Serve(String),
+}
+
+/// Creates an organization with an owner member and returns the owner API key value
+/// (holding every permission), to be printed once.
+pub async fn init(config: &Config, slug: &str) -> Result<String, CliError> {
+    let valid = (1..=64).contains(&slug.len())
+        && slug
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    if !valid {
+        return Err(CliError::BadSlug);
+    }
+    let store = Store::connect(&config.database_url)
+        .await
+        .map_err(StartError::from)?;
+    if store
+        .org_by_slug(slug)
+        .await
+        .map_err(StartError::from)?
+        .is_some()
+    {
+        return Err(CliError::OrgExists(slug.to_string()));
+    }
+    let (org, owner) = store
+        .create_org_with_owner(slug)
+        .await
+        .map_err(StartError::from)?;
+    let value = generate_api_key();
+    let key = ApiKeyRecord {
+        id: uuid::Uuid::new_v4().to_string(),
+        org_id: org.id,
+        member_id: owner.id,
+        name: "owner".into(),
+        key_hash: hash_api_key(&value),
+        permissions: Permissions::all(),
+        expires_at: None,
+        created_at: now_ms(),
+    };
+    store.insert_api_key(&key).await.map_err(StartError::from)?;
+    Ok(value)
+}
+
+/// Serves the workspace API alone on `listen` until Ctrl-C or SIGTERM.
+pub async fn serve(config: Config, listen: SocketAddr) -> Result<(), CliError> {
+    let state = AppState::from_config(config).await?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| CliError::Serve(format!("bind {listen}: {e}")))?;
+    tracing::info!(%listen, "workspace API listening");
+    axum::serve(listener, crate::router(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(|e| CliError::Serve(e.to_string()))
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}

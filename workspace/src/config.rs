@@ -1,0 +1,168 @@
+//! Configuration read from `PLATFORM_*` environment variables.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+
+/// Default database: a SQLite file under `./data/`.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/workspace.db";
+/// Default `{base_url}` when `PLATFORM_PUBLIC_URL` is not set.
+pub const DEFAULT_PUBLIC_URL: &str = "http://127.0.0.1:8787";
+
+/// Why the configuration could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The encryption key variable is not set.
+    #[error("PLATFORM_WORKSPACE_ENCRYPTION_KEY is required (base64 of 32 random bytes)")]
+    MissingKey,
+    /// The encryption key is not base64 of exactly 32 bytes.
+    #[error("PLATFORM_WORKSPACE_ENCRYPTION_KEY must be base64 of exactly 32 bytes")]
+    MalformedKey,
+    /// Another variable holds a value that cannot be used.
+    #[error("{0} is invalid: {1}")]
+    Invalid(&'static str, String),
+}
+
+/// The language model provider (an OpenAI-compatible chat-completions API).
+#[derive(Clone, Default)]
+pub struct LlmConfig {
+    /// Base URL; `/chat/completions` is appended (`PLATFORM_LLM_BASE_URL`).
+    pub base_url: Option<String>,
+    /// Bearer key sent to the provider (`PLATFORM_LLM_API_KEY`); never logged.
+    pub api_key: Option<String>,
+    /// Default model (`PLATFORM_LLM_MODEL`).
+    pub model: Option<String>,
+    /// Model per tier (`PLATFORM_LLM_MODEL_FAST`, `_SMART`, `_THINKING`).
+    pub tier_models: BTreeMap<String, String>,
+}
+
+/// Everything the workspace service needs to start.
+#[derive(Clone)]
+pub struct Config {
+    /// `sqlite://<path>` or `postgres://...` (`PLATFORM_DATABASE_URL`).
+    pub database_url: String,
+    /// AES-256-GCM key for credentials at rest.
+    pub encryption_key: [u8; 32],
+    /// The `{base_url}` of this service (`PLATFORM_PUBLIC_URL`), without a trailing slash.
+    pub public_url: String,
+    /// The language model provider.
+    pub llm: LlmConfig,
+    /// Redis URL for the run-stream buffer (`PLATFORM_REDIS_URL`); in memory when absent.
+    pub redis_url: Option<String>,
+    /// Extra PEM root certificates trusted for upstream HTTPS (`PLATFORM_UPSTREAM_CA_FILE`).
+    pub upstream_ca_file: Option<PathBuf>,
+    /// How long run-stream chunks are kept (`PLATFORM_STREAM_RETENTION_SECS`, default 300).
+    pub stream_retention: Duration,
+    /// Interval of SSE keep-alive comments (`PLATFORM_STREAM_KEEPALIVE_MS`, default 15000).
+    pub keepalive: Duration,
+}
+
+impl Config {
+    /// A configuration with defaults, the given database and key.
+    pub fn new(database_url: impl Into<String>, encryption_key: [u8; 32]) -> Self {
+        Self {
+            database_url: database_url.into(),
+            encryption_key,
+            public_url: DEFAULT_PUBLIC_URL.to_string(),
+            llm: LlmConfig::default(),
+            redis_url: None,
+            upstream_ca_file: None,
+            stream_retention: Duration::from_secs(300),
+            keepalive: Duration::from_secs(15),
+        }
+    }
+
+    /// Reads the configuration from the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+    }
+
+    /// Reads the configuration through `lookup` (a variable name to its value).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let key = lookup("PLATFORM_WORKSPACE_ENCRYPTION_KEY").ok_or(ConfigError::MissingKey)?;
+        let encryption_key = parse_key(&key)?;
+        let mut config = Self::new(
+            lookup("PLATFORM_DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_string()),
+            encryption_key,
+        );
+        if let Some(url) = lookup("PLATFORM_PUBLIC_URL") {
+            url::Url::parse(&url)
+                .map_err(|e| ConfigError::Invalid("PLATFORM_PUBLIC_URL", e.to_string()))?;
+            config.public_url = url.trim_end_matches('/').to_string();
+        }
+        config.llm.base_url = lookup("PLATFORM_LLM_BASE_URL");
+        config.llm.api_key = lookup("PLATFORM_LLM_API_KEY");
+        config.llm.model = lookup("PLATFORM_LLM_MODEL");
+        for tier in crate::pilot::TIERS {
+            let var = format!("PLATFORM_LLM_MODEL_{}", tier.to_ascii_uppercase());
+            if let Some(model) = lookup(&var) {
+                config.llm.tier_models.insert((*tier).to_string(), model);
+            }
+        }
+        config.redis_url = lookup("PLATFORM_REDIS_URL");
+        config.upstream_ca_file = lookup("PLATFORM_UPSTREAM_CA_FILE").map(PathBuf::from);
+        if let Some(secs) = lookup("PLATFORM_STREAM_RETENTION_SECS") {
+            let secs = secs.parse().map_err(|_| {
+                ConfigError::Invalid("PLATFORM_STREAM_RETENTION_SECS", "not a number".into())
+            })?;
+            config.stream_retention = Duration::from_secs(secs);
+        }
+        if let Some(ms) = lookup("PLATFORM_STREAM_KEEPALIVE_MS") {
+            let ms: u64 = ms.parse().map_err(|_| {
+                ConfigError::Invalid("PLATFORM_STREAM_KEEPALIVE_MS", "not a number".into())
+            })?;
+            config.keepalive = Duration::from_millis(ms.max(10));
+        }
+        Ok(config)
+    }
+}
+
+/// Decodes a base64 key of exactly 32 bytes.
+fn parse_key(text: &str) -> Result<[u8; 32], ConfigError> {
+    let bytes = STANDARD
+        .decode(text.trim())
+        .map_err(|_| ConfigError::MalformedKey)?;
+    bytes.try_into().map_err(|_| ConfigError::MalformedKey)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lookup(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn missing_or_malformed_key_refuses() {
+        assert!(matches!(
+            Config::from_lookup(lookup(&[])),
+            Err(ConfigError::MissingKey)
+        ));
+        assert!(matches!(
+            Config::from_lookup(lookup(&[("PLATFORM_WORKSPACE_ENCRYPTION_KEY", "c2hvcnQ=")])),
+            Err(ConfigError::MalformedKey)
+        ));
+    }
+
+    #[test]
+    fn defaults_and_tiers() {
+        let config = Config::from_lookup(lookup(&[
+            (
+                "PLATFORM_WORKSPACE_ENCRYPTION_KEY",
+                "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+            ),
+            ("PLATFORM_LLM_MODEL_SMART", "big"),
+        ]))
+        .unwrap();
+        assert_eq!(config.database_url, DEFAULT_DATABASE_URL);
+        assert_eq!(config.llm.tier_models["smart"], "big");
+    }
+}

@@ -1,0 +1,76 @@
+//! The typed error every endpoint answers with: an HTTP status plus `{"error": message}`.
+
+use axum::Json;
+use axum::http::header::WWW_AUTHENTICATE;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// An error with the HTTP status it maps to.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400: the request is malformed or fails validation.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 401: no valid credentials.
+    #[error("unauthorized")]
+    Unauthorized,
+    /// 403: authenticated but not allowed.
+    #[error("{0}")]
+    Forbidden(String),
+    /// 404: the thing does not exist (or belongs to another organization).
+    #[error("{0}")]
+    NotFound(String),
+    /// 409: the request conflicts with the current state.
+    #[error("{0}")]
+    Conflict(String),
+    /// 503: a dependency is unavailable.
+    #[error("{0}")]
+    Unavailable(String),
+    /// 500: an unexpected fault; the detail is logged, never returned.
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl ApiError {
+    /// The HTTP status of this error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(error: sqlx::Error) -> Self {
+        if let sqlx::Error::Database(db) = &error
+            && db.is_unique_violation()
+        {
+            return Self::Conflict("already exists".into());
+        }
+        Self::Internal(error.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if let Self::Internal(detail) = &self {
+            tracing::error!(%detail, "internal error");
+        }
+        let mut response =
+            (self.status(), Json(json!({ "error": self.to_string() }))).into_response();
+        if matches!(self, Self::Unauthorized) {
+            response.headers_mut().insert(
+                WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"workspace\""),
+            );
+        }
+        response
+    }
+}

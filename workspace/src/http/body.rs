@@ -1,0 +1,64 @@
+//! Request bodies: a size limit and a JSON nesting limit, checked before parsing.
+
+use serde_json::Value;
+
+use crate::error::ApiError;
+
+/// Largest accepted request body.
+pub const BODY_LIMIT_BYTES: usize = 1024 * 1024;
+/// Deepest accepted JSON nesting (objects and arrays).
+pub const MAX_JSON_DEPTH: usize = 64;
+
+/// Parses a JSON body, rejecting absurd nesting without recursing into it.
+pub fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::BadRequest("request body must be JSON".into()));
+    }
+    check_depth(bytes)?;
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::BadRequest(format!("request body must be valid JSON: {e}")))
+}
+
+/// Scans the bytes once, counting open brackets outside strings.
+fn check_depth(bytes: &[u8]) -> Result<(), ApiError> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > MAX_JSON_DEPTH {
+                    return Err(ApiError::BadRequest(format!(
+                        "JSON nesting deeper than {MAX_JSON_DEPTH} levels"
+                    )));
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_deep_nesting_and_garbage() {
+        let deep = "[".repeat(MAX_JSON_DEPTH + 1) + &"]".repeat(MAX_JSON_DEPTH + 1);
+        assert!(parse_json(deep.as_bytes()).is_err());
+        assert!(parse_json(b"{\"a\":\"[[[[\"}").is_ok());
+        assert!(parse_json(b"{").is_err());
+        assert!(parse_json(b"").is_err());
+    }
+}

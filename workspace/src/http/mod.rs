@@ -1,0 +1,7 @@
+//! HTTP plumbing shared by every endpoint: bounded JSON bodies and SSE parsing.
+
+mod body;
+mod sse;
+
+pub use body::{BODY_LIMIT_BYTES, MAX_JSON_DEPTH, parse_json};
+pub use sse::SseParser;

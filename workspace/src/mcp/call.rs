@@ -1,0 +1,136 @@
+//! One upstream tool call: argument validation, forwarding with the connection's timeout,
+//! metrics, the `mcp.proxy.callTool` span and an audit row.
+
+use std::time::Instant;
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use super::jsonrpc::{self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_TIMEOUT};
+use super::schema;
+use super::tool_cache;
+use super::upstream::{Target, UpstreamError};
+use crate::clock::now_ms;
+use crate::state::AppState;
+use crate::storage::AuditEntry;
+use crate::telemetry::CallSpan;
+
+/// Who is calling, from where, for the audit log.
+pub struct CallContext<'a> {
+    /// Organization id.
+    pub org_id: &'a str,
+    /// Audit identity (`key:<id>`, `anonymous`, `run:<thread>`).
+    pub actor: String,
+    /// `proxy`, `gateway` or `run`.
+    pub surface: &'static str,
+    /// Request id (also sent upstream).
+    pub request_id: &'a str,
+}
+
+/// Calls `tool` on the target and returns the HTTP status and JSON-RPC response (with
+/// `rpc_id`). `allowed` is the caller's authorization verdict: a denied call is recorded
+/// and answered 403 without reaching the upstream.
+pub async fn call_tool(
+    state: &AppState,
+    ctx: &CallContext<'_>,
+    target: &Target,
+    tool: &str,
+    arguments: Value,
+    rpc_id: Value,
+    allowed: bool,
+) -> (StatusCode, Value) {
+    let started = Instant::now();
+    let span = CallSpan::start(&target.connection_id, tool, ctx.request_id);
+    let (status, response, outcome) = if !allowed {
+        let message = format!("Access denied to: {tool}");
+        let body = jsonrpc::error(rpc_id, ACCESS_DENIED, &message);
+        (StatusCode::FORBIDDEN, body, "denied")
+    } else {
+        forward(state, target, tool, arguments, rpc_id).await
+    };
+    let success = outcome == "success";
+    let error_text = response["error"]["message"].as_str().map(str::to_string);
+    span.end(if success {
+        None
+    } else {
+        Some(error_text.as_deref().unwrap_or("tool error"))
+    });
+    let elapsed = started.elapsed();
+    state
+        .metrics
+        .record(&target.connection_id, tool, success, elapsed);
+    state.audit.record(AuditEntry {
+        org_id: ctx.org_id.to_string(),
+        at: now_ms(),
+        actor: ctx.actor.clone(),
+        surface: ctx.surface.to_string(),
+        connection_id: Some(target.connection_id.clone()),
+        tool: tool.to_string(),
+        outcome: outcome.to_string(),
+        duration_ms: elapsed.as_millis() as i64,
+        request_id: ctx.request_id.to_string(),
+    });
+    (status, response)
+}
+
+/// Validates and forwards; the third value is the outcome label.
+async fn forward(
+    state: &AppState,
+    target: &Target,
+    tool: &str,
+    mut arguments: Value,
+    rpc_id: Value,
+) -> (StatusCode, Value, &'static str) {
+    match state.tool_cache.tools(&state.upstream, target).await {
+        Ok(tools) => {
+            if let Some(input_schema) = tool_cache::find(&tools, tool).map(|t| &t["inputSchema"])
+                && let Err(problem) = schema::validate(input_schema, &arguments)
+            {
+                let message = format!("Invalid arguments for tool {tool}: {problem}");
+                let body = jsonrpc::error(rpc_id, INVALID_PARAMS, &message);
+                return (StatusCode::OK, body, "error");
+            }
+        }
+        Err(error) => return upstream_failure(error, rpc_id),
+    }
+    if let Some(args) = arguments.as_object_mut() {
+        args.remove("_meta");
+    }
+    let params = json!({ "name": tool, "arguments": arguments });
+    match state
+        .upstream
+        .request(target, "tools/call", params, target.tool_timeout)
+        .await
+    {
+        Ok(mut response) => {
+            let failed = response.get("error").is_some()
+                || response["result"]["isError"] == Value::Bool(true);
+            if let Some(object) = response.as_object_mut() {
+                object.insert("id".into(), rpc_id);
+            }
+            (
+                StatusCode::OK,
+                response,
+                if failed { "error" } else { "success" },
+            )
+        }
+        Err(error) => upstream_failure(error, rpc_id),
+    }
+}
+
+/// Maps an upstream failure: unreachable → 503, timeout → -32001, protocol → -32603.
+pub(super) fn upstream_failure(
+    error: UpstreamError,
+    rpc_id: Value,
+) -> (StatusCode, Value, &'static str) {
+    let (status, code) = match &error {
+        UpstreamError::Unreachable(_) => (StatusCode::SERVICE_UNAVAILABLE, INTERNAL_ERROR),
+        UpstreamError::Timeout => (StatusCode::OK, REQUEST_TIMEOUT),
+        UpstreamError::Protocol(_) => (StatusCode::OK, INTERNAL_ERROR),
+    };
+    (
+        status,
+        jsonrpc::error(rpc_id, code, &error.to_string()),
+        "error",
+    )
+}

@@ -1,0 +1,280 @@
+//! `POST /api/:org/mcp/gateway/:virtualMcpId`: the tools of an agent's connections,
+//! composed under stable, collision-free names `<prefix>_<tool>`, where the prefix is
+//! the first 8 hex digits of the connection id (the whole id if two members share them).
+
+use std::collections::HashMap;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use futures_util::future::join_all;
+use serde_json::{Value, json};
+
+use super::call::{CallContext, call_tool};
+use super::jsonrpc::{self, INVALID_PARAMS};
+use super::proxy::api_error;
+use super::target::target_for;
+use super::tool_cache;
+use super::transport::{accepted, negotiate_version, read_request, reply, rpc_error, unauthorized};
+use super::upstream::Target;
+use crate::auth::{Credential, authenticate};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::storage::{Agent, Connection, ConnectionStatus};
+
+/// One composed tool.
+#[derive(Clone)]
+pub struct CatalogTool {
+    /// The exposed name (`<prefix>_<tool>`).
+    pub name: String,
+    /// The tool's name at its connection.
+    pub original: String,
+    /// The member connection.
+    pub connection_id: String,
+    /// The upstream's tool definition (description, inputSchema, _meta ...).
+    pub definition: Value,
+}
+
+/// An agent's composed tool surface with the targets to reach each member.
+pub struct Catalog {
+    /// Tools in member order.
+    pub tools: Vec<CatalogTool>,
+    members: HashMap<String, (Connection, Target)>,
+    prefixes: HashMap<String, String>,
+    selected: HashMap<String, Option<Vec<String>>>,
+}
+
+impl Catalog {
+    /// Resolves an exposed name to the member connection, its target and the original name.
+    pub fn resolve(&self, name: &str) -> Option<(&Connection, &Target, String)> {
+        let (prefix, original) = name.split_once('_')?;
+        let connection_id = self.prefixes.get(prefix)?;
+        let selected = self.selected.get(connection_id)?;
+        if selected
+            .as_ref()
+            .is_some_and(|s| !s.iter().any(|t| t == original))
+        {
+            return None;
+        }
+        let (connection, target) = self.members.get(connection_id)?;
+        Some((connection, target, original.to_string()))
+    }
+}
+
+/// The prefix of each member: 8 hex digits, or the full id without dashes on collision.
+fn prefixes(ids: &[String]) -> HashMap<String, String> {
+    let short = |id: &str| id.replace('-', "").to_ascii_lowercase();
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for id in ids {
+        *counts
+            .entry(short(id).chars().take(8).collect())
+            .or_default() += 1;
+    }
+    ids.iter()
+        .map(|id| {
+            let head: String = short(id).chars().take(8).collect();
+            let prefix = if counts[&head] > 1 { short(id) } else { head };
+            (prefix, id.clone())
+        })
+        .collect()
+}
+
+/// Composes the active member connections of `agent` (same organization only); one
+/// failing upstream is skipped and logged, not fatal.
+pub async fn compose(
+    state: &AppState,
+    agent: &Agent,
+    request_id: &str,
+) -> Result<Catalog, ApiError> {
+    let mut members = HashMap::new();
+    let mut selected = HashMap::new();
+    let mut order = Vec::new();
+    for member in &agent.members {
+        let Some(connection) = state
+            .store
+            .connection(&agent.org_id, &member.connection_id)
+            .await?
+        else {
+            continue;
+        };
+        if connection.status != ConnectionStatus::Active {
+            continue;
+        }
+        let Ok(target) = target_for(state, &connection, request_id) else {
+            continue;
+        };
+        order.push(connection.id.clone());
+        selected.insert(connection.id.clone(), member.selected_tools.clone());
+        members.insert(connection.id.clone(), (connection, target));
+    }
+    let prefixes = prefixes(&order);
+    let by_id: HashMap<&String, &String> = prefixes.iter().map(|(p, id)| (id, p)).collect();
+    let listings = join_all(order.iter().map(|id| {
+        let target = &members[id].1;
+        state.tool_cache.tools(&state.upstream, target)
+    }))
+    .await;
+    let mut tools = Vec::new();
+    for (id, listing) in order.iter().zip(listings) {
+        let listing = match listing {
+            Ok(listing) => listing,
+            Err(error) => {
+                tracing::warn!(connection.id = %id, %error, "gateway member skipped");
+                continue;
+            }
+        };
+        for definition in listing.iter() {
+            let Some(original) = definition.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            if selected[id]
+                .as_ref()
+                .is_some_and(|s| !s.iter().any(|t| t == original))
+            {
+                continue;
+            }
+            tools.push(CatalogTool {
+                name: format!("{}_{original}", by_id[id]),
+                original: original.to_string(),
+                connection_id: id.clone(),
+                definition: definition.clone(),
+            });
+        }
+    }
+    Ok(Catalog {
+        tools,
+        members,
+        prefixes,
+        selected,
+    })
+}
+
+/// The gateway endpoint.
+pub async fn gateway(
+    State(state): State<AppState>,
+    Path((org, agent_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let resource = format!(
+        "{}/api/{org}/mcp/gateway/{agent_id}",
+        state.config.public_url
+    );
+    let request = match read_request(&headers, &body) {
+        Ok(request) => request,
+        Err(response) => return response,
+    };
+    let id = request.reply_id();
+    let principal = match authenticate(&state.store, &headers).await {
+        Ok(Credential::Valid(principal)) => principal,
+        Ok(other) => return unauthorized(id, &resource, matches!(other, Credential::Invalid)),
+        Err(error) => return api_error(id, error),
+    };
+    if let Err(error) = principal.require_org(&org) {
+        return api_error(id, error);
+    }
+    let agent = match state.store.agent(&principal.org.id, &agent_id).await {
+        Ok(Some(agent)) => agent,
+        Ok(None) => return api_error(id, ApiError::NotFound("Agent not found".into())),
+        Err(error) => return api_error(id, error.into()),
+    };
+    if agent.status != "active" {
+        return api_error(id, ApiError::Unavailable("Agent inactive".into()));
+    }
+    if request.id.is_none() {
+        return accepted();
+    }
+    let request_id = uuid::Uuid::new_v4().to_string();
+    match request.method.as_str() {
+        "initialize" => {
+            let mut result = json!({
+                "protocolVersion": negotiate_version(&request.params),
+                "capabilities": { "tools": {} },
+                "serverInfo": { "name": agent.id, "title": agent.title, "version": "1.0.0" },
+            });
+            if let Some(instructions) = &agent.instructions {
+                result["instructions"] = json!(instructions);
+            }
+            reply(StatusCode::OK, jsonrpc::result(id, result))
+        }
+        "ping" => reply(StatusCode::OK, jsonrpc::result(id, json!({}))),
+        "tools/list" => match compose(&state, &agent, &request_id).await {
+            Ok(catalog) => {
+                let tools: Vec<Value> = catalog
+                    .tools
+                    .iter()
+                    .map(|t| {
+                        let mut definition = t.definition.clone();
+                        definition["name"] = json!(t.name);
+                        definition["_meta"]["gatewayClientId"] = json!(t.connection_id);
+                        definition
+                    })
+                    .collect();
+                reply(
+                    StatusCode::OK,
+                    jsonrpc::result(id, json!({ "tools": tools })),
+                )
+            }
+            Err(error) => api_error(id, error),
+        },
+        "tools/call" => {
+            let (name, arguments) = match request.tool_call() {
+                Ok(call) => call,
+                Err(body) => return reply(StatusCode::OK, body),
+            };
+            let catalog = match compose(&state, &agent, &request_id).await {
+                Ok(catalog) => catalog,
+                Err(error) => return api_error(id, error),
+            };
+            let Some((connection, target, original)) = catalog.resolve(&name) else {
+                return rpc_error(
+                    StatusCode::OK,
+                    id,
+                    INVALID_PARAMS,
+                    &format!("Unknown tool: {name}"),
+                );
+            };
+            let public = catalog
+                .tools
+                .iter()
+                .any(|t| t.name == name && tool_cache::is_public(&t.definition));
+            let allowed = public
+                || principal.permissions.grants(&connection.id, &original)
+                || principal.permissions.grants(&agent.id, &name);
+            let ctx = CallContext {
+                org_id: &agent.org_id,
+                actor: principal.actor(),
+                surface: "gateway",
+                request_id: &request_id,
+            };
+            let (status, body) =
+                call_tool(&state, &ctx, target, &original, arguments, id, allowed).await;
+            reply(status, body)
+        }
+        method => rpc_error(
+            StatusCode::OK,
+            id,
+            jsonrpc::METHOD_NOT_FOUND,
+            &format!("Method not found: {method}"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_are_short_unless_they_collide() {
+        let ids = vec![
+            "0a1b2c3d-0000-4000-8000-000000000001".to_string(),
+            "0a1b2c3d-0000-4000-8000-000000000002".to_string(),
+            "ffffeeee-0000-4000-8000-000000000003".to_string(),
+        ];
+        let p = prefixes(&ids);
+        assert_eq!(p["ffffeeee"], ids[2]);
+        assert_eq!(p["0a1b2c3d000040008000000000000001"], ids[0]);
+        assert_eq!(p.len(), 3);
+    }
+}

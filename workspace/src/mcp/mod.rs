@@ -1,0 +1,24 @@
+//! The three MCP endpoint families (connection proxy, agent gateway, management) plus
+//! the legacy unscoped proxy route, discovery metadata and the upstream client.
+
+mod call;
+mod discovery;
+mod gateway;
+pub mod jsonrpc;
+mod proxy;
+pub mod schema;
+mod self_server;
+mod target;
+mod tool_cache;
+mod transport;
+mod upstream;
+
+pub use call::{CallContext, call_tool};
+pub use discovery::{protected_resource, protected_resource_prefixed};
+pub use gateway::{Catalog, CatalogTool, compose, gateway};
+pub use proxy::{legacy_proxy, proxy};
+pub use self_server::self_mcp;
+pub use target::target_for;
+pub use tool_cache::ToolCache;
+pub use transport::method_not_allowed;
+pub use upstream::{Upstream, UpstreamError};

@@ -1,0 +1,237 @@
+//! `POST /api/:org/mcp/:connectionId` (and the legacy `POST /mcp/:connectionId`).
+//!
+//! Order: authenticate; look up the connection and check it is active; authorize the
+//! tool; decrypt and inject credentials; forward; record metrics; return.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use super::call::{CallContext, call_tool, upstream_failure};
+use super::jsonrpc::{self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_REQUEST};
+use super::target::target_for;
+use super::tool_cache;
+use super::transport::{accepted, negotiate_version, read_request, reply, rpc_error, unauthorized};
+use super::upstream::{LIST_TIMEOUT, Target};
+use crate::auth::{Credential, Principal, authenticate};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::storage::{Connection, ConnectionStatus};
+
+/// The org-scoped connection proxy.
+pub async fn proxy(
+    State(state): State<AppState>,
+    Path((org, connection_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let resource = format!("{}/api/{org}/mcp/{connection_id}", state.config.public_url);
+    serve(
+        &state,
+        Some(&org),
+        &connection_id,
+        &headers,
+        &body,
+        &resource,
+    )
+    .await
+}
+
+/// The legacy unscoped proxy: the organization comes from the key. Works like the
+/// scoped route, logs a deprecation line per request and sends `Deprecation: true`.
+pub async fn legacy_proxy(
+    State(state): State<AppState>,
+    Path(connection_id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let resource = format!("{}/mcp/{connection_id}", state.config.public_url);
+    let mut response = serve(&state, None, &connection_id, &headers, &body, &resource).await;
+    tracing::warn!(
+        route = "/mcp/:connectionId",
+        connection.id = %connection_id,
+        status = response.status().as_u16(),
+        "deprecated route: use /api/:org/mcp/:connectionId"
+    );
+    response
+        .headers_mut()
+        .insert("deprecation", HeaderValue::from_static("true"));
+    response
+}
+
+/// Shared body of both routes; `org` is `None` on the legacy route.
+async fn serve(
+    state: &AppState,
+    org: Option<&str>,
+    connection_id: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+    resource: &str,
+) -> Response {
+    let request = match read_request(headers, body) {
+        Ok(request) => request,
+        Err(response) => return response,
+    };
+    let id = request.reply_id();
+    let credential = match authenticate(&state.store, headers).await {
+        Ok(credential) => credential,
+        Err(error) => return api_error(id, error),
+    };
+    let principal = match credential {
+        Credential::Valid(principal) => {
+            if let Some(slug) = org
+                && let Err(error) = principal.require_org(slug)
+            {
+                return api_error(id, error);
+            }
+            Some(principal)
+        }
+        other if request.method == "tools/call" => {
+            let _ = other;
+            None
+        }
+        other => return unauthorized(id, resource, matches!(other, Credential::Invalid)),
+    };
+    let connection = match lookup(state, principal.as_ref(), org, connection_id).await {
+        Ok(Some(connection)) => connection,
+        Ok(None) if principal.is_none() => return unauthorized(id, resource, false),
+        Ok(None) => return api_error(id, ApiError::NotFound("Connection not found".into())),
+        Err(error) => return api_error(id, error),
+    };
+    if connection.status != ConnectionStatus::Active {
+        if principal.is_none() {
+            return unauthorized(id, resource, false);
+        }
+        let message = format!("Connection {}", connection.status.as_str());
+        return api_error(id, ApiError::Unavailable(message));
+    }
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let target = match target_for(state, &connection, &request_id) {
+        Ok(target) => target,
+        Err(error) => return api_error(id, error),
+    };
+    if request.id.is_none() {
+        return accepted();
+    }
+    match request.method.as_str() {
+        "tools/call" => {
+            let (tool, arguments) = match request.tool_call() {
+                Ok(call) => call,
+                Err(body) => return reply(StatusCode::OK, body),
+            };
+            let granted = principal
+                .as_ref()
+                .is_some_and(|p| p.permissions.grants(&connection.id, &tool));
+            let allowed = granted
+                || match is_public(state, &target, &tool).await {
+                    Ok(public) => public,
+                    Err(response) => return response(id),
+                };
+            if principal.is_none() && !allowed {
+                return unauthorized(id, resource, false);
+            }
+            let ctx = CallContext {
+                org_id: &connection.org_id,
+                actor: principal
+                    .as_ref()
+                    .map_or("anonymous".into(), Principal::actor),
+                surface: "proxy",
+                request_id: &request_id,
+            };
+            let (status, body) =
+                call_tool(state, &ctx, &target, &tool, arguments, id, allowed).await;
+            reply(status, body)
+        }
+        "initialize" => match state.upstream.initialize(&target).await {
+            Ok(init) => {
+                let mut result = json!({
+                    "protocolVersion": negotiate_version(&request.params),
+                    "capabilities": init.get("capabilities").cloned().unwrap_or_else(|| json!({ "tools": {} })),
+                    "serverInfo": init.get("serverInfo").cloned().unwrap_or_else(|| json!({ "name": connection.title, "version": "1.0.0" })),
+                });
+                if let Some(instructions) = init.get("instructions") {
+                    result["instructions"] = instructions.clone();
+                }
+                reply(StatusCode::OK, jsonrpc::result(id, result))
+            }
+            Err(error) => {
+                let (status, body, _) = upstream_failure(error, id);
+                reply(status, body)
+            }
+        },
+        "ping" => reply(StatusCode::OK, jsonrpc::result(id, json!({}))),
+        method => {
+            let listing = method == "tools/list" && request.params.get("cursor").is_none();
+            match state
+                .upstream
+                .request(&target, method, request.params.clone(), LIST_TIMEOUT)
+                .await
+            {
+                Ok(mut response) => {
+                    if listing && let Some(tools) = response["result"]["tools"].as_array() {
+                        state
+                            .tool_cache
+                            .store(&target, Arc::new(tools.clone()))
+                            .await;
+                    }
+                    response["id"] = id;
+                    reply(StatusCode::OK, response)
+                }
+                Err(error) => {
+                    let (status, body, _) = upstream_failure(error, id);
+                    reply(status, body)
+                }
+            }
+        }
+    }
+}
+
+/// Finds the connection: in the key's organization, or for anonymous callers in the
+/// path's organization (any organization on the legacy route).
+async fn lookup(
+    state: &AppState,
+    principal: Option<&Principal>,
+    org: Option<&str>,
+    connection_id: &str,
+) -> Result<Option<Connection>, ApiError> {
+    Ok(match (principal, org) {
+        (Some(p), _) => state.store.connection(&p.org.id, connection_id).await?,
+        (None, Some(slug)) => match state.store.org_by_slug(slug).await? {
+            Some(org) => state.store.connection(&org.id, connection_id).await?,
+            None => None,
+        },
+        (None, None) => state.store.connection_any_org(connection_id).await?,
+    })
+}
+
+/// Whether the upstream marks `tool` public; an unreachable upstream becomes a reply.
+async fn is_public(
+    state: &AppState,
+    target: &Target,
+    tool: &str,
+) -> Result<bool, impl FnOnce(Value) -> Response> {
+    match state.tool_cache.tools(&state.upstream, target).await {
+        Ok(tools) => Ok(tool_cache::find(&tools, tool).is_some_and(tool_cache::is_public)),
+        Err(error) => Err(move |id| {
+            let (status, body, _) = upstream_failure(error, id);
+            reply(status, body)
+        }),
+    }
+}
+
+/// An API error as a JSON-RPC error body with the error's HTTP status.
+pub(super) fn api_error(id: Value, error: ApiError) -> Response {
+    let code = match error.status() {
+        StatusCode::FORBIDDEN => ACCESS_DENIED,
+        StatusCode::BAD_REQUEST => INVALID_REQUEST,
+        _ => INTERNAL_ERROR,
+    };
+    if let ApiError::Internal(detail) = &error {
+        tracing::error!(%detail, "internal error");
+    }
+    rpc_error(error.status(), id, code, &error.to_string())
+}

@@ -1,0 +1,106 @@
+//! The inbound side of MCP streamable HTTP: request checks and JSON-RPC replies.
+
+use axum::Json;
+use axum::http::header::{ACCEPT, ALLOW, CONTENT_TYPE, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use super::jsonrpc::{self, RpcRequest};
+use crate::http::parse_json;
+
+/// A JSON-RPC reply with its HTTP status.
+pub fn reply(status: StatusCode, body: Value) -> Response {
+    (status, Json(body)).into_response()
+}
+
+/// A JSON-RPC error reply.
+pub fn rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Response {
+    reply(status, jsonrpc::error(id, code, message))
+}
+
+/// 202 for notifications and client responses.
+pub fn accepted() -> Response {
+    StatusCode::ACCEPTED.into_response()
+}
+
+/// 401 with the bearer challenge pointing at the resource's discovery document.
+pub fn unauthorized(id: Value, resource: &str, invalid_token: bool) -> Response {
+    let mut challenge = format!(
+        "Bearer realm=\"mcp\", resource_metadata=\"{resource}/.well-known/oauth-protected-resource\""
+    );
+    if invalid_token {
+        challenge.push_str(", error=\"invalid_token\"");
+    }
+    let mut response = rpc_error(
+        StatusCode::UNAUTHORIZED,
+        id,
+        jsonrpc::INTERNAL_ERROR,
+        "Unauthorized: a valid API key is required",
+    );
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// 405 for GET/DELETE on a stateless MCP endpoint.
+pub async fn method_not_allowed() -> Response {
+    let mut response = rpc_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        Value::Null,
+        jsonrpc::INVALID_REQUEST,
+        "Method not allowed: this endpoint accepts POST only",
+    );
+    response
+        .headers_mut()
+        .insert(ALLOW, HeaderValue::from_static("POST"));
+    response
+}
+
+/// Checks the headers and parses the body into one JSON-RPC message.
+#[allow(clippy::result_large_err)]
+pub fn read_request(headers: &HeaderMap, body: &[u8]) -> Result<RpcRequest, Response> {
+    if let Some(accept) = headers.get(ACCEPT).and_then(|v| v.to_str().ok())
+        && !accept.is_empty()
+        && !["application/json", "application/*", "*/*"]
+            .iter()
+            .any(|t| accept.contains(t))
+    {
+        return Err(rpc_error(
+            StatusCode::NOT_ACCEPTABLE,
+            Value::Null,
+            jsonrpc::INVALID_REQUEST,
+            "Not Acceptable: the client must accept application/json",
+        ));
+    }
+    if let Some(kind) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok())
+        && !kind.starts_with("application/json")
+    {
+        return Err(rpc_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Value::Null,
+            jsonrpc::INVALID_REQUEST,
+            "Unsupported Media Type: Content-Type must be application/json",
+        ));
+    }
+    let value = parse_json(body).map_err(|e| {
+        rpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            jsonrpc::PARSE_ERROR,
+            &format!("Parse error: {e}"),
+        )
+    })?;
+    RpcRequest::parse(&value).map_err(|error| reply(StatusCode::BAD_REQUEST, error))
+}
+
+/// The protocol version to answer `initialize` with: the client's when supported.
+pub fn negotiate_version(params: &Value) -> &'static str {
+    let asked = params.get("protocolVersion").and_then(Value::as_str);
+    super::upstream::SUPPORTED_PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| Some(**v) == asked)
+        .copied()
+        .unwrap_or(super::upstream::SUPPORTED_PROTOCOL_VERSIONS[0])
+}

@@ -1,0 +1,406 @@
+//! The MCP streamable-HTTP client used to reach upstream servers.
+//!
+//! One session per connection is initialized on first use and reused; an upstream that
+//! forgets the session (404) is re-initialized once. Certificates are validated.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+use crate::http::SseParser;
+
+/// The protocol version this client asks for.
+pub const CLIENT_PROTOCOL_VERSION: &str = "2025-06-18";
+/// Versions the service speaks, newest first.
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
+    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Timeout for session set-up and listings (tool calls use the connection's timeout).
+pub const LIST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Where and how to reach one upstream server.
+#[derive(Clone)]
+pub struct Target {
+    /// Connection id (session cache key).
+    pub connection_id: String,
+    /// Connection `updated_at`: a changed connection gets a new session.
+    pub revision: i64,
+    /// Endpoint URL.
+    pub url: String,
+    /// Headers sent on every request: decrypted credentials, then custom headers.
+    pub headers: HeaderMap,
+    /// Tool-call timeout.
+    pub tool_timeout: Duration,
+}
+
+/// Why an upstream request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamError {
+    /// Connection refused, DNS, TLS or certificate failure, or an upstream 5xx.
+    #[error("upstream unavailable: {0}")]
+    Unreachable(String),
+    /// No answer within the timeout.
+    #[error("Request timed out")]
+    Timeout,
+    /// The upstream answered, but not with a usable JSON-RPC response.
+    #[error("upstream protocol error: {0}")]
+    Protocol(String),
+}
+
+/// An initialized upstream session.
+struct Session {
+    revision: i64,
+    id: Option<String>,
+    protocol_version: String,
+    init_result: Value,
+}
+
+/// A pooled HTTP client plus the upstream sessions.
+pub struct Upstream {
+    http: reqwest::Client,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    next_id: AtomicU64,
+}
+
+impl Upstream {
+    /// A client trusting the system roots plus `extra_roots_pem` (a PEM bundle).
+    pub fn new(extra_roots_pem: Option<&[u8]>) -> Result<Self, String> {
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .pool_idle_timeout(Duration::from_secs(90));
+        if let Some(pem) = extra_roots_pem {
+            let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| e.to_string())?;
+            builder = builder.tls_certs_merge(certs);
+        }
+        Ok(Self {
+            http: builder.build().map_err(|e| e.to_string())?,
+            sessions: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+        })
+    }
+
+    /// The upstream's `initialize` result (from the cached session).
+    pub async fn initialize(&self, target: &Target) -> Result<Value, UpstreamError> {
+        Ok(self.session(target).await?.init_result.clone())
+    }
+
+    /// Sends one request and returns the upstream's JSON-RPC response object (with the
+    /// upstream's id replaced by `None`: callers put their own id back).
+    pub async fn request(
+        &self,
+        target: &Target,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, UpstreamError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let attempt = async {
+            let session = self.session(target).await?;
+            match self.post(target, Some(&session), &body, Some(id)).await {
+                Err(PostError::SessionGone) => {
+                    self.sessions.lock().await.remove(&target.connection_id);
+                    let session = self.session(target).await?;
+                    self.post(target, Some(&session), &body, Some(id))
+                        .await
+                        .map_err(PostError::into_upstream)
+                }
+                other => other.map_err(PostError::into_upstream),
+            }
+        };
+        match tokio::time::timeout(timeout, attempt).await {
+            Ok(result) => result.map(|r| r.unwrap_or(Value::Null)),
+            Err(_) => {
+                let cancel = json!({ "requestId": id, "reason": "Request timed out" });
+                self.notify(target, "notifications/cancelled", cancel);
+                Err(UpstreamError::Timeout)
+            }
+        }
+    }
+
+    /// `tools/list`, following pagination, with the listing timeout.
+    pub async fn list_tools(&self, target: &Target) -> Result<Vec<Value>, UpstreamError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..50 {
+            let params = match &cursor {
+                Some(c) => json!({ "cursor": c }),
+                None => json!({}),
+            };
+            let response = self
+                .request(target, "tools/list", params, LIST_TIMEOUT)
+                .await?;
+            let result = response.get("result").ok_or_else(|| {
+                UpstreamError::Protocol(format!("tools/list failed: {}", response["error"]))
+            })?;
+            if let Some(page) = result.get("tools").and_then(Value::as_array) {
+                tools.extend(page.iter().cloned());
+            }
+            cursor = result
+                .get("nextCursor")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            if cursor.is_none() {
+                break;
+            }
+        }
+        Ok(tools)
+    }
+
+    /// Sends a notification in the background, ignoring the outcome.
+    pub fn notify(&self, target: &Target, method: &str, params: Value) {
+        let body = json!({ "jsonrpc": "2.0", "method": method, "params": params });
+        let (http, target) = (self.http.clone(), target.clone());
+        let session = self
+            .sessions
+            .try_lock()
+            .ok()
+            .and_then(|s| s.get(&target.connection_id).cloned());
+        tokio::spawn(async move {
+            let request = build(&http, &target, session.as_deref(), &body);
+            let _ = tokio::time::timeout(Duration::from_secs(5), request.send()).await;
+        });
+    }
+
+    /// The live session of a connection, initializing one when needed.
+    async fn session(&self, target: &Target) -> Result<Arc<Session>, UpstreamError> {
+        if let Some(s) = self.sessions.lock().await.get(&target.connection_id)
+            && s.revision == target.revision
+        {
+            return Ok(s.clone());
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = json!({
+            "jsonrpc": "2.0", "id": id, "method": "initialize",
+            "params": {
+                "protocolVersion": CLIENT_PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": { "name": "sitefile-workspace", "version": env!("CARGO_PKG_VERSION") },
+            },
+        });
+        let init = tokio::time::timeout(LIST_TIMEOUT, self.initialize_once(target, &body, id))
+            .await
+            .map_err(|_| UpstreamError::Timeout)??;
+        self.sessions
+            .lock()
+            .await
+            .insert(target.connection_id.clone(), init.clone());
+        Ok(init)
+    }
+
+    async fn initialize_once(
+        &self,
+        target: &Target,
+        body: &Value,
+        id: u64,
+    ) -> Result<Arc<Session>, UpstreamError> {
+        let response = build(&self.http, target, None, body)
+            .send()
+            .await
+            .map_err(|e| UpstreamError::Unreachable(describe(&e)))?;
+        let session_id = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let reply = read_response(response, Some(id))
+            .await
+            .map_err(PostError::into_upstream)?
+            .unwrap_or(Value::Null);
+        let init_result = reply.get("result").cloned().ok_or_else(|| {
+            UpstreamError::Protocol(format!("initialize failed: {}", reply["error"]))
+        })?;
+        let protocol_version = init_result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or(CLIENT_PROTOCOL_VERSION)
+            .to_string();
+        let session = Arc::new(Session {
+            revision: target.revision,
+            id: session_id,
+            protocol_version,
+            init_result,
+        });
+        let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+        build(&self.http, target, Some(&session), &initialized)
+            .send()
+            .await
+            .map_err(|e| UpstreamError::Unreachable(describe(&e)))?;
+        Ok(session)
+    }
+
+    async fn post(
+        &self,
+        target: &Target,
+        session: Option<&Session>,
+        body: &Value,
+        id: Option<u64>,
+    ) -> Result<Option<Value>, PostError> {
+        let response = build(&self.http, target, session, body)
+            .send()
+            .await
+            .map_err(|e| PostError::Failed(UpstreamError::Unreachable(describe(&e))))?;
+        if response.status() == reqwest::StatusCode::NOT_FOUND
+            && session.is_some_and(|s| s.id.is_some())
+        {
+            return Err(PostError::SessionGone);
+        }
+        read_response(response, id).await
+    }
+}
+
+/// A POST failure, or a session the upstream no longer knows.
+enum PostError {
+    SessionGone,
+    Failed(UpstreamError),
+}
+
+impl PostError {
+    fn into_upstream(self) -> UpstreamError {
+        match self {
+            Self::SessionGone => UpstreamError::Protocol("upstream session lost".into()),
+            Self::Failed(e) => e,
+        }
+    }
+}
+
+/// A POST of `body` with the connection's headers and the session's headers.
+fn build(
+    http: &reqwest::Client,
+    target: &Target,
+    session: Option<&Session>,
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(
+        ACCEPT,
+        HeaderValue::from_static("application/json, text/event-stream"),
+    );
+    if let Some(session) = session {
+        if let Some(id) = session
+            .id
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
+            headers.insert(HeaderName::from_static("mcp-session-id"), id);
+        }
+        if let Ok(v) = HeaderValue::from_str(&session.protocol_version) {
+            headers.insert(HeaderName::from_static("mcp-protocol-version"), v);
+        }
+    }
+    for (name, value) in &target.headers {
+        headers.insert(name.clone(), value.clone());
+    }
+    http.post(&target.url).headers(headers).json(body)
+}
+
+/// Reads a JSON or SSE answer; with `id`, the JSON-RPC response carrying it.
+async fn read_response(
+    response: reqwest::Response,
+    id: Option<u64>,
+) -> Result<Option<Value>, PostError> {
+    let status = response.status();
+    if status.is_server_error() {
+        return Err(PostError::Failed(UpstreamError::Unreachable(format!(
+            "upstream answered HTTP {}",
+            status.as_u16()
+        ))));
+    }
+    if status == reqwest::StatusCode::ACCEPTED || id.is_none() {
+        return Ok(None);
+    }
+    if !status.is_success() {
+        return Err(PostError::Failed(UpstreamError::Protocol(format!(
+            "upstream answered HTTP {}",
+            status.as_u16()
+        ))));
+    }
+    let is_sse = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let failed = |e: reqwest::Error| PostError::Failed(UpstreamError::Unreachable(describe(&e)));
+    let matches = |v: &Value| id.is_some_and(|id| v.get("id").and_then(Value::as_u64) == Some(id));
+    if !is_sse {
+        let bytes = response.bytes().await.map_err(failed)?;
+        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            PostError::Failed(UpstreamError::Protocol(format!(
+                "invalid JSON from upstream: {e}"
+            )))
+        })?;
+        return Ok(Some(value));
+    }
+    let mut parser = SseParser::default();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        for data in parser.push(&chunk.map_err(failed)?) {
+            if let Ok(value) = serde_json::from_str::<Value>(&data)
+                && matches(&value)
+            {
+                return Ok(Some(value));
+            }
+        }
+    }
+    if let Some(value) = parser
+        .finish()
+        .and_then(|d| serde_json::from_str::<Value>(&d).ok())
+        && matches(&value)
+    {
+        return Ok(Some(value));
+    }
+    Err(PostError::Failed(UpstreamError::Protocol(
+        "upstream stream ended without a response".into(),
+    )))
+}
+
+/// A short description of a transport error, without URLs' credentials.
+fn describe(error: &reqwest::Error) -> String {
+    let mut text = if error.is_connect() {
+        "connection failed".to_string()
+    } else if error.is_timeout() {
+        "timed out".to_string()
+    } else {
+        "request failed".to_string()
+    };
+    let mut source = std::error::Error::source(error);
+    while let Some(inner) = source {
+        text = format!("{text}: {inner}");
+        source = inner.source();
+    }
+    text
+}
+
+/// Builds the upstream headers: bearer token first, then custom headers (last wins).
+pub fn upstream_headers(
+    token: Option<&str>,
+    custom: &[(String, String)],
+    request_id: &str,
+) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    if let Ok(v) = HeaderValue::from_str(request_id) {
+        headers.insert(HeaderName::from_static("x-request-id"), v);
+    }
+    if let Some(token) = token
+        && let Ok(mut v) = HeaderValue::from_str(&format!("Bearer {token}"))
+    {
+        v.set_sensitive(true);
+        headers.insert(AUTHORIZATION, v);
+    }
+    for (name, value) in custom {
+        if let (Ok(n), Ok(mut v)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            v.set_sensitive(true);
+            headers.insert(n, v);
+        }
+    }
+    headers
+}

@@ -1,0 +1,102 @@
+//! The live run-stream buffer: the chunks of each thread's current run, kept in memory
+//! for a retention period after the run finishes. Not the system of record.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use futures_util::stream::{self, BoxStream, StreamExt};
+use serde_json::Value;
+use tokio::sync::broadcast;
+use tokio_stream::wrappers::BroadcastStream;
+
+/// Most chunks kept for one run; later chunks are still delivered live.
+const MAX_CHUNKS: usize = 20_000;
+/// Live-delivery capacity per thread before a slow reader skips chunks.
+const CHANNEL_CAPACITY: usize = 4096;
+
+struct Entry {
+    chunks: Vec<Value>,
+    running: bool,
+    finished_at: Option<Instant>,
+    tx: broadcast::Sender<Value>,
+}
+
+impl Entry {
+    fn new() -> Self {
+        Self {
+            chunks: Vec::new(),
+            running: false,
+            finished_at: None,
+            tx: broadcast::channel(CHANNEL_CAPACITY).0,
+        }
+    }
+}
+
+/// Per-thread chunk buffers with live subscribers.
+pub struct StreamBuffer {
+    retention: Duration,
+    threads: Mutex<HashMap<String, Entry>>,
+}
+
+impl StreamBuffer {
+    /// A buffer keeping finished runs for `retention`.
+    pub fn new(retention: Duration) -> Self {
+        Self {
+            retention,
+            threads: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Starts a new run on `key`: the previous run's chunks are dropped.
+    pub fn begin_run(&self, key: &str) {
+        let mut threads = self.threads.lock().expect("buffer lock");
+        self.sweep(&mut threads);
+        let entry = threads.entry(key.to_string()).or_insert_with(Entry::new);
+        entry.chunks.clear();
+        entry.running = true;
+        entry.finished_at = None;
+    }
+
+    /// Appends a chunk and delivers it to live subscribers; a `finish` chunk ends the run.
+    pub fn publish(&self, key: &str, chunk: Value) {
+        let mut threads = self.threads.lock().expect("buffer lock");
+        let entry = threads.entry(key.to_string()).or_insert_with(Entry::new);
+        if chunk["type"] == "finish" {
+            entry.running = false;
+            entry.finished_at = Some(Instant::now());
+        }
+        if entry.chunks.len() < MAX_CHUNKS {
+            entry.chunks.push(chunk.clone());
+        }
+        let _ = entry.tx.send(chunk);
+    }
+
+    /// The chunks of `key` from now on; when a run is in progress, it is replayed from
+    /// its `start` first so a late reader sees the whole run.
+    pub fn subscribe(&self, key: &str) -> BoxStream<'static, Value> {
+        let mut threads = self.threads.lock().expect("buffer lock");
+        self.sweep(&mut threads);
+        let entry = threads.entry(key.to_string()).or_insert_with(Entry::new);
+        let replay = if entry.running {
+            entry.chunks.clone()
+        } else {
+            Vec::new()
+        };
+        let live = BroadcastStream::new(entry.tx.subscribe()).filter_map(|c| async move { c.ok() });
+        stream::iter(replay).chain(live).boxed()
+    }
+
+    /// Drops finished runs older than the retention that nobody is reading.
+    fn sweep(&self, threads: &mut HashMap<String, Entry>) {
+        threads.retain(|_, e| {
+            let expired = e
+                .finished_at
+                .is_some_and(|at| at.elapsed() > self.retention);
+            if expired {
+                e.chunks.clear();
+            }
+            !(expired && e.tx.receiver_count() == 0)
+        });
+    }
+}

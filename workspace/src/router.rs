@@ -1,0 +1,71 @@
+//! The workspace API routes.
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+
+use crate::error::ApiError;
+use crate::http::BODY_LIMIT_BYTES;
+use crate::mcp;
+use crate::pilot;
+use crate::state::AppState;
+use crate::tools;
+
+/// The workspace API as an axum router (mounted by `sitefile serve`, or served alone by
+/// `sitefile workspace serve`).
+pub fn router(state: AppState) -> Router {
+    let well_known = "/.well-known/oauth-protected-resource";
+    Router::new()
+        .route("/api/{org}/tools/{tool}", post(tools::rest_tool))
+        .route(
+            "/api/{org}/pilot/threads/{thread_id}/messages",
+            post(pilot::post_message),
+        )
+        .route(
+            "/api/{org}/pilot/threads/{thread_id}/stream",
+            get(pilot::stream),
+        )
+        .route(
+            "/api/{org}/mcp/self",
+            post(mcp::self_mcp)
+                .get(mcp::method_not_allowed)
+                .delete(mcp::method_not_allowed),
+        )
+        .route(
+            "/api/{org}/mcp/gateway/{virtual_mcp_id}",
+            post(mcp::gateway)
+                .get(mcp::method_not_allowed)
+                .delete(mcp::method_not_allowed),
+        )
+        .route(
+            "/api/{org}/mcp/{connection_id}",
+            post(mcp::proxy)
+                .get(mcp::method_not_allowed)
+                .delete(mcp::method_not_allowed),
+        )
+        .route(
+            &format!("/api/{{org}}/mcp/{{connection_id}}{well_known}"),
+            get(mcp::protected_resource),
+        )
+        .route(
+            &format!("/api/{{org}}/mcp/gateway/{{virtual_mcp_id}}{well_known}"),
+            get(mcp::protected_resource),
+        )
+        .route(
+            "/mcp/{connection_id}",
+            post(mcp::legacy_proxy)
+                .get(mcp::method_not_allowed)
+                .delete(mcp::method_not_allowed),
+        )
+        .route(
+            &format!("/mcp/{{connection_id}}{well_known}"),
+            get(mcp::protected_resource),
+        )
+        .route(
+            &format!("{well_known}/{{*resource}}"),
+            get(mcp::protected_resource_prefixed),
+        )
+        .fallback(|| async { ApiError::NotFound("Not Found".into()) })
+        .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
+        .with_state(state)
+}

@@ -1,0 +1,72 @@
+//! The shared state behind every handler.
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::crypto::Vault;
+use crate::mcp::{ToolCache, Upstream};
+use crate::pilot::Pilot;
+use crate::storage::Store;
+use crate::telemetry::{AuditSink, ProxyMetrics};
+
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The database could not be opened or migrated.
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Another dependency (CA file, Redis, HTTP client) could not be set up.
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// Everything a request handler needs; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    /// Configuration.
+    pub config: Arc<Config>,
+    /// The database.
+    pub store: Store,
+    /// Credential encryption.
+    pub vault: Vault,
+    /// The upstream MCP client.
+    pub upstream: Arc<Upstream>,
+    /// Cached upstream tool listings.
+    pub tool_cache: Arc<ToolCache>,
+    /// Proxy metrics.
+    pub metrics: ProxyMetrics,
+    /// Audit log writer.
+    pub audit: AuditSink,
+    /// Agent runs and their streams.
+    pub pilot: Arc<Pilot>,
+}
+
+impl AppState {
+    /// Opens the database (migrating it), fails runs orphaned by a previous process and
+    /// builds the clients. Must run inside a tokio runtime.
+    pub async fn from_config(config: Config) -> Result<Self, StartError> {
+        let store = Store::connect(&config.database_url).await?;
+        let orphaned = store.fail_orphaned_runs().await?;
+        if orphaned > 0 {
+            tracing::warn!(orphaned, "runs interrupted by a restart were marked failed");
+        }
+        let extra_roots = match &config.upstream_ca_file {
+            Some(path) => Some(std::fs::read(path).map_err(|e| {
+                StartError::Setup(format!("PLATFORM_UPSTREAM_CA_FILE {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
+        let upstream = Upstream::new(extra_roots.as_deref()).map_err(StartError::Setup)?;
+        let pilot = Pilot::new(&config).await.map_err(StartError::Setup)?;
+        Ok(Self {
+            vault: Vault::new(&config.encryption_key),
+            audit: AuditSink::start(store.clone()),
+            store,
+            upstream: Arc::new(upstream),
+            tool_cache: Arc::new(ToolCache::default()),
+            metrics: ProxyMetrics::default(),
+            pilot: Arc::new(pilot),
+            config: Arc::new(config),
+        })
+    }
+}

@@ -1,0 +1,274 @@
+//! Threads and their durable transcript of messages.
+
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, Row};
+
+use super::{Store, StoreResult};
+use crate::clock::now_ms;
+
+/// Where a thread's runs stand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThreadStatus {
+    /// A run is queued or running.
+    InProgress,
+    /// The last run finished successfully (also the status of a new thread).
+    Completed,
+    /// The last run failed.
+    Failed,
+}
+
+impl ThreadStatus {
+    /// The stored text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InProgress => "in_progress",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// Parses the stored text.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "in_progress" => Some(Self::InProgress),
+            "completed" => Some(Self::Completed),
+            "failed" => Some(Self::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// A stored thread.
+#[derive(Clone, Debug)]
+pub struct Thread {
+    /// Owning organization.
+    pub org_id: String,
+    /// Id, unique within the organization.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// The agent that runs on this thread.
+    pub virtual_mcp_id: String,
+    /// Run status.
+    pub status: ThreadStatus,
+    /// Member who created it.
+    pub created_by: String,
+    /// Creation time (epoch ms).
+    pub created_at: i64,
+    /// Last update (epoch ms).
+    pub updated_at: i64,
+}
+
+/// One message of a transcript, with AI SDK UI message parts.
+#[derive(Clone, Debug)]
+pub struct Message {
+    /// Message id.
+    pub id: String,
+    /// Thread id.
+    pub thread_id: String,
+    /// `user`, `assistant` or `system`.
+    pub role: String,
+    /// UI message parts (JSON array).
+    pub parts: Value,
+    /// Optional metadata object.
+    pub metadata: Option<Value>,
+    /// Creation time (epoch ms).
+    pub created_at: i64,
+    /// Last update (epoch ms).
+    pub updated_at: i64,
+}
+
+const THREAD_COLUMNS: &str =
+    "org_id, id, title, virtual_mcp_id, status, created_by, created_at, updated_at";
+
+fn thread_from(row: &AnyRow) -> StoreResult<Thread> {
+    let status: String = row.try_get("status")?;
+    Ok(Thread {
+        org_id: row.try_get("org_id")?,
+        id: row.try_get("id")?,
+        title: row.try_get("title")?,
+        virtual_mcp_id: row.try_get("virtual_mcp_id")?,
+        status: ThreadStatus::parse(&status).unwrap_or(ThreadStatus::Failed),
+        created_by: row.try_get("created_by")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+fn message_from(row: &AnyRow) -> StoreResult<Message> {
+    let parts: String = row.try_get("parts")?;
+    let metadata: Option<String> = row.try_get("metadata")?;
+    let decode = |e| sqlx::Error::Decode(Box::new(e));
+    Ok(Message {
+        id: row.try_get("id")?,
+        thread_id: row.try_get("thread_id")?,
+        role: row.try_get("role")?,
+        parts: serde_json::from_str(&parts).map_err(decode)?,
+        metadata: metadata
+            .map(|m| serde_json::from_str(&m))
+            .transpose()
+            .map_err(decode)?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+impl Store {
+    /// Inserts a thread; when the id already exists in the organization the existing
+    /// thread is returned unchanged (`false`), otherwise the new one (`true`).
+    pub async fn create_thread(&self, t: &Thread) -> StoreResult<(Thread, bool)> {
+        let inserted = sqlx::query(AssertSqlSafe(format!(
+            "INSERT INTO threads ({THREAD_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+             ON CONFLICT (org_id, id) DO NOTHING"
+        )))
+        .bind(&t.org_id)
+        .bind(&t.id)
+        .bind(&t.title)
+        .bind(&t.virtual_mcp_id)
+        .bind(t.status.as_str())
+        .bind(&t.created_by)
+        .bind(t.created_at)
+        .bind(t.updated_at)
+        .execute(&self.pool)
+        .await?
+        .rows_affected()
+            > 0;
+        let thread = self
+            .thread(&t.org_id, &t.id)
+            .await?
+            .ok_or(sqlx::Error::RowNotFound)?;
+        Ok((thread, inserted))
+    }
+
+    /// The thread `id` of the organization.
+    pub async fn thread(&self, org_id: &str, id: &str) -> StoreResult<Option<Thread>> {
+        sqlx::query(AssertSqlSafe(format!(
+            "SELECT {THREAD_COLUMNS} FROM threads WHERE org_id = $1 AND id = $2"
+        )))
+        .bind(org_id)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .as_ref()
+        .map(thread_from)
+        .transpose()
+    }
+
+    /// A page of the organization's threads, most recently updated first, and the total.
+    pub async fn list_threads(
+        &self,
+        org_id: &str,
+        virtual_mcp_id: Option<&str>,
+        limit: i64,
+        offset: i64,
+    ) -> StoreResult<(Vec<Thread>, i64)> {
+        let filter = "org_id = $1 AND ($2 = '' OR virtual_mcp_id = $2)";
+        let agent = virtual_mcp_id.unwrap_or("");
+        let total: i64 = sqlx::query(AssertSqlSafe(format!(
+            "SELECT COUNT(*) FROM threads WHERE {filter}"
+        )))
+        .bind(org_id)
+        .bind(agent)
+        .fetch_one(&self.pool)
+        .await?
+        .try_get(0)?;
+        let items = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {THREAD_COLUMNS} FROM threads WHERE {filter} \
+             ORDER BY updated_at DESC, id LIMIT $3 OFFSET $4"
+        )))
+        .bind(org_id)
+        .bind(agent)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(thread_from)
+        .collect::<StoreResult<_>>()?;
+        Ok((items, total))
+    }
+
+    /// Sets the status of a thread.
+    pub async fn set_thread_status(
+        &self,
+        org_id: &str,
+        id: &str,
+        status: ThreadStatus,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE threads SET status = $3, updated_at = $4 WHERE org_id = $1 AND id = $2",
+        )
+        .bind(org_id)
+        .bind(id)
+        .bind(status.as_str())
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Marks every `in_progress` thread `failed`: their runs died with a previous process.
+    pub async fn fail_orphaned_runs(&self) -> StoreResult<u64> {
+        let done = sqlx::query(
+            "UPDATE threads SET status = 'failed', updated_at = $1 WHERE status = 'in_progress'",
+        )
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Inserts or replaces a message of a thread (assistant messages grow step by step).
+    pub async fn upsert_message(&self, org_id: &str, m: &Message) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO messages (id, org_id, thread_id, role, parts, metadata, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+             ON CONFLICT (id) DO UPDATE SET parts = $5, metadata = $6, updated_at = $8",
+        )
+        .bind(&m.id)
+        .bind(org_id)
+        .bind(&m.thread_id)
+        .bind(&m.role)
+        .bind(m.parts.to_string())
+        .bind(m.metadata.as_ref().map(Value::to_string))
+        .bind(m.created_at)
+        .bind(m.updated_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// A page of a thread's transcript, oldest first, and the total.
+    pub async fn list_messages(
+        &self,
+        org_id: &str,
+        thread_id: &str,
+        limit: i64,
+        offset: i64,
+    ) -> StoreResult<(Vec<Message>, i64)> {
+        let total: i64 =
+            sqlx::query("SELECT COUNT(*) FROM messages WHERE org_id = $1 AND thread_id = $2")
+                .bind(org_id)
+                .bind(thread_id)
+                .fetch_one(&self.pool)
+                .await?
+                .try_get(0)?;
+        let items = sqlx::query(
+            "SELECT id, thread_id, role, parts, metadata, created_at, updated_at FROM messages \
+             WHERE org_id = $1 AND thread_id = $2 ORDER BY seq LIMIT $3 OFFSET $4",
+        )
+        .bind(org_id)
+        .bind(thread_id)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(message_from)
+        .collect::<StoreResult<_>>()?;
+        Ok((items, total))
+    }
+}
