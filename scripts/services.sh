@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Throwaway services for the test suite, sourced by scripts/test.sh:
+#   services_start  starts PostgreSQL (initdb in a temp dir, loopback, trust auth, free port)
+#                   and exports SITEFILE_TEST_POSTGRES_URL;
+#   services_stop   stops it and removes the temp dir.
+# Needs the PostgreSQL server binaries (/usr/lib/postgresql/*/bin).
+
+_services_free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+services_start() {
+  local pgbin
+  pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
+  if [ -z "$pgbin" ] || [ ! -x "$pgbin/initdb" ]; then
+    echo "services.sh: PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin" >&2
+    return 1
+  fi
+  SITEFILE_SERVICES_DIR=$(mktemp -d /tmp/sitefile-services.XXXXXX)
+  export SITEFILE_SERVICES_DIR
+  local pgdata="$SITEFILE_SERVICES_DIR/pgdata" port
+  port=$(_services_free_port)
+  mkdir -p "$pgdata"
+  # PostgreSQL refuses to run as root: use the postgres account when we are root.
+  local as=()
+  if [ "$(id -u)" = 0 ]; then
+    id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
+    chown -R postgres: "$SITEFILE_SERVICES_DIR"
+    chmod 755 "$SITEFILE_SERVICES_DIR"
+    as=(runuser -u postgres --)
+  fi
+  "${as[@]}" "$pgbin/initdb" -D "$pgdata" -A trust -U postgres --no-sync >"$SITEFILE_SERVICES_DIR/initdb.log" 2>&1 \
+    || { cat "$SITEFILE_SERVICES_DIR/initdb.log" >&2; return 1; }
+  "${as[@]}" "$pgbin/pg_ctl" -D "$pgdata" -l "$pgdata/server.log" -w \
+    -o "-p $port -k $SITEFILE_SERVICES_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300" start >/dev/null \
+    || { cat "$pgdata/server.log" >&2; return 1; }
+  SITEFILE_PGCTL="$pgbin/pg_ctl"
+  export SITEFILE_PGCTL
+  export SITEFILE_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres"
+  echo "services.sh: PostgreSQL on 127.0.0.1:$port" >&2
+}
+
+services_stop() {
+  [ -n "${SITEFILE_SERVICES_DIR:-}" ] || return 0
+  local as=()
+  [ "$(id -u)" = 0 ] && as=(runuser -u postgres --)
+  "${as[@]}" "$SITEFILE_PGCTL" -D "$SITEFILE_SERVICES_DIR/pgdata" -m immediate stop >/dev/null 2>&1 || true
+  rm -rf "$SITEFILE_SERVICES_DIR"
+  unset SITEFILE_SERVICES_DIR SITEFILE_TEST_POSTGRES_URL
+}

@@ -1,0 +1,308 @@
+//! Test harness: databases for both backends, the workspace router on a loopback port,
+//! and HTTP helpers.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use sitefile_workspace::{AppState, Config};
+use sqlx::Connection;
+
+/// Key used for credentials at rest in tests.
+pub const ENCRYPTION_KEY: [u8; 32] = [42; 32];
+/// Its base64 form, for spawned servers.
+pub const ENCRYPTION_KEY_B64: &str = "KioqKioqKioqKioqKioqKioqKioqKioqKioqKioqKio=";
+
+/// The storage backend a test runs against.
+#[derive(Clone, Copy, Debug)]
+pub enum Backend {
+    /// Embedded SQLite.
+    Sqlite,
+    /// PostgreSQL from `SITEFILE_TEST_POSTGRES_URL`.
+    Postgres,
+}
+
+/// Runs a test body against both backends.
+#[macro_export]
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name($crate::common::Backend::Sqlite).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name($crate::common::Backend::Postgres).await
+            }
+        }
+    )*};
+}
+
+/// A fresh, empty database.
+pub struct Db {
+    /// Its URL.
+    pub url: String,
+    dir: Option<PathBuf>,
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// A fresh database: a temporary SQLite file, or a new PostgreSQL database.
+pub async fn database(backend: Backend) -> Db {
+    match backend {
+        Backend::Sqlite => {
+            let dir = std::env::temp_dir().join(format!("sitefile-ws-{}", uuid::Uuid::new_v4()));
+            std::fs::create_dir_all(&dir).unwrap();
+            Db {
+                url: format!("sqlite://{}/workspace.db", dir.display()),
+                dir: Some(dir),
+            }
+        }
+        Backend::Postgres => {
+            let admin = std::env::var("SITEFILE_TEST_POSTGRES_URL").expect(
+                "SITEFILE_TEST_POSTGRES_URL is not set: PostgreSQL tests need a server. \
+                 Run scripts/test.sh, or `source scripts/services.sh && services_start` first.",
+            );
+            let name = format!("ws_{}", uuid::Uuid::new_v4().simple());
+            let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                .execute(&mut conn)
+                .await
+                .unwrap();
+            let (base, _) = admin.rsplit_once('/').unwrap();
+            Db {
+                url: format!("{base}/{name}"),
+                dir: None,
+            }
+        }
+    }
+}
+
+/// A test configuration over `db`.
+pub fn config(db: &Db) -> Config {
+    let mut config = Config::new(db.url.clone(), ENCRYPTION_KEY);
+    config.keepalive = Duration::from_millis(300);
+    config
+}
+
+/// A running workspace API with one organization.
+pub struct Api {
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    /// HTTP client.
+    pub client: reqwest::Client,
+    /// The organization slug.
+    pub org: String,
+    /// Its owner key.
+    pub owner: String,
+    /// The database, kept alive (and removed) with the server.
+    _db: Db,
+    config: Config,
+}
+
+impl Api {
+    /// Starts the router with defaults.
+    pub async fn start(backend: Backend) -> Api {
+        Self::start_with(backend, |_| {}).await
+    }
+
+    /// Starts the router after adjusting the configuration.
+    pub async fn start_with(backend: Backend, tweak: impl FnOnce(&mut Config)) -> Api {
+        let db = database(backend).await;
+        let mut config = config(&db);
+        tweak(&mut config);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        config.public_url = base.clone();
+        let owner = sitefile_workspace::cli::init(&config, "acme")
+            .await
+            .unwrap();
+        let state = AppState::from_config(config.clone()).await.unwrap();
+        tokio::spawn(async move {
+            axum::serve(listener, sitefile_workspace::router(state))
+                .await
+                .unwrap()
+        });
+        Api {
+            base,
+            client: reqwest::Client::new(),
+            org: "acme".into(),
+            owner,
+            _db: db,
+            config,
+        }
+    }
+
+    /// Creates another organization in the same database; returns its owner key.
+    pub async fn new_org(&self, slug: &str) -> String {
+        sitefile_workspace::cli::init(&self.config, slug)
+            .await
+            .unwrap()
+    }
+
+    /// `POST /api/<org>/tools/<name>` with `key`.
+    pub async fn tool_in(&self, org: &str, key: &str, name: &str, body: Value) -> (u16, Value) {
+        let response = self
+            .client
+            .post(format!("{}/api/{org}/tools/{name}", self.base))
+            .bearer_auth(key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    /// A tool call in the test organization.
+    pub async fn tool(&self, key: &str, name: &str, body: Value) -> (u16, Value) {
+        self.tool_in(&self.org, key, name, body).await
+    }
+
+    /// A tool call that must succeed; returns its output.
+    pub async fn ok(&self, key: &str, name: &str, body: Value) -> Value {
+        let (status, out) = self.tool(key, name, body).await;
+        assert_eq!(status, 200, "{name}: {out}");
+        out
+    }
+
+    /// POSTs a JSON-RPC message to `path`.
+    pub async fn rpc(
+        &self,
+        path: &str,
+        key: Option<&str>,
+        body: Value,
+    ) -> (u16, reqwest::header::HeaderMap, Value) {
+        let mut request = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        (
+            status,
+            headers,
+            response.json().await.unwrap_or(Value::Null),
+        )
+    }
+
+    /// Creates a connection and returns its id.
+    pub async fn connection(&self, key: &str, url: &str, extra: Value) -> String {
+        let mut data = json!({ "title": "upstream", "connection_url": url });
+        for (k, v) in extra.as_object().unwrap() {
+            data[k] = v.clone();
+        }
+        let out = self
+            .ok(
+                key,
+                "COLLECTION_CONNECTIONS_CREATE",
+                json!({ "data": data }),
+            )
+            .await;
+        out["item"]["id"].as_str().unwrap().to_string()
+    }
+
+    /// Creates an agent over `connections` and returns its id.
+    pub async fn agent(&self, key: &str, connections: &[&str]) -> String {
+        let members: Vec<Value> = connections
+            .iter()
+            .map(|c| json!({ "connection_id": c }))
+            .collect();
+        let out = self
+            .ok(
+                key,
+                "COLLECTION_VIRTUAL_MCP_CREATE",
+                json!({ "data": {
+                "title": "helper", "instructions": "Be brief.", "connections": members } }),
+            )
+            .await;
+        out["item"]["id"].as_str().unwrap().to_string()
+    }
+
+    /// Creates a key with `permissions` and returns `(id, value)`.
+    pub async fn key(&self, permissions: Value) -> (String, String) {
+        let out = self
+            .ok(
+                &self.owner,
+                "API_KEY_CREATE",
+                json!({ "name": "test", "permissions": permissions }),
+            )
+            .await;
+        (
+            out["id"].as_str().unwrap().into(),
+            out["key"].as_str().unwrap().into(),
+        )
+    }
+}
+
+/// A JSON-RPC `tools/call` message.
+pub fn call(name: &str, arguments: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": { "name": name, "arguments": arguments } })
+}
+
+/// A JSON-RPC request without params.
+pub fn request(method: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": {} })
+}
+
+/// Reads SSE `data:` chunks until `stop` returns true for one (or the time runs out).
+pub async fn read_chunks(
+    response: reqwest::Response,
+    mut stop: impl FnMut(&Value) -> bool,
+) -> (Vec<Value>, usize) {
+    let mut chunks = Vec::new();
+    let mut comments = 0;
+    let mut buffer = String::new();
+    let mut stream = response.bytes_stream();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let next = tokio::time::timeout_at(deadline, stream.next()).await;
+        let Ok(Some(Ok(bytes))) = next else {
+            panic!("stream ended early: {chunks:?}")
+        };
+        buffer.push_str(&String::from_utf8_lossy(&bytes));
+        while let Some(end) = buffer.find("\n\n") {
+            let event: String = buffer.drain(..end + 2).collect();
+            for line in event.lines() {
+                if line.starts_with(':') {
+                    comments += 1;
+                } else if let Some(data) = line.strip_prefix("data: ") {
+                    let chunk: Value = serde_json::from_str(data).unwrap();
+                    let done = stop(&chunk);
+                    chunks.push(chunk);
+                    if done {
+                        return (chunks, comments);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Polls `COLLECTION_THREADS_GET` until the status is not `in_progress`.
+pub async fn wait_settled(api: &Api, key: &str, thread: &str) -> String {
+    for _ in 0..200 {
+        let out = api
+            .ok(key, "COLLECTION_THREADS_GET", json!({ "id": thread }))
+            .await;
+        let status = out["item"]["status"].as_str().unwrap().to_string();
+        if status != "in_progress" {
+            return status;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("thread {thread} never settled");
+}

@@ -1,0 +1,109 @@
+//! The agent gateway: composed names, selection, routing, isolation of failing members.
+
+use serde_json::json;
+
+use crate::both_backends;
+use crate::common::{Api, Backend, call, request};
+use crate::mcp_double;
+
+both_backends!(gateway_composes_connections);
+
+async fn gateway_composes_connections(backend: Backend) {
+    let api = Api::start(backend).await;
+    let a = mcp_double::start(false).await;
+    let b = mcp_double::start(true).await;
+    let conn_a = api.connection(&api.owner, &a.url, json!({})).await;
+    let conn_b = api.connection(&api.owner, &b.url, json!({})).await;
+    let dead = api
+        .connection(&api.owner, "http://127.0.0.1:9/mcp", json!({}))
+        .await;
+    let out = api
+        .ok(
+            &api.owner,
+            "COLLECTION_VIRTUAL_MCP_CREATE",
+            json!({ "data": { "title": "g", "connections": [
+            { "connection_id": conn_a },
+            { "connection_id": conn_b, "selected_tools": ["echo"] },
+            { "connection_id": dead } ] } }),
+        )
+        .await;
+    let agent = out["item"]["id"].as_str().unwrap().to_string();
+    let path = format!("/api/acme/mcp/gateway/{agent}");
+    assert_eq!(api.rpc(&path, None, request("tools/list")).await.0, 401);
+    let (status, _, list) = api
+        .rpc(&path, Some(&api.owner), request("tools/list"))
+        .await;
+    assert_eq!(
+        status, 200,
+        "one failing member does not break tools/list: {list}"
+    );
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let prefix_a = conn_a.replace('-', "")[..8].to_string();
+    let prefix_b = conn_b.replace('-', "")[..8].to_string();
+    assert_eq!(tools.len(), 8, "7 tools of a + the selected one of b");
+    let echo_a = format!("{prefix_a}_echo");
+    let echo_b = format!("{prefix_b}_echo");
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["name"] == echo_a && t["_meta"]["gatewayClientId"] == conn_a)
+    );
+    assert!(tools.iter().any(|t| t["name"] == echo_b));
+    assert!(!tools.iter().any(|t| t["name"] == format!("{prefix_b}_add")));
+    // Names are stable across listings.
+    let (_, _, again) = api
+        .rpc(&path, Some(&api.owner), request("tools/list"))
+        .await;
+    assert_eq!(list, again);
+    // Calls are routed by prefix with the original name.
+    let (status, _, body) = api
+        .rpc(
+            &path,
+            Some(&api.owner),
+            call(&echo_b, json!({ "text": "to b" })),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["content"][0]["text"], "to b");
+    assert_eq!(b.calls(), vec!["echo".to_string()]);
+    assert!(a.calls().is_empty());
+    let (_, _, body) = api
+        .rpc(
+            &path,
+            Some(&api.owner),
+            call(&format!("{prefix_b}_add"), json!({ "a": 1, "b": 2 })),
+        )
+        .await;
+    assert_eq!(
+        body["error"]["code"], -32602,
+        "unselected tools are not callable"
+    );
+    // Authorization per member connection.
+    let (_, key) = api.key(json!({ conn_a.clone(): ["add"] })).await;
+    assert_eq!(
+        api.rpc(
+            &path,
+            Some(&key),
+            call(&format!("{prefix_a}_add"), json!({ "a": 1, "b": 2 }))
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(
+        api.rpc(&path, Some(&key), call(&echo_b, json!({ "text": "x" })))
+            .await
+            .0,
+        403
+    );
+    // Unknown or foreign agents are 404.
+    let other = api.new_org("globex").await;
+    let (s, _, _) = api
+        .rpc(
+            &format!("/api/globex/mcp/gateway/{agent}"),
+            Some(&other),
+            request("tools/list"),
+        )
+        .await;
+    assert_eq!(s, 404);
+}

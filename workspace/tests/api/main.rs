@@ -1,0 +1,12 @@
+//! Black-box HTTP tests of the workspace API with loopback test doubles (an MCP server,
+//! plain and HTTPS, and an OpenAI-compatible provider), against SQLite and PostgreSQL.
+
+mod collections;
+mod common;
+mod gateway;
+mod keys;
+mod llm_double;
+mod mcp_double;
+mod process;
+mod proxy;
+mod runs;

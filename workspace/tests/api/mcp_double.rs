@@ -1,0 +1,252 @@
+//! A loopback MCP server (streamable HTTP, sessions), plain or HTTPS.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+
+/// What the double saw.
+#[derive(Default)]
+pub struct Seen {
+    /// `tools/call` names in order.
+    pub calls: Vec<String>,
+    /// Headers of the last `tools/call`.
+    pub last_headers: Vec<(String, String)>,
+}
+
+#[derive(Clone)]
+struct Double {
+    seen: Arc<Mutex<Seen>>,
+    sessions: Arc<Mutex<HashSet<String>>>,
+    sse: bool,
+}
+
+/// A running MCP double.
+pub struct McpDouble {
+    /// Its endpoint URL.
+    pub url: String,
+    /// What it saw.
+    pub seen: Arc<Mutex<Seen>>,
+}
+
+impl McpDouble {
+    /// Tool calls seen so far.
+    pub fn calls(&self) -> Vec<String> {
+        self.seen.lock().unwrap().calls.clone()
+    }
+
+    /// A header of the last tool call.
+    pub fn last_header(&self, name: &str) -> Option<String> {
+        self.seen
+            .lock()
+            .unwrap()
+            .last_headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+fn tools() -> Value {
+    json!([
+        { "name": "echo", "description": "Echo text back",
+          "inputSchema": { "type": "object", "required": ["text"], "properties": { "text": { "type": "string" } } } },
+        { "name": "add", "description": "Add two numbers",
+          "inputSchema": { "type": "object", "required": ["a", "b"], "properties": { "a": { "type": "number" }, "b": { "type": "number" } } } },
+        { "name": "public_ping", "inputSchema": { "type": "object" }, "_meta": { "mcp.platform": { "public_tool": true } } },
+        { "name": "legacy_ping", "inputSchema": { "type": "object" }, "_meta": { "mcp.legacy": { "public_tool": true } } },
+        { "name": "slow", "inputSchema": { "type": "object" } },
+        { "name": "whoami", "inputSchema": { "type": "object" } },
+        { "name": "fail", "inputSchema": { "type": "object" } }
+    ])
+}
+
+async fn handle(State(d): State<Double>, headers: HeaderMap, body: String) -> Response {
+    let msg: Value = serde_json::from_str(&body).unwrap();
+    let method = msg["method"].as_str().unwrap_or_default().to_string();
+    let id = msg.get("id").cloned();
+    let session = headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    if method != "initialize" {
+        let known = session
+            .as_ref()
+            .is_some_and(|s| d.sessions.lock().unwrap().contains(s));
+        if !known {
+            return (StatusCode::NOT_FOUND, "unknown session").into_response();
+        }
+    }
+    let Some(id) = id else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let result = match method.as_str() {
+        "initialize" => {
+            let sid = uuid::Uuid::new_v4().to_string();
+            d.sessions.lock().unwrap().insert(sid.clone());
+            let body = json!({ "jsonrpc": "2.0", "id": id, "result": {
+                "protocolVersion": "2025-06-18", "capabilities": { "tools": {} },
+                "serverInfo": { "name": "double", "version": "1.0.0" } } });
+            return ([("mcp-session-id", sid)], axum::Json(body)).into_response();
+        }
+        "tools/list" => json!({ "tools": tools() }),
+        "tools/call" => {
+            let name = msg["params"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let args = msg["params"]["arguments"].clone();
+            {
+                let mut seen = d.seen.lock().unwrap();
+                seen.calls.push(name.clone());
+                seen.last_headers = headers
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string()))
+                    .collect();
+            }
+            let text = |t: String| json!({ "content": [{ "type": "text", "text": t }] });
+            match name.as_str() {
+                "echo" => text(args["text"].as_str().unwrap_or_default().to_string()),
+                "add" => {
+                    text((args["a"].as_f64().unwrap() + args["b"].as_f64().unwrap()).to_string())
+                }
+                "public_ping" | "legacy_ping" => text("pong".into()),
+                "slow" => {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    text("late".into())
+                }
+                "whoami" => text(
+                    headers
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_string(),
+                ),
+                "fail" => {
+                    json!({ "content": [{ "type": "text", "text": "boom" }], "isError": true })
+                }
+                _ => {
+                    let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32602, "message": "Unknown tool" } });
+                    return axum::Json(body).into_response();
+                }
+            }
+        }
+        _ => {
+            let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32601, "message": "Method not found" } });
+            return axum::Json(body).into_response();
+        }
+    };
+    let body = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+    if d.sse {
+        let text = format!("event: message\ndata: {body}\n\n");
+        ([("content-type", "text/event-stream")], text).into_response()
+    } else {
+        axum::Json(body).into_response()
+    }
+}
+
+fn app(sse: bool) -> (Router, Arc<Mutex<Seen>>) {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let d = Double {
+        seen: seen.clone(),
+        sessions: Arc::default(),
+        sse,
+    };
+    (
+        Router::new().route("/mcp", post(handle)).with_state(d),
+        seen,
+    )
+}
+
+/// Starts a plain HTTP double; `sse` answers tool calls as event streams.
+pub async fn start(sse: bool) -> McpDouble {
+    let (router, seen) = app(sse);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    McpDouble {
+        url: format!("http://127.0.0.1:{}/mcp", addr.port()),
+        seen,
+    }
+}
+
+/// A test certificate authority.
+pub struct TestCa {
+    /// The CA certificate, PEM.
+    pub pem: String,
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+}
+
+impl TestCa {
+    /// A new CA.
+    pub fn new() -> Self {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "sitefile test CA");
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        Self {
+            pem: cert.pem(),
+            issuer: rcgen::Issuer::new(params, key),
+        }
+    }
+}
+
+/// Starts an HTTPS double for `localhost` with a certificate issued by `ca`.
+pub async fn start_tls(ca: &TestCa) -> McpDouble {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let params = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    let cert = params.signed_by(&key, &ca.issuer).unwrap();
+    let config = tokio_rustls::rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            tokio_rustls::rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+        )
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (router, seen) = app(false);
+    tokio::spawn(axum::serve(TlsListener { listener, acceptor }, router).into_future());
+    McpDouble {
+        url: format!("https://localhost:{}/mcp", addr.port()),
+        seen,
+    }
+}
+
+struct TlsListener {
+    listener: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((tcp, addr)) = self.listener.accept().await else {
+                continue;
+            };
+            if let Ok(Ok(tls)) =
+                tokio::time::timeout(Duration::from_secs(5), self.acceptor.accept(tcp)).await
+            {
+                return (tls, addr);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.listener.local_addr()
+    }
+}

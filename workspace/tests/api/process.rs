@@ -1,0 +1,398 @@
+//! The standalone binary: `init`, `serve`, kill -9 and restart with no committed data lost,
+//! OTLP telemetry and the legacy route's deprecation log.
+
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::post;
+use serde_json::{Value, json};
+
+use crate::both_backends;
+use crate::common::{Backend, Db, ENCRYPTION_KEY_B64, call, database};
+use crate::{llm_double, mcp_double};
+
+both_backends!(kill_9_restart_keeps_committed_data);
+
+const BIN: &str = env!("CARGO_BIN_EXE_sitefile-workspace");
+
+fn command(db: &Db, extra: &[(&str, String)]) -> Command {
+    let mut c = Command::new(BIN);
+    c.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("PLATFORM_DATABASE_URL", &db.url)
+        .env("PLATFORM_WORKSPACE_ENCRYPTION_KEY", ENCRYPTION_KEY_B64)
+        .env("RUST_LOG", "info");
+    for (k, v) in extra {
+        c.env(k, v);
+    }
+    c
+}
+
+fn init(db: &Db, org: &str) -> std::process::Output {
+    command(db, &[])
+        .args(["init", "--org", org])
+        .output()
+        .unwrap()
+}
+
+struct Server {
+    child: Child,
+    base: String,
+    stderr: std::path::PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.stderr);
+    }
+}
+
+async fn serve(db: &Db, extra: &[(&str, String)]) -> Server {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let base = format!("http://127.0.0.1:{port}");
+    let stderr = std::env::temp_dir().join(format!("ws-stderr-{}", uuid::Uuid::new_v4()));
+    let mut env = extra.to_vec();
+    env.push(("PLATFORM_PUBLIC_URL", base.clone()));
+    let child = command(db, &env)
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let client = reqwest::Client::new();
+    for _ in 0..200 {
+        if client
+            .post(format!("{base}/api/x/tools/y"))
+            .send()
+            .await
+            .is_ok()
+        {
+            return Server {
+                child,
+                base,
+                stderr,
+            };
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "server did not start: {}",
+        std::fs::read_to_string(&stderr).unwrap_or_default()
+    );
+}
+
+async fn tool(base: &str, key: &str, name: &str, body: Value) -> (u16, Value) {
+    let r = reqwest::Client::new()
+        .post(format!("{base}/api/acme/tools/{name}"))
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+async fn rpc(url: &str, key: &str, body: Value) -> (u16, Value) {
+    let r = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+async fn kill_9_restart_keeps_committed_data(backend: Backend) {
+    let db = database(backend).await;
+    let out = init(&db, "acme");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let owner = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(owner.starts_with("sfk_"));
+    assert!(!init(&db, "acme").status.success(), "the slug is taken");
+    let missing_key = Command::new(BIN)
+        .env_clear()
+        .args(["serve"])
+        .output()
+        .unwrap();
+    assert!(!missing_key.status.success(), "no encryption key, no start");
+    assert!(
+        String::from_utf8_lossy(&missing_key.stderr).contains("PLATFORM_WORKSPACE_ENCRYPTION_KEY")
+    );
+
+    let llm = llm_double::start().await;
+    let upstream = mcp_double::start(false).await;
+    let env = [
+        ("PLATFORM_LLM_BASE_URL", llm.base_url.clone()),
+        ("PLATFORM_LLM_MODEL", "m".to_string()),
+    ];
+    let mut server = serve(&db, &env).await;
+    let base = server.base.clone();
+    let (_, conn) = tool(&base, &owner, "COLLECTION_CONNECTIONS_CREATE", json!({ "data": {
+        "title": "u", "connection_url": upstream.url, "connection_token": "persisted-token-XYZ" } })).await;
+    let conn = conn["item"]["id"].as_str().unwrap().to_string();
+    let (_, agent) = tool(
+        &base,
+        &owner,
+        "COLLECTION_VIRTUAL_MCP_CREATE",
+        json!({ "data": {
+        "title": "a", "connections": [{ "connection_id": conn }] } }),
+    )
+    .await;
+    let agent = agent["item"]["id"].as_str().unwrap().to_string();
+    tool(
+        &base,
+        &owner,
+        "COLLECTION_THREADS_CREATE",
+        json!({ "data": { "id": "t1", "virtual_mcp_id": agent } }),
+    )
+    .await;
+    let (_, kept) = tool(
+        &base,
+        &owner,
+        "API_KEY_CREATE",
+        json!({ "name": "kept", "permissions": { "self": ["COLLECTION_THREADS_GET"] } }),
+    )
+    .await;
+    let (_, revoked) = tool(&base, &owner, "API_KEY_CREATE", json!({ "name": "gone" })).await;
+    tool(
+        &base,
+        &owner,
+        "API_KEY_DELETE",
+        json!({ "keyId": revoked["id"] }),
+    )
+    .await;
+    let r = reqwest::Client::new()
+        .post(format!("{base}/api/acme/pilot/threads/t1/messages"))
+        .bearer_auth(&owner)
+        .json(&json!({ "messages": [{ "role": "user", "parts": [{ "type": "text", "text": "please stall" }] }], "agent": { "id": agent } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    // Killed mid-run, with everything above committed.
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+
+    if let Backend::Sqlite = backend {
+        let dir = db
+            .url
+            .trim_start_matches("sqlite://")
+            .trim_end_matches("/workspace.db")
+            .to_string();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("persisted-token-XYZ"),
+                "credentials are encrypted at rest"
+            );
+        }
+    }
+
+    let server = serve(&db, &env).await;
+    let base = server.base.clone();
+    let kept = kept["key"].as_str().unwrap();
+    let (status, thread) = tool(&base, kept, "COLLECTION_THREADS_GET", json!({ "id": "t1" })).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        thread["item"]["status"], "failed",
+        "the interrupted run is marked failed"
+    );
+    assert_eq!(
+        tool(
+            &base,
+            revoked["key"].as_str().unwrap(),
+            "COLLECTION_THREADS_GET",
+            json!({ "id": "t1" })
+        )
+        .await
+        .0,
+        401
+    );
+    let (_, messages) = tool(
+        &base,
+        &owner,
+        "COLLECTION_THREAD_MESSAGES_LIST",
+        json!({ "thread_id": "t1" }),
+    )
+    .await;
+    assert_eq!(
+        messages["items"][0]["parts"][0]["text"], "please stall",
+        "the accepted message survived"
+    );
+    let (status, agent_back) = tool(
+        &base,
+        &owner,
+        "COLLECTION_VIRTUAL_MCP_GET",
+        json!({ "id": agent }),
+    )
+    .await;
+    assert_eq!(
+        (
+            status,
+            agent_back["item"]["connections"][0]["connection_id"].as_str()
+        ),
+        (200, Some(conn.as_str()))
+    );
+    // The stored credentials still decrypt and reach the upstream.
+    let (status, body) = rpc(
+        &format!("{base}/api/acme/mcp/{conn}"),
+        &owner,
+        call("whoami", json!({})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["content"][0]["text"],
+        "Bearer persisted-token-XYZ"
+    );
+    // And a new run works after the restart.
+    let r = reqwest::Client::new()
+        .post(format!("{base}/api/acme/pilot/threads/t1/messages"))
+        .bearer_auth(&owner)
+        .json(&json!({ "messages": [{ "role": "user", "parts": [{ "type": "text", "text": "hello" }] }], "agent": { "id": agent } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    for _ in 0..100 {
+        let (_, t) = tool(
+            &base,
+            &owner,
+            "COLLECTION_THREADS_GET",
+            json!({ "id": "t1" }),
+        )
+        .await;
+        if t["item"]["status"] == "completed" {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the run after the restart did not complete");
+}
+
+/// Bodies received by the OTLP double.
+type Received = Arc<Mutex<Vec<String>>>;
+
+async fn otlp_double() -> (String, Received, Received) {
+    let (metrics, traces): (Received, Received) = (Arc::default(), Arc::default());
+    let (m, t) = (metrics.clone(), traces.clone());
+    let router = Router::new()
+        .route(
+            "/v1/metrics",
+            post(move |body: String| async move {
+                m.lock().unwrap().push(body);
+                "{}"
+            }),
+        )
+        .route(
+            "/v1/traces",
+            post(move |body: String| async move {
+                t.lock().unwrap().push(body);
+                "{}"
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (format!("http://127.0.0.1:{port}"), metrics, traces)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn telemetry_and_deprecation_log() {
+    let db = database(Backend::Sqlite).await;
+    let owner = String::from_utf8(init(&db, "acme").stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let (endpoint, metrics, traces) = otlp_double().await;
+    let server = serve(
+        &db,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "200".into()),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100".into()),
+        ],
+    )
+    .await;
+    let upstream = mcp_double::start(false).await;
+    let (_, conn) = tool(
+        &server.base,
+        &owner,
+        "COLLECTION_CONNECTIONS_CREATE",
+        json!({ "data": { "title": "u", "connection_url": upstream.url } }),
+    )
+    .await;
+    let conn = conn["item"]["id"].as_str().unwrap().to_string();
+    let url = format!("{}/api/acme/mcp/{conn}", server.base);
+    assert_eq!(
+        rpc(&url, &owner, call("echo", json!({ "text": "a" })))
+            .await
+            .0,
+        200
+    );
+    assert_eq!(rpc(&url, &owner, call("fail", json!({}))).await.0, 200);
+    assert_eq!(
+        rpc(
+            &format!("{}/mcp/{conn}", server.base),
+            &owner,
+            call("echo", json!({ "text": "b" }))
+        )
+        .await
+        .0,
+        200
+    );
+    let mut ok = false;
+    for _ in 0..100 {
+        let m = metrics.lock().unwrap().join("\n");
+        let t = traces.lock().unwrap().join("\n");
+        ok = [
+            "connection.proxy.duration",
+            "connection.proxy.requests",
+            "connection.proxy.errors",
+            "\"connection.id\"",
+            "\"tool.name\"",
+            "\"status\"",
+            &conn,
+            "\"error\"",
+            "\"success\"",
+        ]
+        .iter()
+        .all(|needle| m.contains(needle))
+            && [
+                "mcp.proxy.callTool",
+                "\"connection.id\"",
+                "\"tool.name\"",
+                "\"request.id\"",
+            ]
+            .iter()
+            .all(|n| t.contains(n));
+        if ok {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        ok,
+        "metrics: {:?}\ntraces: {:?}",
+        metrics.lock().unwrap(),
+        traces.lock().unwrap()
+    );
+    let log = std::fs::read_to_string(&server.stderr).unwrap();
+    assert_eq!(log.matches("deprecated route").count(), 1, "{log}");
+    assert!(
+        !log.contains(ENCRYPTION_KEY_B64) && !log.contains(&owner),
+        "secrets never logged"
+    );
+}

@@ -1,0 +1,374 @@
+//! The connection proxy: every row of the status table, credentials, public tools,
+//! argument validation, timeouts, HTTPS, discovery, the legacy route and the audit log.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::both_backends;
+use crate::common::{Api, Backend, call, request};
+use crate::mcp_double::{self, TestCa};
+
+both_backends!(
+    proxy_status_table,
+    proxy_credentials_public_tools_and_validation,
+    proxy_https_and_timeout
+);
+
+/// Parses `key="value"` / `key=value` auth-params of a challenge.
+fn auth_param(challenge: &str, name: &str) -> Option<String> {
+    challenge
+        .trim_start_matches("Bearer")
+        .split(',')
+        .filter_map(|p| p.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim_matches('"').to_string())
+}
+
+async fn closed_port_url() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}/mcp")
+}
+
+async fn proxy_status_table(backend: Backend) {
+    let api = Api::start(backend).await;
+    let upstream = mcp_double::start(false).await;
+    let conn = api.connection(&api.owner, &upstream.url, json!({})).await;
+    let path = format!("/api/acme/mcp/{conn}");
+
+    // 401 with the challenge pointing at the discovery document.
+    let (status, headers, body) = api
+        .rpc(&path, None, call("echo", json!({ "text": "x" })))
+        .await;
+    assert_eq!(status, 401);
+    assert!(
+        body["error"]["code"].is_i64(),
+        "JSON-RPC error body: {body}"
+    );
+    let challenge = headers["www-authenticate"].to_str().unwrap().to_string();
+    assert!(challenge.starts_with("Bearer "));
+    assert_eq!(auth_param(&challenge, "realm").as_deref(), Some("mcp"));
+    let metadata_url = auth_param(&challenge, "resource_metadata").unwrap();
+    assert_eq!(
+        metadata_url,
+        format!("{}{path}/.well-known/oauth-protected-resource", api.base)
+    );
+    let (status, _, _) = api
+        .rpc(&path, Some("sfk_invalid"), request("tools/list"))
+        .await;
+    assert_eq!(status, 401);
+    // RFC 9728 document, both URL shapes; `resource` equals the protected URL.
+    let doc: Value = api
+        .client
+        .get(&metadata_url)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(doc["resource"], format!("{}{path}", api.base));
+    assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
+    let prefixed = format!("{}/.well-known/oauth-protected-resource{path}", api.base);
+    let doc2: Value = api
+        .client
+        .get(prefixed)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(doc, doc2);
+
+    // 200: authorized tool.
+    let (_, key) = api.key(json!({ conn.clone(): ["echo"] })).await;
+    let (status, _, body) = api
+        .rpc(&path, Some(&key), call("echo", json!({ "text": "hi" })))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body,
+        json!({ "jsonrpc": "2.0", "id": 7, "result": { "content": [{ "type": "text", "text": "hi" }] } })
+    );
+    // 403: tool not granted on this connection (the upstream is not called).
+    let (status, _, body) = api
+        .rpc(&path, Some(&key), call("add", json!({ "a": 1, "b": 2 })))
+        .await;
+    assert_eq!(status, 403);
+    assert_eq!(body["error"]["code"], -32003);
+    assert_eq!(body["error"]["message"], "Access denied to: add");
+    assert!(!upstream.calls().contains(&"add".to_string()));
+    // 404: unknown connection, and another organization's connection (same answer).
+    let other = api.new_org("globex").await;
+    let foreign = api.connection_in_org("globex", &other, &upstream.url).await;
+    let (s1, _, b1) = api
+        .rpc(
+            &format!("/api/acme/mcp/{}", uuid::Uuid::new_v4()),
+            Some(&api.owner),
+            request("tools/list"),
+        )
+        .await;
+    let (s2, _, b2) = api
+        .rpc(
+            &format!("/api/acme/mcp/{foreign}"),
+            Some(&api.owner),
+            request("tools/list"),
+        )
+        .await;
+    assert_eq!((s1, s2), (404, 404));
+    assert_eq!(b1, b2);
+    // 403: a key used on another organization's path.
+    let (status, _, _) = api
+        .rpc(
+            &format!("/api/globex/mcp/{foreign}"),
+            Some(&api.owner),
+            request("tools/list"),
+        )
+        .await;
+    assert_eq!(status, 403);
+    // 503: inactive connection, and an unreachable upstream.
+    api.ok(
+        &api.owner,
+        "COLLECTION_CONNECTIONS_UPDATE",
+        json!({ "id": conn, "data": { "status": "inactive" } }),
+    )
+    .await;
+    let (status, _, body) = api
+        .rpc(
+            &path,
+            Some(&api.owner),
+            call("echo", json!({ "text": "x" })),
+        )
+        .await;
+    assert_eq!(status, 503, "{body}");
+    api.ok(
+        &api.owner,
+        "COLLECTION_CONNECTIONS_UPDATE",
+        json!({ "id": conn, "data": { "status": "error" } }),
+    )
+    .await;
+    assert_eq!(
+        api.rpc(&path, Some(&api.owner), request("tools/list"))
+            .await
+            .0,
+        503
+    );
+    let dead = api
+        .connection(&api.owner, &closed_port_url().await, json!({}))
+        .await;
+    let (status, _, body) = api
+        .rpc(
+            &format!("/api/acme/mcp/{dead}"),
+            Some(&api.owner),
+            call("echo", json!({ "text": "x" })),
+        )
+        .await;
+    assert_eq!(status, 503);
+    assert_eq!(body["error"]["code"], -32603);
+    // Malformed JSON-RPC is 400, GET is 405.
+    let r = api
+        .client
+        .post(format!("{}{path}", api.base))
+        .bearer_auth(&api.owner)
+        .body("{")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let r = api
+        .client
+        .get(format!("{}{path}", api.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 405);
+}
+
+async fn proxy_credentials_public_tools_and_validation(backend: Backend) {
+    let api = Api::start(backend).await;
+    let upstream = mcp_double::start(true).await;
+    let conn = api
+        .connection(&api.owner, &upstream.url, json!({
+            "connection_token": "upstream-token", "connection_headers": { "headers": { "X-Tenant": "t-1" } } }))
+        .await;
+    let path = format!("/api/acme/mcp/{conn}");
+    // initialize and tools/list pass through (SSE answers from the upstream are read).
+    let (status, _, init) = api.rpc(&path, Some(&api.owner), json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } })).await;
+    assert_eq!(status, 200);
+    assert_eq!(init["result"]["protocolVersion"], "2025-03-26");
+    assert_eq!(init["result"]["serverInfo"]["name"], "double");
+    let notification = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    assert_eq!(api.rpc(&path, Some(&api.owner), notification).await.0, 202);
+    let (_, _, tools) = api
+        .rpc(&path, Some(&api.owner), request("tools/list"))
+        .await;
+    assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 7);
+    // Stored credentials are injected; the caller's key is never forwarded.
+    let (status, _, body) = api
+        .rpc(&path, Some(&api.owner), call("whoami", json!({})))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        body["result"]["content"][0]["text"],
+        "Bearer upstream-token"
+    );
+    assert_eq!(upstream.last_header("x-tenant").as_deref(), Some("t-1"));
+    assert!(upstream.last_header("x-request-id").is_some());
+    // Public tools need no authentication (both markers); others still answer 401.
+    for tool in ["public_ping", "legacy_ping"] {
+        let (status, _, body) = api.rpc(&path, None, call(tool, json!({}))).await;
+        assert_eq!(status, 200, "{tool}: {body}");
+        assert_eq!(body["result"]["content"][0]["text"], "pong");
+    }
+    assert_eq!(
+        api.rpc(&path, None, call("echo", json!({ "text": "x" })))
+            .await
+            .0,
+        401
+    );
+    assert_eq!(api.rpc(&path, None, request("tools/list")).await.0, 401);
+    // A key without grants may call public tools, not others.
+    let (_, narrow) = api.key(json!({})).await;
+    assert_eq!(
+        api.rpc(&path, Some(&narrow), call("public_ping", json!({})))
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        api.rpc(&path, Some(&narrow), call("whoami", json!({})))
+            .await
+            .0,
+        403
+    );
+    // Arguments are validated against the input schema before forwarding.
+    let before = upstream.calls().len();
+    for bad in [json!({}), json!({ "text": 5 })] {
+        let (status, _, body) = api.rpc(&path, Some(&api.owner), call("echo", bad)).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_i64()),
+            (200, Some(-32602)),
+            "{body}"
+        );
+    }
+    assert_eq!(
+        upstream.calls().len(),
+        before,
+        "invalid calls never reach the upstream"
+    );
+    // Tool errors pass through.
+    let (status, _, body) = api
+        .rpc(&path, Some(&api.owner), call("fail", json!({})))
+        .await;
+    assert_eq!(
+        (status, body["result"]["isError"].as_bool()),
+        (200, Some(true))
+    );
+    // The legacy unscoped route works with the same key.
+    let r = api
+        .client
+        .post(format!("{}/mcp/{conn}", api.base))
+        .bearer_auth(&api.owner)
+        .json(&call("echo", json!({ "text": "legacy" })))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["deprecation"], "true");
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["result"]["content"][0]["text"], "legacy");
+    // Every invocation is audited with the caller identity.
+    let mut rows = Vec::new();
+    for _ in 0..50 {
+        let out = api
+            .ok(&api.owner, "AUDIT_LOG_LIST", json!({ "limit": 100 }))
+            .await;
+        rows = out["items"].as_array().unwrap().clone();
+        if rows.iter().filter(|r| r["surface"] == "proxy").count() >= 9 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        rows.iter()
+            .any(|r| r["tool"] == "public_ping" && r["actor"] == "anonymous")
+    );
+    assert!(rows.iter().any(|r| r["tool"] == "whoami"
+        && r["outcome"] == "denied"
+        && r["actor"].as_str().unwrap().starts_with("key:")));
+    assert!(
+        rows.iter().any(|r| r["tool"] == "echo"
+            && r["outcome"] == "success"
+            && r["connection_id"] == conn)
+    );
+}
+
+async fn proxy_https_and_timeout(backend: Backend) {
+    let ca = TestCa::new();
+    let ca_file = std::env::temp_dir().join(format!("ws-ca-{}.pem", uuid::Uuid::new_v4()));
+    std::fs::write(&ca_file, &ca.pem).unwrap();
+    let api = Api::start_with(backend, |c| c.upstream_ca_file = Some(ca_file.clone())).await;
+    let trusted = mcp_double::start_tls(&ca).await;
+    let untrusted = mcp_double::start_tls(&TestCa::new()).await;
+    let good = api.connection(&api.owner, &trusted.url, json!({})).await;
+    let bad = api.connection(&api.owner, &untrusted.url, json!({})).await;
+    let (status, _, body) = api
+        .rpc(
+            &format!("/api/acme/mcp/{good}"),
+            Some(&api.owner),
+            call("echo", json!({ "text": "tls" })),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["content"][0]["text"], "tls");
+    let (status, _, body) = api
+        .rpc(
+            &format!("/api/acme/mcp/{bad}"),
+            Some(&api.owner),
+            call("echo", json!({ "text": "tls" })),
+        )
+        .await;
+    assert_eq!(status, 503, "certificate validation: {body}");
+    // Per-connection tool timeout.
+    api.ok(
+        &api.owner,
+        "COLLECTION_CONNECTIONS_UPDATE",
+        json!({ "id": good, "data": { "tool_timeout_ms": 300 } }),
+    )
+    .await;
+    let started = std::time::Instant::now();
+    let (status, _, body) = api
+        .rpc(
+            &format!("/api/acme/mcp/{good}"),
+            Some(&api.owner),
+            call("slow", json!({})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_i64()),
+        (200, Some(-32001)),
+        "{body}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let _ = std::fs::remove_file(ca_file);
+}
+
+impl Api {
+    /// Creates a connection in another organization.
+    pub async fn connection_in_org(&self, org: &str, key: &str, url: &str) -> String {
+        let (status, out) = self
+            .tool_in(
+                org,
+                key,
+                "COLLECTION_CONNECTIONS_CREATE",
+                json!({ "data": { "title": "x", "connection_url": url } }),
+            )
+            .await;
+        assert_eq!(status, 200);
+        out["item"]["id"].as_str().unwrap().to_string()
+    }
+}

@@ -1,0 +1,367 @@
+//! Agent runs: strict validation, a full run with a tool call seen on a stream opened
+//! before the post, the transcript, failures and per-thread serialization.
+
+use std::sync::atomic::Ordering;
+
+use serde_json::{Value, json};
+
+use crate::both_backends;
+use crate::common::{Api, Backend, read_chunks, wait_settled};
+use crate::{llm_double, mcp_double};
+
+both_backends!(
+    run_validation,
+    full_run_with_tool_call,
+    failed_run_and_serialized_runs
+);
+
+fn user(text: &str) -> Value {
+    json!({ "role": "user", "parts": [{ "type": "text", "text": text }] })
+}
+
+struct Setup {
+    api: Api,
+    agent: String,
+    thread: String,
+    upstream: mcp_double::McpDouble,
+    llm: llm_double::LlmDouble,
+}
+
+async fn setup(backend: Backend) -> Setup {
+    let llm = llm_double::start().await;
+    let base = llm.base_url.clone();
+    let api = Api::start_with(backend, |c| {
+        c.llm.base_url = Some(base);
+        c.llm.model = Some("default-model".into());
+        c.llm
+            .tier_models
+            .insert("smart".into(), "smart-model".into());
+    })
+    .await;
+    let upstream = mcp_double::start(false).await;
+    let conn = api.connection(&api.owner, &upstream.url, json!({})).await;
+    let agent = api.agent(&api.owner, &[&conn]).await;
+    let out = api
+        .ok(
+            &api.owner,
+            "COLLECTION_THREADS_CREATE",
+            json!({ "data": { "title": "t", "virtual_mcp_id": agent, "id": "th-1" } }),
+        )
+        .await;
+    Setup {
+        api,
+        agent,
+        thread: out["item"]["id"].as_str().unwrap().into(),
+        upstream,
+        llm,
+    }
+}
+
+async fn post(api: &Api, key: &str, thread: &str, body: Value) -> (u16, Value) {
+    let r = api
+        .client
+        .post(format!(
+            "{}/api/acme/pilot/threads/{thread}/messages",
+            api.base
+        ))
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+async fn open_stream(api: &Api, key: &str, thread: &str) -> reqwest::Response {
+    api.client
+        .get(format!(
+            "{}/api/acme/pilot/threads/{thread}/stream",
+            api.base
+        ))
+        .bearer_auth(key)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn run_validation(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, agent, thread) = (&s.api, &s.agent, &s.thread);
+    let ok = json!({ "messages": [user("hi")], "agent": { "id": agent } });
+    let mut cases = vec![
+        json!({ "messages": [user("a"), user("b")], "agent": { "id": agent } }),
+        json!({ "messages": [], "agent": { "id": agent } }),
+        json!({ "messages": [user("a")] }),
+        json!({ "messages": [user("a")], "agent": { "id": agent }, "thread_id": "other" }),
+        json!({ "messages": [user("a")], "agent": { "id": agent }, "tier": "galaxy-brain" }),
+        json!({ "messages": [user("a")], "agent": { "id": agent }, "temperature": "warm" }),
+        json!({ "messages": [{ "role": "user", "parts": [{ "type": "image", "url": "x" }] }], "agent": { "id": agent } }),
+        json!("not an object"),
+    ];
+    let mut extra = ok.clone();
+    extra["stream"] = json!(true);
+    cases.push(extra);
+    for body in cases {
+        let (status, out) = post(api, &api.owner, thread, body.clone()).await;
+        assert_eq!(status, 400, "{body}");
+        assert!(out["error"].is_string());
+    }
+    let r = api
+        .client
+        .post(format!(
+            "{}/api/acme/pilot/threads/{thread}/messages",
+            api.base
+        ))
+        .bearer_auth(&api.owner)
+        .body("{oops")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400, "malformed JSON");
+    assert_eq!(post(api, &api.owner, "no-thread", ok.clone()).await.0, 404);
+    assert_eq!(post(api, "sfk_bad", thread, ok.clone()).await.0, 401);
+    let other = api.new_org("globex").await;
+    assert_eq!(post(api, &other, thread, ok.clone()).await.0, 403);
+    let mismatched = json!({ "messages": [user("a")], "agent": { "id": "someone-else" } });
+    assert_eq!(post(api, &api.owner, thread, mismatched).await.0, 409);
+    assert_eq!(open_stream(api, &other, thread).await.status(), 403);
+    assert_eq!(
+        open_stream(api, &api.owner, "no-thread").await.status(),
+        404
+    );
+    // None of these touched the thread.
+    let got = api
+        .ok(
+            &api.owner,
+            "COLLECTION_THREADS_GET",
+            json!({ "id": thread }),
+        )
+        .await;
+    assert_eq!(got["item"]["status"], "completed");
+    assert!(s.llm.provider.requests.lock().unwrap().is_empty());
+}
+
+async fn full_run_with_tool_call(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, agent, thread) = (&s.api, &s.agent, &s.thread);
+    // Any key of the organization may drive the agent: no grants needed.
+    let (_, member) = api.key(json!({})).await;
+    let stream = open_stream(api, &member, thread).await;
+    assert_eq!(stream.status(), 200);
+    let h = stream.headers();
+    assert_eq!(h["content-type"], "text/event-stream");
+    assert_eq!(h["cache-control"], "no-cache");
+    assert_eq!(h["x-vercel-ai-ui-message-stream"], "v1");
+    assert_eq!(h["x-accel-buffering"], "no");
+    let reader = tokio::spawn(read_chunks(stream, |c| c["type"] == "finish"));
+    let body = json!({ "messages": [{ "role": "system", "parts": [{ "type": "text", "text": "Extra rule." }] }, user("please use tool")],
+                       "agent": { "id": agent }, "tier": "smart", "temperature": 0.3, "thread_id": thread });
+    let (status, out) = post(api, &member, thread, body).await;
+    assert_eq!(status, 202, "{out}");
+    assert!(out["taskId"].is_string());
+    assert_eq!(out.as_object().unwrap().len(), 1);
+    let got = api
+        .ok(
+            &api.owner,
+            "COLLECTION_THREADS_GET",
+            json!({ "id": thread }),
+        )
+        .await;
+    assert_eq!(
+        got["item"]["status"], "in_progress",
+        "in_progress before the 202 is read"
+    );
+    let (chunks, keepalives) = reader.await.unwrap();
+    let types: Vec<&str> = chunks.iter().map(|c| c["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"start"));
+    assert_eq!(chunks[0]["messageMetadata"]["taskId"], out["taskId"]);
+    for expected in [
+        "start-step",
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-available",
+        "tool-output-available",
+        "finish-step",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "finish",
+    ] {
+        assert!(types.contains(&expected), "{expected} in {types:?}");
+    }
+    let available = chunks
+        .iter()
+        .find(|c| c["type"] == "tool-input-available")
+        .unwrap();
+    assert_eq!(available["input"], json!({ "text": "hello" }));
+    let text_id = chunks.iter().find(|c| c["type"] == "text-start").unwrap()["id"].clone();
+    let text: String = chunks
+        .iter()
+        .filter(|c| c["type"] == "text-delta")
+        .map(|c| {
+            assert_eq!(c["id"], text_id);
+            c["delta"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(text, "Tool said: hello");
+    assert!(chunks.iter().all(|c| c.get("finishReason").is_none()));
+    let _ = keepalives;
+    assert_eq!(wait_settled(api, &api.owner, thread).await, "completed");
+    assert_eq!(s.upstream.calls(), vec!["echo".to_string()]);
+    // The provider got the tier's model, the instructions, the tools and the temperature.
+    let requests = s.llm.provider.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0]["model"], "smart-model");
+    assert_eq!(requests[0]["stream"], true);
+    assert_eq!(requests[0]["temperature"], 0.3);
+    assert!(
+        requests[0]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Be brief.\n\nExtra rule.")
+    );
+    // The durable transcript.
+    let messages = api
+        .ok(
+            &api.owner,
+            "COLLECTION_THREAD_MESSAGES_LIST",
+            json!({ "thread_id": thread, "limit": 10 }),
+        )
+        .await;
+    let items = messages["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0]["role"], "user");
+    assert_eq!(
+        items[0]["parts"],
+        json!([{ "type": "text", "text": "please use tool" }])
+    );
+    assert_eq!(items[1]["role"], "assistant");
+    let parts = items[1]["parts"].as_array().unwrap();
+    let tool_part = parts
+        .iter()
+        .find(|p| p["type"].as_str().unwrap().starts_with("tool-"))
+        .unwrap();
+    assert_eq!(tool_part["state"], "output-available");
+    assert_eq!(tool_part["output"]["content"][0]["text"], "hello");
+    assert!(
+        parts
+            .iter()
+            .any(|p| p["type"] == "text" && p["text"] == "Tool said: hello")
+    );
+
+    // A second run on the same stream connection: it stays open across runs, and the
+    // history (with the tool exchange) goes to the model.
+    let stream = open_stream(api, &member, thread).await;
+    let reader = tokio::spawn(read_chunks(stream, |c| c["type"] == "finish"));
+    let (status, _) = post(
+        api,
+        &member,
+        thread,
+        json!({ "messages": [user("thanks")], "agent": { "id": agent } }),
+    )
+    .await;
+    assert_eq!(status, 202);
+    let (chunks, keepalives) = reader.await.unwrap();
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c["type"] == "text-delta" && c["delta"] == "friend")
+    );
+    let _ = keepalives;
+    assert_eq!(wait_settled(api, &api.owner, thread).await, "completed");
+    let last = s
+        .llm
+        .provider
+        .requests
+        .lock()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["model"], "default-model");
+    let roles: Vec<&str> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        vec!["system", "user", "assistant", "tool", "assistant", "user"]
+    );
+}
+
+async fn failed_run_and_serialized_runs(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, agent, thread) = (&s.api, &s.agent, &s.thread);
+    let stream = open_stream(api, &api.owner, thread).await;
+    let reader = tokio::spawn(read_chunks(stream, |c| c["type"] == "finish"));
+    let (status, _) = post(
+        api,
+        &api.owner,
+        thread,
+        json!({ "messages": [user("please fail")], "agent": { "id": agent } }),
+    )
+    .await;
+    assert_eq!(status, 202);
+    let (chunks, _) = reader.await.unwrap();
+    let error = chunks
+        .iter()
+        .find(|c| c["type"] == "error")
+        .expect("an error chunk");
+    assert!(error["errorText"].as_str().unwrap().contains("500"));
+    assert_eq!(chunks.last().unwrap()["type"], "finish");
+    assert_eq!(wait_settled(api, &api.owner, thread).await, "failed");
+
+    // Three posts in a row: accepted at once, run one at a time, all transcribed.
+    s.llm.provider.max_active.store(0, Ordering::SeqCst);
+    for text in ["one", "two", "three"] {
+        let (status, _) = post(
+            api,
+            &api.owner,
+            thread,
+            json!({ "messages": [user(text)], "agent": { "id": agent } }),
+        )
+        .await;
+        assert_eq!(status, 202);
+    }
+    let got = api
+        .ok(
+            &api.owner,
+            "COLLECTION_THREADS_GET",
+            json!({ "id": thread }),
+        )
+        .await;
+    assert_eq!(got["item"]["status"], "in_progress");
+    assert_eq!(wait_settled(api, &api.owner, thread).await, "completed");
+    assert_eq!(
+        s.llm.provider.max_active.load(Ordering::SeqCst),
+        1,
+        "runs of one thread are serialized"
+    );
+    let messages = api
+        .ok(
+            &api.owner,
+            "COLLECTION_THREAD_MESSAGES_LIST",
+            json!({ "thread_id": thread }),
+        )
+        .await;
+    assert_eq!(
+        messages["totalCount"], 8,
+        "4 user messages and 4 assistant messages"
+    );
+    // A late stream joiner during a run gets the run replayed from its start.
+    let (status, _) = post(
+        api,
+        &api.owner,
+        thread,
+        json!({ "messages": [user("again")], "agent": { "id": agent } }),
+    )
+    .await;
+    assert_eq!(status, 202);
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let late = open_stream(api, &api.owner, thread).await;
+    let (chunks, _) = read_chunks(late, |c| c["type"] == "finish").await;
+    assert_eq!(chunks[0]["type"], "start");
+}
