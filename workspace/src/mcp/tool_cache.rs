@@ -12,10 +12,13 @@ use super::upstream::{Target, Upstream, UpstreamError};
 /// How long a listing is trusted before it is fetched again.
 const TTL: Duration = Duration::from_secs(60);
 
+/// One cached listing: when it was fetched, for which connection revision, the tools.
+type Entry = (Instant, i64, Arc<Vec<Value>>);
+
 /// Cached tool listings, keyed by connection id.
 #[derive(Default)]
 pub struct ToolCache {
-    entries: Mutex<HashMap<String, (Instant, i64, Arc<Vec<Value>>)>>,
+    entries: Mutex<HashMap<String, Entry>>,
 }
 
 impl ToolCache {

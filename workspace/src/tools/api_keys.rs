@@ -64,7 +64,7 @@ pub(super) async fn create(ctx: &ToolCtx<'_>, input: Value) -> Result<Value, Api
         None | Some(Value::Null) => None,
         Some(Value::Number(n)) => {
             let secs = n.as_f64().unwrap_or(-1.0);
-            if secs < 1.0 || secs > MAX_EXPIRES_IN || secs.fract() != 0.0 {
+            if !(1.0..=MAX_EXPIRES_IN).contains(&secs) || secs.fract() != 0.0 {
                 return Err(ApiError::BadRequest(
                     "expiresIn must be a whole number of seconds from 1 to 315360000".into(),
                 ));
