@@ -5,6 +5,7 @@ mod cache_cmd;
 mod check_cmd;
 mod resolve_cmd;
 mod site_dir;
+mod workspace_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -30,6 +31,8 @@ enum Command {
     Bundle(bundle_cmd::BundleArgs),
     /// Print what the edge would do with a request: cache key, profile, cacheability, headers.
     Cache(cache_cmd::CacheArgs),
+    /// The workspace API: `init --org <slug>` prints an owner key; `serve` runs the API.
+    Workspace(workspace_cmd::WorkspaceArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check_cmd::run(args),
         Command::Bundle(args) => bundle_cmd::run(args),
         Command::Cache(args) => cache_cmd::run(args),
+        Command::Workspace(args) => workspace_cmd::run(args),
     }
 }
 

@@ -85,6 +85,34 @@ pub async fn serve(config: Config, listen: SocketAddr) -> Result<(), CliError> {
         .map_err(|e| CliError::Serve(e.to_string()))
 }
 
+/// `workspace init --org <slug>`: reads the `PLATFORM_*` environment, creates the
+/// organization and prints the owner key on stdout.
+pub async fn init_command(org: &str) -> Result<(), CliError> {
+    init_logging();
+    let key = init(&Config::from_env()?, org).await?;
+    println!("{key}");
+    Ok(())
+}
+
+/// `workspace serve [--listen ADDR]`: reads the `PLATFORM_*` environment, installs OTLP
+/// export when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, and serves until stopped.
+pub async fn serve_command(listen: SocketAddr) -> Result<(), CliError> {
+    init_logging();
+    let config = Config::from_env()?;
+    let _telemetry = crate::telemetry::init_otlp().map_err(CliError::Serve)?;
+    serve(config, listen).await
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`), unless the host already did.
+fn init_logging() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
 /// Resolves on Ctrl-C or SIGTERM.
 async fn shutdown_signal() {
     let ctrl_c = async {

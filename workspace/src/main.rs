@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use sitefile_workspace::Config;
 use sitefile_workspace::cli::{self, DEFAULT_LISTEN};
 
 #[derive(Parser)]
@@ -32,7 +31,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let command = Args::parse().command;
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -40,33 +39,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(args.command)) {
+    let result = runtime.block_on(async {
+        match command {
+            Command::Init { org } => cli::init_command(&org).await,
+            Command::Serve { listen } => cli::serve_command(listen).await,
+        }
+    });
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error}");
             ExitCode::FAILURE
-        }
-    }
-}
-
-async fn run(command: Command) -> Result<(), cli::CliError> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    let config = Config::from_env()?;
-    match command {
-        Command::Init { org } => {
-            let key = cli::init(&config, &org).await?;
-            println!("{key}");
-            Ok(())
-        }
-        Command::Serve { listen } => {
-            let _telemetry =
-                sitefile_workspace::telemetry::init_otlp().map_err(cli::CliError::Serve)?;
-            cli::serve(config, listen).await
         }
     }
 }
