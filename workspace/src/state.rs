@@ -12,6 +12,9 @@ use crate::telemetry::{AuditSink, ProxyMetrics};
 /// Why the service could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// The `PLATFORM_*` environment is incomplete or invalid.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     /// The database could not be opened or migrated.
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),
@@ -42,6 +45,12 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// Reads the `PLATFORM_*` environment and builds the state (what `sitefile serve`
+    /// calls before mounting [`crate::router`]).
+    pub async fn from_env() -> Result<Self, StartError> {
+        Self::from_config(Config::from_env()?).await
+    }
+
     /// Opens the database (migrating it), fails runs orphaned by a previous process and
     /// builds the clients. Must run inside a tokio runtime.
     pub async fn from_config(config: Config) -> Result<Self, StartError> {

@@ -80,15 +80,12 @@ pub async fn authenticate(store: &Store, headers: &HeaderMap) -> Result<Credenti
         return Ok(Credential::Invalid);
     };
     let hash = hash_api_key(token);
-    let Some(key) = store.api_key_by_hash(&hash).await? else {
+    let Some((key, org)) = store.api_key_by_hash(&hash).await? else {
         return Ok(Credential::Invalid);
     };
     if !hashes_equal(&key.key_hash, &hash) || key.expires_at.is_some_and(|at| at <= now_ms()) {
         return Ok(Credential::Invalid);
     }
-    let Some(org) = store.org_by_id(&key.org_id).await? else {
-        return Ok(Credential::Invalid);
-    };
     Ok(Credential::Valid(Principal {
         key_id: key.id,
         member_id: key.member_id,

@@ -3,7 +3,7 @@
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row};
 
-use super::{Store, StoreResult};
+use super::{Organization, Store, StoreResult};
 use crate::auth::Permissions;
 
 /// A stored API key (never the value).
@@ -63,17 +63,28 @@ impl Store {
         Ok(())
     }
 
-    /// The key whose value hashes to `key_hash`.
-    pub async fn api_key_by_hash(&self, key_hash: &str) -> StoreResult<Option<ApiKeyRecord>> {
-        sqlx::query(AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM api_keys WHERE key_hash = $1"
-        )))
+    /// The key whose value hashes to `key_hash`, with its organization (one query: this
+    /// runs on every request).
+    pub async fn api_key_by_hash(
+        &self,
+        key_hash: &str,
+    ) -> StoreResult<Option<(ApiKeyRecord, Organization)>> {
+        let row = sqlx::query(
+            "SELECT k.id, k.org_id, k.member_id, k.name, k.key_hash, k.permissions, \
+             k.expires_at, k.created_at, o.slug, o.name AS org_name FROM api_keys k \
+             JOIN organizations o ON o.id = k.org_id WHERE k.key_hash = $1",
+        )
         .bind(key_hash)
         .fetch_optional(&self.pool)
-        .await?
-        .as_ref()
-        .map(key_from)
-        .transpose()
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let key = key_from(&row)?;
+        let org = Organization {
+            id: key.org_id.clone(),
+            slug: row.try_get("slug")?,
+            name: row.try_get("org_name")?,
+        };
+        Ok(Some((key, org)))
     }
 
     /// The keys of an organization, oldest first.

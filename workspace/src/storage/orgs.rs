@@ -87,15 +87,4 @@ impl Store {
             .map(org_from)
             .transpose()
     }
-
-    /// The organization with this id.
-    pub async fn org_by_id(&self, id: &str) -> StoreResult<Option<Organization>> {
-        sqlx::query("SELECT id, slug, name FROM organizations WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?
-            .as_ref()
-            .map(org_from)
-            .transpose()
-    }
 }
