@@ -3,15 +3,24 @@
 #   services_start  starts PostgreSQL (initdb in a temp dir, loopback, trust auth, free port)
 #                   and exports SITEFILE_TEST_POSTGRES_URL;
 #   services_stop   stops it and removes the temp dir.
-# Needs the PostgreSQL server binaries (/usr/lib/postgresql/*/bin).
+# Installs Debian's PostgreSQL server when its binaries (/usr/lib/postgresql/*/bin) are missing.
 
 _services_free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
+_services_pgbin() {
+  ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1
+}
+
 services_start() {
   local pgbin
-  pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
+  pgbin=$(_services_pgbin)
+  if [ -z "$pgbin" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "services.sh: installing PostgreSQL from Debian's packages" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    pgbin=$(_services_pgbin)
+  fi
   if [ -z "$pgbin" ] || [ ! -x "$pgbin/initdb" ]; then
     echo "services.sh: PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin" >&2
     return 1
