@@ -152,6 +152,17 @@ impl Request {
         is_bot_user_agent(self.user_agent())
     }
 
+    /// Whether every section must render at once: a crawler, `?__bot=1` or
+    /// `?__platform_ssr=1`, or a programmatic fetch (`Sec-Fetch-Dest: empty`).
+    pub fn is_eager(&self) -> bool {
+        self.is_bot()
+            || self.query("__bot").as_deref() == Some("1")
+            || self.query("__platform_ssr").as_deref() == Some("1")
+            || self
+                .header("sec-fetch-dest")
+                .is_some_and(|d| d.eq_ignore_ascii_case("empty"))
+    }
+
     /// The visitor's location from the geo headers, falling back to `__cf_geo_*` cookies.
     pub fn geo(&self) -> Geo {
         let pick = |headers: &[&str], cookie: &str| -> Option<String> {
@@ -223,21 +234,30 @@ pub fn parse_cookie_header(header: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Whether a user agent is a known crawler.
+/// Whether a user agent is a known crawler, search engine, link unfurler or audit tool.
 pub fn is_bot_user_agent(ua: &str) -> bool {
-    const MARKERS: [&str; 12] = [
+    const MARKERS: [&str; 21] = [
         "bot",
-        "crawler",
+        "crawl",
         "spider",
         "slurp",
         "lighthouse",
         "headlesschrome",
         "facebookexternalhit",
+        "mediapartners",
+        "google",
+        "bing",
+        "yandex",
+        "baidu",
+        "duckduck",
+        "teoma",
+        "ia_archiver",
+        "semrush",
+        "ahrefs",
         "embedly",
         "quora link preview",
         "whatsapp",
         "pinterest",
-        "google-inspectiontool",
     ];
     let lower = ua.to_ascii_lowercase();
     MARKERS.iter().any(|m| lower.contains(m))

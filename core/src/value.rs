@@ -46,6 +46,7 @@ pub enum Value {
 pub struct Array {
     items: Box<[Value]>,
     dynamic: bool,
+    nodes: u32,
 }
 
 /// The entries of an object value, in document order, keys unique.
@@ -53,6 +54,7 @@ pub struct Array {
 pub struct Object {
     entries: Box<[(Key, Value)]>,
     dynamic: bool,
+    nodes: u32,
 }
 
 impl Array {
@@ -71,9 +73,11 @@ impl Object {
         let dynamic = entries.iter().any(|(k, v)| {
             v.is_dynamic() || (&**k == RESOLVE_TYPE && v.as_str().is_some_and(|s| !s.is_empty()))
         });
+        let nodes = count_nodes(entries.iter().map(|(_, v)| v));
         Object {
             entries: entries.into_boxed_slice(),
             dynamic,
+            nodes,
         }
     }
 
@@ -107,6 +111,11 @@ impl Object {
             _ => None,
         }
     }
+}
+
+/// One for the container plus the nodes of its children, saturating.
+fn count_nodes<'v>(children: impl Iterator<Item = &'v Value>) -> u32 {
+    children.fold(1u32, |n, v| n.saturating_add(v.nodes()))
 }
 
 fn dedupe_keys(entries: &mut Vec<(Key, Value)>) {
@@ -146,9 +155,11 @@ impl Value {
     /// An array value from items.
     pub fn array(items: Vec<Value>) -> Value {
         let dynamic = items.iter().any(Value::is_dynamic);
+        let nodes = count_nodes(items.iter());
         Value::Array(Arc::new(Array {
             items: items.into_boxed_slice(),
             dynamic,
+            nodes,
         }))
     }
 
@@ -280,6 +291,16 @@ impl Value {
                 }
                 out.push(b'}');
             }
+        }
+    }
+
+    /// How many JSON values this one is made of, counting a subtree shared by several parents
+    /// once per parent (what serialising it writes); saturates at `u32::MAX`. O(1).
+    pub fn nodes(&self) -> u32 {
+        match self {
+            Value::Array(a) => a.nodes,
+            Value::Object(o) => o.nodes,
+            _ => 1,
         }
     }
 

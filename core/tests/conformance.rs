@@ -5,7 +5,7 @@
 //! "loaders": {key: answer | {"$error": msg} | {"$echo": true}}, "environment",
 //! "customMatchers": [key], "featureFlags": {"enabled": {}, "variants": {}},
 //! "featureFlagMatcher": key, "config": {"productionOrigins", "layoutSections",
-//! "asyncRendering", "resolveGlobals", "cryptoKey"}, "repeat": n, "reload": body,
+//! "asyncRendering", "resolveGlobals", "cryptoKey", "onDanglingReference": <what it returns>}, "repeat": n, "reload": body,
 //! "expect": {page, path, params, sections, seo, effects: {...}, rounds: [[keys]]}}`.
 //! Only keys present in `expect` (and in `expect.effects`) are compared.
 
@@ -87,6 +87,13 @@ fn config_for(case: &Json) -> ResolveConfig {
     config.resolve_globals = c["resolveGlobals"].as_bool().unwrap_or(true);
     if let Some(key) = c["cryptoKey"].as_str() {
         config.secret_key = Some(SecretKey::from_env_value(key).expect("case crypto key"));
+    }
+    if let Some(answer) = c.get("onDanglingReference") {
+        // The hook answers with the configured value, tagged with the key it was asked for.
+        let answer = answer.clone();
+        config.on_dangling_reference = Some(Arc::new(move |key: &str| {
+            Value::from(json!({"key": key, "value": answer}))
+        }));
     }
     config
 }

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 use serde_json::json;
 use sitefile_core::Request;
+use sitefile_core::config::PlatformConfig;
 use sitefile_core::resolve::{ResolveConfig, Runtime};
 use sitefile_core::value::Value;
 use std::path::PathBuf;
@@ -89,7 +90,19 @@ pub fn run(args: ResolveArgs) -> ExitCode {
     for problem in &site.problems {
         eprintln!("warning: {problem}");
     }
-    let runtime = Runtime::new(site.snapshot, ResolveConfig::by_convention());
+    let vars: std::collections::HashMap<String, String> = std::env::vars().collect();
+    let config = PlatformConfig::from_env(&vars)
+        .map_err(|e| e.to_string())
+        .and_then(|platform| {
+            ResolveConfig::by_convention()
+                .with_platform(&platform)
+                .map_err(|e| e.to_string())
+        });
+    let config = match config {
+        Ok(c) => c,
+        Err(e) => return crate::fail(&e),
+    };
+    let runtime = Runtime::new(site.snapshot, config);
     let echo = args.echo_loaders;
     let page = runtime.resolve_page(request).run(|call| {
         Ok(if echo {

@@ -707,6 +707,7 @@ fn varies_record_what_was_consulted() {
             "cookie",
             "device",
             "host",
+            "path",
             "query",
             "region",
             "time",

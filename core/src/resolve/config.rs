@@ -1,9 +1,15 @@
 //! How a runtime resolves: what the host registered and the setup options that shape pages.
 
 use super::registry::KeyRegistry;
-use super::secrets::SecretKey;
+use super::secrets::{SecretKey, SecretKeyError};
+use crate::config::PlatformConfig;
 use crate::matchers::MatcherRegistry;
+use crate::value::Value;
 use std::collections::HashSet;
+use std::sync::Arc;
+
+/// The host's `onDanglingReference`: what a loader or action key nothing registered resolves to.
+pub type DanglingReferenceHook = Arc<dyn Fn(&str) -> Value + Send + Sync>;
 
 /// Default bound on `__resolveType` nesting (a second guard behind cycle detection).
 pub const DEFAULT_MAX_DEPTH: usize = 64;
@@ -31,6 +37,8 @@ pub struct ResolveConfig {
     pub production: bool,
     /// Bound on `__resolveType` nesting; 0 means [`DEFAULT_MAX_DEPTH`].
     pub max_depth: usize,
+    /// `onDanglingReference`; without it a dangling key warns and resolves to `null`.
+    pub on_dangling_reference: Option<DanglingReferenceHook>,
 }
 
 impl ResolveConfig {
@@ -43,6 +51,17 @@ impl ResolveConfig {
             resolve_globals: true,
             ..ResolveConfig::default()
         }
+    }
+
+    /// Applies the environment: `NODE_ENV=production` for the environment matcher and
+    /// `PLATFORM_CRYPTO_KEY` for encrypted secrets (an unusable key is an error).
+    pub fn with_platform(mut self, platform: &PlatformConfig) -> Result<Self, SecretKeyError> {
+        self.production = platform.runtime.node_env.as_deref() == Some("production");
+        self.secret_key = match &platform.runtime.crypto_key {
+            Some(key) => Some(SecretKey::from_env_value(key.expose())?),
+            None => None,
+        };
+        Ok(self)
     }
 
     /// Sets the production origins, trailing `/` removed.

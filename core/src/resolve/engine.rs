@@ -89,13 +89,44 @@ pub(crate) struct Resolver<'a> {
     pub segment: &'a mut Segment,
     pub effects: &'a mut Effects,
     pub calls: Vec<PendingCall>,
-    /// Set when a lazy or deferred wrapper was passed since the last reset.
-    pub saw_lazy: bool,
-    memo: FxHashMap<String, Node>,
+    /// Set when a lazy or deferred wrapper was passed on the current section's own chain
+    /// (wrappers, flags and named blocks above its props) since the last reset.
+    saw_lazy: bool,
+    /// Whether the value being resolved is still on a section's chain, not inside its props.
+    in_chain: bool,
+    memo: FxHashMap<String, Memo>,
     expanding: Vec<Key>,
     origin: Origin,
     depth_limit: usize,
+    /// JSON values produced so far (a shared subtree counts once per use).
+    produced: u64,
+    /// Containers being resolved, one inside the other.
+    nesting: usize,
+    /// A size or nesting limit was hit: the rest of the page resolves to `null`.
+    exhausted: bool,
 }
+
+/// A named reference resolved earlier in this request.
+#[derive(Debug, Clone)]
+struct Memo {
+    node: Node,
+    /// Its own chain carries a lazy or deferred wrapper.
+    lazy: bool,
+    /// JSON values it produced.
+    produced: u64,
+}
+
+/// Most JSON values one page may produce: content that references a block twice, that block
+/// referencing another twice and so on grows exponentially, and must end in an error rather
+/// than exhaust memory.
+pub const MAX_PAGE_NODES: u64 = 2_000_000;
+
+/// Deepest nesting of arrays and objects that resolution builds across named blocks (each
+/// block alone is bounded when parsed), so no later recursion can exhaust the stack.
+pub const MAX_RESOLVED_NESTING: usize = 256;
+
+/// How many wrappers, flags and named blocks page SEO is followed through.
+const SEO_HOPS: usize = 10;
 
 impl<'a> Resolver<'a> {
     /// A resolver for one request.
@@ -121,6 +152,7 @@ impl<'a> Resolver<'a> {
             effects,
             calls: Vec::new(),
             saw_lazy: false,
+            in_chain: false,
             memo: FxHashMap::default(),
             expanding: Vec::new(),
             origin: Origin {
@@ -128,11 +160,14 @@ impl<'a> Resolver<'a> {
                 ..Origin::default()
             },
             depth_limit: config.depth_limit(),
+            produced: 0,
+            nesting: 0,
+            exhausted: false,
         }
     }
 
-    /// Resolves a value that lives at `path` inside block `block` (for override ids).
-    pub fn resolve_in(&mut self, block: &Key, path: &[&str], value: &Value) -> Node {
+    /// Runs `f` with the origin set to `path` inside block `block` (for override ids).
+    fn at<T>(&mut self, block: &Key, path: &[&str], f: impl FnOnce(&mut Self) -> T) -> T {
         let saved = std::mem::take(&mut self.origin.path);
         let saved_block = self.origin.block.replace(block.clone());
         for segment in path {
@@ -141,17 +176,136 @@ impl<'a> Resolver<'a> {
                 Err(_) => self.origin.push_key(&intern(segment)),
             }
         }
-        let node = self.resolve(value, 0);
+        let out = f(self);
         self.origin.path = saved;
         self.origin.block = saved_block;
-        node
+        out
+    }
+
+    /// Resolves a value that lives at `path` inside block `block` (for override ids).
+    pub fn resolve_in(&mut self, block: &Key, path: &[&str], value: &Value) -> Node {
+        self.at(block, path, |r| r.resolve(value, 0))
+    }
+
+    /// Resolves one raw page section (or Site global) and tells whether its own chain is
+    /// wrapped in Lazy or Deferred, which makes it a deferred section.
+    pub fn resolve_section(&mut self, block: &Key, path: &[&str], value: &Value) -> (Node, bool) {
+        self.saw_lazy = false;
+        self.in_chain = true;
+        let node = self.resolve_in(block, path, value);
+        self.in_chain = false;
+        (node, std::mem::take(&mut self.saw_lazy))
+    }
+
+    /// The index and unresolved value of the first variant of flag `flag` (at `path` inside
+    /// `block`) whose rule matches; `None` when none matches.
+    pub fn choose_in(
+        &mut self,
+        block: &Key,
+        path: &[&str],
+        flag: &Object,
+    ) -> Option<(usize, Value)> {
+        self.at(block, path, |r| {
+            let (key, variants) = variants_of(flag)?;
+            let i = r.chosen_index(key, variants)?;
+            Some((i, variants[i].get("value")?.clone()))
+        })
+    }
+
+    /// The page's SEO: Lazy, single-section Deferred, flags and named blocks are followed (at
+    /// most [`SEO_HOPS`]); the block reached has its props resolved even when its type is one
+    /// the resolver otherwise skips (the standard SEO sections are).
+    pub fn resolve_seo(&mut self, page: &Key, raw: &Value) -> Node {
+        let mut block = page.clone();
+        let mut path: Vec<String> = vec!["seo".into()];
+        let mut value = raw.clone();
+        for _ in 0..SEO_HOPS {
+            let Some(o) = value.as_object() else { break };
+            let Some(rt) = o.resolve_type() else { break };
+            let (next, steps): (Value, Vec<String>) = if rt == keys::LAZY {
+                (
+                    o.get("section").cloned().unwrap_or_default(),
+                    vec!["section".into()],
+                )
+            } else if rt == keys::DEFERRED {
+                match o.get("sections").and_then(Value::as_array) {
+                    Some([one]) => (one.clone(), vec!["sections".into(), "0".into()]),
+                    _ => break,
+                }
+            } else if keys::is_flag(rt) {
+                let segments: Vec<&str> = path.iter().map(String::as_str).collect();
+                let Some((index, chosen)) = self.choose_in(&block, &segments, o) else {
+                    return Node::Absent;
+                };
+                (
+                    chosen,
+                    vec!["variants".into(), index.to_string(), "value".into()],
+                )
+            } else if let Some(saved) = self
+                .snapshot
+                .block(rt)
+                .filter(|_| !SKIP_RESOLVE_TYPES.contains(&rt))
+            {
+                block = intern(rt);
+                path.clear();
+                (merged_reference(saved, o), Vec::new())
+            } else {
+                break;
+            };
+            value = next;
+            path.extend(steps);
+        }
+        let segments: Vec<&str> = path.iter().map(String::as_str).collect();
+        match value.as_object() {
+            Some(o)
+                if o.resolve_type()
+                    .is_some_and(|rt| SKIP_RESOLVE_TYPES.contains(&rt)) =>
+            {
+                self.at(&block, &segments, |r| r.resolve_entries(o, None, 1))
+            }
+            _ => self.resolve_in(&block, &segments, &value),
+        }
+    }
+
+    /// Counts `nodes` produced; past [`MAX_PAGE_NODES`] the resolution is exhausted.
+    fn charge(&mut self, nodes: u64) {
+        self.produced = self.produced.saturating_add(nodes);
+        if self.produced > MAX_PAGE_NODES && !self.exhausted {
+            self.exhausted = true;
+            self.effects.error(
+                "page",
+                "size",
+                format!("the page would hold more than {MAX_PAGE_NODES} JSON values"),
+            );
+        }
     }
 
     /// Resolves any value at nesting depth `depth` (counted in `__resolveType` objects).
     pub fn resolve(&mut self, value: &Value, depth: usize) -> Node {
         if !value.is_dynamic() {
+            self.charge(u64::from(value.nodes()));
             return Node::Value(value.clone());
         }
+        self.charge(1);
+        if self.exhausted {
+            return Node::Value(Value::Null);
+        }
+        if self.nesting >= MAX_RESOLVED_NESTING {
+            self.exhausted = true;
+            self.effects.error(
+                "page",
+                "depth",
+                format!("content nests deeper than {MAX_RESOLVED_NESTING} levels"),
+            );
+            return Node::Value(Value::Null);
+        }
+        self.nesting += 1;
+        let node = self.resolve_container(value, depth);
+        self.nesting -= 1;
+        node
+    }
+
+    fn resolve_container(&mut self, value: &Value, depth: usize) -> Node {
         match value {
             Value::Array(a) => {
                 let mut items = Vec::with_capacity(a.items().len());
@@ -170,8 +324,9 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    /// Resolves every entry of `o` except `skip`.
+    /// Resolves every entry of `o` except `skip` (props: no longer on a section's chain).
     fn resolve_entries(&mut self, o: &Object, skip: Option<&str>, depth: usize) -> Node {
+        let in_chain = std::mem::replace(&mut self.in_chain, false);
         let mut entries = Vec::with_capacity(o.len());
         for (k, v) in o.entries() {
             if Some(&**k) == skip {
@@ -181,6 +336,7 @@ impl<'a> Resolver<'a> {
             entries.push((k.clone(), self.resolve(v, depth)));
             self.origin.pop();
         }
+        self.in_chain = in_chain;
         Node::object(entries)
     }
 
@@ -212,11 +368,11 @@ impl<'a> Resolver<'a> {
         match rt {
             keys::RESOLVED => return Node::Value(o.get("data").cloned().unwrap_or(Value::Null)),
             keys::LAZY => {
-                self.saw_lazy = true;
+                self.saw_lazy |= self.in_chain;
                 return self.field(o, "section", depth);
             }
             keys::DEFERRED => {
-                self.saw_lazy = true;
+                self.saw_lazy |= self.in_chain;
                 return self.field(o, "sections", depth);
             }
             keys::REQUEST_TO_PARAM => {
@@ -256,7 +412,11 @@ impl<'a> Resolver<'a> {
             return Node::Call(id);
         }
         if rt == keys::PREVIEW {
-            let Some(block) = o.get("block").and_then(Value::as_str) else {
+            let Some(block) = o
+                .get("block")
+                .and_then(Value::as_str)
+                .filter(|b| !b.is_empty())
+            else {
                 return Node::Value(Value::Null);
             };
             let mut entries: Vec<(Key, Value)> = vec![(intern(RESOLVE_TYPE), Value::string(block))];
@@ -274,24 +434,59 @@ impl<'a> Resolver<'a> {
             return self.resolve_named(o, rt, depth);
         }
         if keys::is_dangling_candidate(rt) {
-            self.effects
-                .warn(format!("dangling reference: {rt} (no loader registered)"));
-            return Node::Value(Value::Null);
+            return Node::Value(self.dangling(rt));
         }
         // A section (or an unknown type, kept verbatim with its props resolved).
         self.resolve_entries(o, None, depth)
     }
 
+    /// A loader or action key nothing registered: the host's `onDanglingReference` answers
+    /// (a panic in it counts as `null` with a warning); without one, a warning and `null`.
+    fn dangling(&mut self, rt: &str) -> Value {
+        let Some(hook) = &self.config.on_dangling_reference else {
+            self.effects
+                .warn(format!("dangling reference: {rt} (no loader registered)"));
+            return Value::Null;
+        };
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(rt))) {
+            Ok(value) => value,
+            Err(_) => {
+                self.effects
+                    .warn(format!("onDanglingReference panicked for {rt}"));
+                Value::Null
+            }
+        }
+    }
+
     /// A flag: the first variant whose rule matches is resolved; no match is "nothing".
     fn resolve_flag(&mut self, o: &Object, depth: usize) -> Node {
-        let Some((variants_key, Value::Array(variants))) =
-            o.entries().iter().find(|(k, _)| &**k == "variants")
+        let Some((variants_key, variants)) = variants_of(o) else {
+            return Node::Absent;
+        };
+        let Some(i) = self.chosen_index(variants_key, variants) else {
+            return Node::Absent;
+        };
+        let Some((value_key, value)) = variants[i]
+            .as_object()
+            .and_then(|v| v.entries().iter().find(|(k, _)| &**k == "value"))
         else {
             return Node::Absent;
         };
         self.origin.push_key(variants_key);
-        let mut chosen = Node::Absent;
-        for (i, variant) in variants.items().iter().enumerate() {
+        self.origin.push_index(i);
+        self.origin.push_key(value_key);
+        let node = self.resolve(value, depth);
+        self.origin.pop();
+        self.origin.pop();
+        self.origin.pop();
+        node
+    }
+
+    /// The index of the first variant whose rule matches (the origin is at the flag).
+    fn chosen_index(&mut self, variants_key: &Key, variants: &[Value]) -> Option<usize> {
+        self.origin.push_key(variants_key);
+        let mut chosen = None;
+        for (i, variant) in variants.iter().enumerate() {
             let Some(variant) = variant.as_object() else {
                 continue;
             };
@@ -311,20 +506,11 @@ impl<'a> Resolver<'a> {
             }
             .variant_rule(variant.get("rule"), &inline_id);
             self.origin.pop();
+            self.origin.pop();
             if matched {
-                chosen = match variant.entries().iter().find(|(k, _)| &**k == "value") {
-                    Some((k, v)) => {
-                        self.origin.push_key(k);
-                        let node = self.resolve(v, depth);
-                        self.origin.pop();
-                        node
-                    }
-                    None => Node::Absent,
-                };
-                self.origin.pop();
+                chosen = Some(i);
                 break;
             }
-            self.origin.pop();
         }
         self.origin.pop();
         chosen
@@ -341,8 +527,19 @@ impl<'a> Resolver<'a> {
             )))
             .to_canonical_string()
         };
-        if let Some(node) = self.memo.get(&memo_key) {
-            return node.clone();
+        if let Some(memo) = self.memo.get(&memo_key) {
+            let Memo {
+                node,
+                lazy,
+                produced,
+            } = memo.clone();
+            self.saw_lazy |= self.in_chain && lazy;
+            self.charge(produced);
+            return if self.exhausted {
+                Node::Value(Value::Null)
+            } else {
+                node
+            };
         }
         if self.expanding.iter().any(|n| &**n == name) {
             let mut chain: Vec<&str> = self.expanding.iter().map(|k| &**k).collect();
@@ -356,33 +553,59 @@ impl<'a> Resolver<'a> {
         let block = self
             .snapshot
             .block(name)
-            .expect("caller checked the block exists")
-            .clone();
-        let merged = match (&block, reference.len()) {
-            (Value::Object(b), n) if n > 1 => {
-                let mut entries = b.entries().to_vec();
-                for (k, v) in reference.entries() {
-                    if &**k == RESOLVE_TYPE {
-                        continue;
-                    }
-                    match entries.iter_mut().find(|(k2, _)| k2 == k) {
-                        Some(slot) => slot.1 = v.clone(),
-                        None => entries.push((k.clone(), v.clone())),
-                    }
-                }
-                Value::object(entries)
-            }
-            _ => block,
-        };
+            .expect("caller checked the block exists");
+        let merged = merged_reference(block, reference);
         let key = intern(name);
         self.expanding.push(key.clone());
         let saved_path = std::mem::take(&mut self.origin.path);
         let saved_block = self.origin.block.replace(key);
+        let (outer_in_chain, outer_lazy) = (self.in_chain, self.saw_lazy);
+        (self.in_chain, self.saw_lazy) = (true, false);
+        let before = self.produced;
         let node = self.resolve(&merged, depth);
+        let lazy = self.saw_lazy;
+        (self.in_chain, self.saw_lazy) = (outer_in_chain, outer_lazy || (outer_in_chain && lazy));
         self.origin.path = saved_path;
         self.origin.block = saved_block;
         self.expanding.pop();
-        self.memo.insert(memo_key, node.clone());
+        self.memo.insert(
+            memo_key,
+            Memo {
+                node: node.clone(),
+                lazy,
+                produced: self.produced - before,
+            },
+        );
         node
+    }
+}
+
+/// The `variants` list of a flag (or of a page-level `{variants}` wrapper).
+fn variants_of(flag: &Object) -> Option<(&Key, &[Value])> {
+    flag.entries()
+        .iter()
+        .find(|(k, _)| &**k == "variants")
+        .and_then(|(k, v)| Some((k, v.as_array()?)))
+}
+
+/// What a reference `{"__resolveType": <name>, ...extra}` to saved block `block` stands for:
+/// the block with `extra` laid over it, shallowly (extra wins); a block that is not an object
+/// ignores `extra`.
+pub(crate) fn merged_reference(block: &Value, reference: &Object) -> Value {
+    match block {
+        Value::Object(b) if reference.len() > 1 => {
+            let mut entries = b.entries().to_vec();
+            for (k, v) in reference.entries() {
+                if &**k == RESOLVE_TYPE {
+                    continue;
+                }
+                match entries.iter_mut().find(|(k2, _)| k2 == k) {
+                    Some(slot) => slot.1 = v.clone(),
+                    None => entries.push((k.clone(), v.clone())),
+                }
+            }
+            Value::object(entries)
+        }
+        _ => block.clone(),
     }
 }

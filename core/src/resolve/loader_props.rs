@@ -8,21 +8,18 @@ pub const PAGE_PATH: &str = "__pagePath";
 /// See [`PAGE_PATH`].
 pub const PAGE_URL: &str = "__pageUrl";
 
-/// Adds `__pagePath`, `__pageUrl` and every query parameter the props do not already set
-/// (first occurrence wins; `page` is never injected; `count` and `pageOffset` become numbers when
-/// they parse as finite numbers).
+/// Sets `__pagePath` and `__pageUrl` (whatever the content says) and adds every query parameter
+/// the props do not already set (first occurrence wins; `page` is never injected; `count` and
+/// `pageOffset` become numbers when they parse as finite numbers).
 pub fn inject(props: Value, request: &Request) -> Value {
     let mut entries: Vec<(Key, Value)> = match &props {
         Value::Object(o) => o.entries().to_vec(),
         _ => return props,
     };
+    entries.retain(|(k, _)| &**k != PAGE_PATH && &**k != PAGE_URL);
+    entries.push((intern(PAGE_PATH), Value::string(request.path())));
+    entries.push((intern(PAGE_URL), Value::string(request.url().as_str())));
     let has = |entries: &[(Key, Value)], k: &str| entries.iter().any(|(e, _)| &**e == k);
-    if !has(&entries, PAGE_PATH) {
-        entries.push((intern(PAGE_PATH), Value::string(request.path())));
-    }
-    if !has(&entries, PAGE_URL) {
-        entries.push((intern(PAGE_URL), Value::string(request.url().as_str())));
-    }
     for (k, v) in request.url().query_pairs() {
         if k == "page" || has(&entries, &k) {
             continue;
@@ -58,7 +55,9 @@ mod tests {
     fn injects_page_and_query_without_overriding_content() {
         let req = Request::new("https://s.com/c?q=shoe&page=2&count=12&q=boot&sort=a&pageOffset=x")
             .unwrap();
-        let props = Value::from_json_str(r#"{"sort":"content"}"#).unwrap();
+        let props =
+            Value::from_json_str(r#"{"sort":"content","__pagePath":"/other","__pageUrl":1}"#)
+                .unwrap();
         let out = inject(props, &req);
         assert_eq!(
             out.to_canonical_string(),

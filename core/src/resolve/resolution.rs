@@ -2,7 +2,8 @@
 //! `provide()` takes their results, and the last `next()` returns the page.
 
 use super::config::ResolveConfig;
-use super::engine::{PendingCall, Resolver};
+use super::engine::{PendingCall, Resolver, merged_reference};
+use super::keys;
 use super::layout_cache::LayoutCache;
 use super::loader_props;
 use super::node::{CallId, Node};
@@ -103,7 +104,8 @@ impl Resolution {
         let overrides = Overrides::from_request(&request);
         let mut segment = Segment::from_request(&request);
         let use_caches = !options.bypass_caches;
-        let layout_cache = use_caches.then(|| caches.layout.clone());
+        // A forced variant must neither be served from nor leak into the shared layout cache.
+        let layout_cache = (use_caches && overrides.is_empty()).then(|| caches.layout.clone());
         let found = snapshot.routes().find(request.path()).map(|m| PageInfo {
             name: m.name.to_string(),
             pattern: m.pattern.to_string(),
@@ -157,6 +159,7 @@ impl Resolution {
                 if let Some(hit) = hit {
                     entry.node = Node::Value(hit);
                     entry.layout = None;
+                    pass.effects.vary("device");
                 }
             }
         }
@@ -269,7 +272,7 @@ impl Resolution {
     fn assemble(&mut self) -> ResolvedPage {
         let calls = &self.calls;
         let result = |id: CallId| answered(calls, id).or(Some(Value::Null));
-        let bot = self.request.is_bot();
+        let eager = self.request.is_eager();
         let device = self.request.device();
         let mut globals: Vec<ResolvedSection> = Vec::new();
         let mut sections: Vec<ResolvedSection> = Vec::new();
@@ -295,7 +298,7 @@ impl Resolution {
                     continue;
                 };
                 let section = ResolvedSection {
-                    deferred: self.config.async_rendering && entry.lazy && !bot,
+                    deferred: self.config.async_rendering && entry.lazy && !eager,
                     ..section
                 };
                 if entry.global {
@@ -414,21 +417,26 @@ fn first_pass(
         segment,
         &mut effects,
     );
-    let mut entries = Vec::new();
+    let mut raw = Vec::new();
     if config.resolve_globals {
-        entries.extend(globals(&mut resolver));
+        raw.extend(globals(snapshot));
     }
     let block = snapshot.block(&page.name).expect("routes point at blocks");
     let page_key = intern(&page.name);
-    entries.extend(page_sections(
+    let page_start = raw.len();
+    raw.extend(sections_list(
         &mut resolver,
         &page_key,
         block.get("sections").unwrap_or(&Value::Null),
-        layout_cache,
     ));
+    let entries = raw
+        .iter()
+        .enumerate()
+        .map(|(i, section)| section_entry(&mut resolver, section, i < page_start, layout_cache))
+        .collect();
     let seo = block
         .get("seo")
-        .map(|raw| resolver.resolve_in(&page_key, &["seo"], raw));
+        .map(|raw| resolver.resolve_seo(&page_key, raw));
     let calls = std::mem::take(&mut resolver.calls);
     FirstPass {
         entries,
@@ -445,107 +453,150 @@ fn answered(calls: &[Call], id: CallId) -> Option<Value> {
     }
 }
 
-/// The Site block's theme, global sections and page sections, resolved like page sections.
-fn globals(resolver: &mut Resolver<'_>) -> Vec<Entry> {
-    let snapshot = resolver.snapshot;
+/// A page-level item before resolution, with where it lives in its block (for override ids).
+struct RawSection {
+    block: Key,
+    path: Vec<String>,
+    value: Value,
+}
+
+impl RawSection {
+    fn path(&self) -> Vec<&str> {
+        self.path.iter().map(String::as_str).collect()
+    }
+}
+
+/// The Site block's theme, global sections and page sections (`site`, else `Site`).
+fn globals(snapshot: &Snapshot) -> Vec<RawSection> {
     let (name, site) = match (snapshot.block("site"), snapshot.block("Site")) {
         (Some(s), _) => ("site", s),
         (None, Some(s)) => ("Site", s),
         (None, None) => return Vec::new(),
     };
-    let key = intern(name);
-    let mut raw: Vec<(String, &Value)> = Vec::new();
+    let block = intern(name);
+    let mut raw = Vec::new();
     if let Some(theme) = site.get("theme").filter(|t| !t.is_null()) {
-        raw.push(("theme".to_string(), theme));
+        raw.push(RawSection {
+            block: block.clone(),
+            path: vec!["theme".into()],
+            value: theme.clone(),
+        });
     }
     for field in ["global", "pageSections"] {
-        if let Some(items) = site.get(field).and_then(Value::as_array) {
-            raw.extend(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (format!("{field}.{i}"), v)),
-            );
-        }
+        let items = site
+            .get(field)
+            .and_then(Value::as_array)
+            .unwrap_or_default();
+        raw.extend(items.iter().enumerate().map(|(i, value)| RawSection {
+            block: block.clone(),
+            path: vec![field.into(), i.to_string()],
+            value: value.clone(),
+        }));
     }
-    raw.into_iter()
-        .map(|(path, value)| {
-            let segments: Vec<&str> = path.split('.').collect();
-            resolver.saw_lazy = false;
-            let node = resolver.resolve_in(&key, &segments, value);
-            Entry {
-                node,
-                lazy: resolver.saw_lazy,
-                global: true,
-                layout: None,
-            }
-        })
-        .collect()
+    raw
 }
 
-/// The page's `sections`: a list, or a flag (or `{variants}` wrapper) choosing a whole list.
-fn page_sections(
-    resolver: &mut Resolver<'_>,
-    page: &Key,
-    sections: &Value,
-    layout_cache: Option<&LayoutCache>,
-) -> Vec<Entry> {
-    let Some(list) = sections.as_array() else {
-        let raw = match sections.as_object() {
-            Some(o) if o.resolve_type().is_none() && o.get("variants").is_some() => {
-                let mut entries = vec![(
-                    intern(RESOLVE_TYPE),
-                    Value::string("website/flags/multivariate.ts"),
-                )];
-                entries.extend(o.entries().iter().cloned());
-                Value::object(entries)
-            }
-            _ => sections.clone(),
+/// How many flags, wrappers, named blocks and `resolved` values a page's `sections` is followed
+/// through to reach its list.
+const SECTIONS_HOPS: usize = 20;
+
+/// The raw list of a page's `sections`: a list as it is; a flag or a `{variants}` wrapper gives
+/// its chosen value, a named block its content, `resolved` its `data`, followed until a list
+/// appears. Anything else is a page without sections.
+fn sections_list(resolver: &mut Resolver<'_>, page: &Key, sections: &Value) -> Vec<RawSection> {
+    let mut block = page.clone();
+    let mut path: Vec<String> = vec!["sections".into()];
+    let mut value = sections.clone();
+    for _ in 0..SECTIONS_HOPS {
+        if let Some(items) = value.as_array() {
+            return items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| RawSection {
+                    block: block.clone(),
+                    path: path.iter().cloned().chain([i.to_string()]).collect(),
+                    value: item.clone(),
+                })
+                .collect();
+        }
+        let Some(o) = value.as_object() else { break };
+        let rt = o.resolve_type();
+        let flag = match rt {
+            Some(rt) => keys::is_flag(rt),
+            None => o.get("variants").and_then(Value::as_array).is_some(),
         };
-        resolver.saw_lazy = false;
-        let node = resolver.resolve_in(page, &["sections"], &raw);
-        return vec![Entry {
-            node,
-            lazy: resolver.saw_lazy,
-            global: false,
+        if flag {
+            let segments: Vec<&str> = path.iter().map(String::as_str).collect();
+            let Some((i, chosen)) = resolver.choose_in(&block, &segments, o) else {
+                break;
+            };
+            path.extend(["variants".into(), i.to_string(), "value".into()]);
+            value = chosen;
+            continue;
+        }
+        let (next, next_block) = match rt {
+            Some(keys::RESOLVED) => (o.get("data").cloned().unwrap_or_default(), None),
+            Some(name) => match resolver.snapshot.block(name) {
+                Some(saved) => (merged_reference(saved, o), Some(intern(name))),
+                None => break,
+            },
+            None => break,
+        };
+        match next_block {
+            Some(name) => {
+                block = name;
+                path.clear();
+            }
+            None => path.push("data".into()),
+        }
+        value = next;
+    }
+    Vec::new()
+}
+
+/// One raw section resolved (or served from the layout cache).
+fn section_entry(
+    resolver: &mut Resolver<'_>,
+    raw: &RawSection,
+    global: bool,
+    layout_cache: Option<&LayoutCache>,
+) -> Entry {
+    let layout = layout_cache.and_then(|cache| {
+        let block = layout_block(
+            resolver.snapshot,
+            &resolver.config.layout_sections,
+            &raw.value,
+        )?;
+        let request = resolver.request;
+        // Layout output is kept per device class, so the page varies on it either way.
+        resolver.effects.vary("device");
+        Some(
+            match cache.get(
+                resolver.snapshot.revision(),
+                block,
+                request.device(),
+                request.now,
+            ) {
+                Some(hit) => Err(hit),
+                None => Ok(block.to_string()),
+            },
+        )
+    });
+    if let Some(Err(hit)) = layout {
+        return Entry {
+            node: Node::Value(hit),
+            lazy: false,
+            global,
             layout: None,
-        }];
-    };
-    let revision = layout_cache.map(|_| resolver.snapshot.revision().to_string());
-    let device = resolver.request.device();
-    let now = resolver.request.now;
-    list.iter()
-        .enumerate()
-        .map(|(i, raw)| {
-            let layout = layout_cache
-                .zip(revision.as_deref())
-                .and_then(|(cache, revision)| {
-                    let block =
-                        layout_block(resolver.snapshot, &resolver.config.layout_sections, raw)?;
-                    Some(match cache.get(revision, block, device, now) {
-                        Some(hit) => Err(hit),
-                        None => Ok(block.to_string()),
-                    })
-                });
-            if let Some(Err(hit)) = layout {
-                return Entry {
-                    node: Node::Value(hit),
-                    lazy: false,
-                    global: false,
-                    layout: None,
-                };
-            }
-            resolver.saw_lazy = false;
-            let index = i.to_string();
-            let node = resolver.resolve_in(page, &["sections", &index], raw);
-            Entry {
-                node,
-                lazy: resolver.saw_lazy,
-                global: false,
-                layout: layout.and_then(Result::ok),
-            }
-        })
-        .collect()
+        };
+    }
+    let (node, lazy) = resolver.resolve_section(&raw.block, &raw.path(), &raw.value);
+    Entry {
+        node,
+        lazy,
+        global,
+        layout: layout.and_then(Result::ok),
+    }
 }
 
 /// The saved block a raw page section names, when it reaches a layout section within five

@@ -143,7 +143,10 @@ pub(crate) fn evaluate(
         Builtin::QueryString => request::query_string(rule, inputs),
         Builtin::Host => request::host(rule, inputs),
         Builtin::UserAgent => request::user_agent(rule, inputs),
-        Builtin::Pathname => pathname::pathname(rule, inputs.request.path()),
+        Builtin::Pathname => {
+            inputs.effects.vary("path");
+            pathname::pathname(rule, inputs.request.path())
+        }
         Builtin::Location => crate::matchers::location::location(rule, inputs),
         Builtin::Random | Builtin::Multi | Builtin::Negate => return None,
     })
