@@ -4,7 +4,7 @@
 use crate::resolve_cmd::build_request;
 use crate::site_dir;
 use clap::Args;
-use sitefile_core::config::{PlatformConfig, WorkerOptions};
+use sitefile_core::config::{PlatformConfig, WorkerOptions, build_time_hash};
 use sitefile_core::draft::PreviewHosts;
 use sitefile_core::edge::{EdgePolicy, RedirectTable, RequestInputs, SiteFacts};
 use sitefile_core::matchers::{Overrides, Segment};
@@ -69,7 +69,8 @@ pub fn run(args: CacheArgs) -> ExitCode {
         snapshot.site_block(),
         config.runtime.site_name.as_deref(),
     );
-    let policy = EdgePolicy::from_config(options, &config, &vars, None);
+    let build_hash = build_time_hash(Some(snapshot.revision()));
+    let policy = EdgePolicy::from_config(options, &config, &vars, Some(&build_hash));
     let cohort = Segment::from_request(&request).cache_token();
     let inputs = RequestInputs {
         cohort: cohort.as_deref(),

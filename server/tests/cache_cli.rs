@@ -266,7 +266,15 @@ fn worker_options_file() {
         ],
         &[],
     );
-    assert_eq!(json["key"], "https://shop.com/");
+    assert!(
+        json["key"]
+            .as_str()
+            .unwrap()
+            .strip_prefix("https://shop.com/#v=")
+            .is_some_and(|v| !v.contains('&')),
+        "{}: neither geo nor device",
+        json["key"]
+    );
     assert_eq!(
         ok(&s.0, &["/internal/x", "--options", opt], &[])["reason"],
         "bypass-path"
@@ -289,4 +297,70 @@ fn bad_input_is_an_error_naming_it() {
     assert_eq!(code, 2);
     let (code, _, _) = cache(s, &["http://[bad"], &[]);
     assert_eq!(code, 2);
+}
+
+/// The build id the binary was compiled with (`SITEFILE_BUILD_HASH`, else `sitefile-<version>`).
+fn compiled_build_id() -> String {
+    match option_env!("SITEFILE_BUILD_HASH").map(str::trim) {
+        Some(h) if !h.is_empty() => h.to_string(),
+        _ => format!("sitefile-{}", env!("CARGO_PKG_VERSION")),
+    }
+}
+
+#[test]
+fn deploy_version_falls_back_to_ci_sha_then_build_time_hash() {
+    let s = Path::new(STOREFRONT);
+    let version = |env: &[(&str, &str)], args: &[&str]| {
+        let mut all = vec!["https://shop.com/camisetas"];
+        all.extend_from_slice(args);
+        let json = ok(s, &all, env);
+        let key = json["key"].as_str().unwrap().to_string();
+        let v = key
+            .split_once("#v=")
+            .map(|(_, rest)| rest.split('&').next().unwrap().to_string());
+        (
+            v,
+            json["headers"]["X-Cache-Version"]
+                .as_str()
+                .map(str::to_string),
+        )
+    };
+    let (v, header) = version(&[], &[]);
+    let v = v.expect("a version without BUILD_HASH");
+    let rest = v
+        .strip_prefix(&format!("{}-", compiled_build_id()))
+        .unwrap_or_else(|| panic!("{v}: compiled build id, then the content revision"));
+    assert!(
+        rest.len() == 12 && rest.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{v}"
+    );
+    assert_eq!(header.as_deref(), Some(v.as_str()));
+    assert_eq!(
+        version(&[], &[]).0.as_deref(),
+        Some(v.as_str()),
+        "stable for the same content"
+    );
+    assert_eq!(
+        version(&[("WORKERS_CI_COMMIT_SHA", "ci123")], &[])
+            .0
+            .as_deref(),
+        Some("ci123")
+    );
+    assert_eq!(
+        version(
+            &[("WORKERS_CI_COMMIT_SHA", "ci123"), ("BUILD_HASH", "b9")],
+            &[]
+        )
+        .0
+        .as_deref(),
+        Some("b9")
+    );
+    let tmp = TempSite::new(&[]);
+    let options = tmp.0.join("options.json");
+    std::fs::write(&options, r#"{"cacheVersionEnv":false}"#).unwrap();
+    let (v, header) = version(
+        &[("BUILD_HASH", "b9")],
+        &["--options", options.to_str().unwrap()],
+    );
+    assert_eq!((v, header), (None, None), "cacheVersionEnv: false");
 }

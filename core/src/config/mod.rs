@@ -17,6 +17,6 @@ pub use error::ConfigError;
 pub use parse::parse_byte_size;
 pub use site::SiteSetupOptions;
 pub use worker::{
-    DEFAULT_BYPASS_PATHS, DEFAULT_SAFE_COOKIES, OutboundUserAgent, PageJsonCors, WorkerOptions,
-    path_under,
+    CI_COMMIT_SHA_VAR, DEFAULT_BYPASS_PATHS, DEFAULT_SAFE_COOKIES, OutboundUserAgent, PageJsonCors,
+    WorkerOptions, build_time_hash, compiled_build_id, path_under,
 };

@@ -15,6 +15,31 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::LazyLock;
 
+/// The variable holding the commit id on the hosting provider's CI builds.
+pub const CI_COMMIT_SHA_VAR: &str = "WORKERS_CI_COMMIT_SHA";
+
+/// The code's build id, fixed at compile time: `SITEFILE_BUILD_HASH` when the binary was built
+/// with it set (CI sets the commit id), else `sitefile-<crate version>`.
+pub fn compiled_build_id() -> String {
+    match option_env!("SITEFILE_BUILD_HASH").map(str::trim) {
+        Some(h) if !h.is_empty() => h.to_string(),
+        _ => concat!("sitefile-", env!("CARGO_PKG_VERSION")).to_string(),
+    }
+}
+
+/// The build-time hash that versions cache keys when neither `BUILD_HASH` (or the variable named
+/// by `cacheVersionEnv`) nor `WORKERS_CI_COMMIT_SHA` is set: the compiled build id, plus the
+/// first 12 characters of the content revision when one is given (`sitefile-0.1.0-1a2b3c4d5e6f`).
+/// Content is loaded at run time rather than bundled, so a build is code *and* content: a new
+/// binary or new content never reads pages rendered by the old ones.
+pub fn build_time_hash(revision: Option<&str>) -> String {
+    let code = compiled_build_id();
+    match revision.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => format!("{code}-{}", r.get(..12).unwrap_or(r)),
+        None => code,
+    }
+}
+
 /// Paths never cached; `bypassPaths` and `extraBypassPaths` are added to these.
 pub const DEFAULT_BYPASS_PATHS: [&str; 4] = ["/_build", "/platform/", "/live/", "/.sitefile"];
 
@@ -208,18 +233,20 @@ impl WorkerOptions {
         self.safe_cookies.iter().any(|c| c == name)
     }
 
-    /// The deploy version for cache keys: the variable named by `cacheVersionEnv` in `vars`,
-    /// else `build_time_hash`; `None` when `cacheVersionEnv` is `false`.
+    /// The deploy version for cache keys: the variable named by `cacheVersionEnv` in `vars`
+    /// (default `BUILD_HASH`), else `WORKERS_CI_COMMIT_SHA` (the build hash of the hosting
+    /// provider's CI builds), else `build_time_hash` (see [`build_time_hash`]); `None` only when
+    /// `cacheVersionEnv` is `false`.
     pub fn cache_version(
         &self,
         vars: &HashMap<String, String>,
         build_time_hash: Option<&str>,
     ) -> Option<String> {
         let name = self.cache_version_env.as_deref()?;
-        vars.get(name)
-            .map(|v| v.trim())
-            .filter(|v| !v.is_empty())
-            .or(build_time_hash.filter(|h| !h.is_empty()))
+        let var = |n: &str| vars.get(n).map(|v| v.trim()).filter(|v| !v.is_empty());
+        var(name)
+            .or_else(|| var(CI_COMMIT_SHA_VAR))
+            .or(build_time_hash.map(str::trim).filter(|h| !h.is_empty()))
             .map(str::to_string)
     }
 
@@ -413,11 +440,45 @@ mod tests {
         );
         o.cache_version_env = None;
         assert_eq!(o.cache_version(&vars, Some("compiled")), None);
+        o.cache_version_env = Some("BUILD_HASH".into());
         assert_eq!(o.purge_token(&vars), Ok(Some("t")));
         o.purge_token_env = Some("NOPE".into());
         assert_eq!(o.purge_token(&vars), Ok(None));
         o.purge_token_env = None;
         assert_eq!(o.purge_token(&vars), Err(()));
+    }
+
+    #[test]
+    fn version_falls_back_to_ci_sha_then_build_time_hash() {
+        let vars = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let o = WorkerOptions::default();
+        let ci = vars(&[("WORKERS_CI_COMMIT_SHA", "ci-sha")]);
+        assert_eq!(
+            o.cache_version(&ci, Some("compiled")).as_deref(),
+            Some("ci-sha")
+        );
+        let both = vars(&[("WORKERS_CI_COMMIT_SHA", "ci-sha"), ("BUILD_HASH", "b1")]);
+        assert_eq!(o.cache_version(&both, None).as_deref(), Some("b1"));
+        let blank = vars(&[("BUILD_HASH", " "), ("WORKERS_CI_COMMIT_SHA", "")]);
+        let hash = build_time_hash(Some(&"ab".repeat(32)));
+        assert_eq!(o.cache_version(&blank, Some(&hash)), Some(hash.clone()));
+        assert_eq!(hash, format!("{}-abababababab", compiled_build_id()));
+        assert_eq!(build_time_hash(None), compiled_build_id());
+        assert!(!compiled_build_id().is_empty());
+        let off = WorkerOptions {
+            cache_version_env: None,
+            ..WorkerOptions::default()
+        };
+        assert_eq!(
+            off.cache_version(&both, Some(&hash)),
+            None,
+            "cacheVersionEnv: false"
+        );
     }
 
     #[test]
