@@ -214,6 +214,9 @@ fn route_problems(snapshot: &Snapshot) -> Vec<Problem> {
         })
         .collect();
     let mut first_with_path: HashMap<&str, &str> = HashMap::new();
+    // Patterns that differ only in parameter names (`/:slug` and `/:id`) match the same paths.
+    let param_name = regex::Regex::new(r":[\p{L}_$][\p{L}\p{N}_$]*").expect("valid regex");
+    let mut first_with_shape: HashMap<String, &str> = HashMap::new();
     for route in routes.routes() {
         if let Some(first) = first_with_path.get(route.pattern.as_str()) {
             problems.push(Problem {
@@ -228,6 +231,20 @@ fn route_problems(snapshot: &Snapshot) -> Vec<Problem> {
             continue;
         }
         first_with_path.insert(&route.pattern, &route.name);
+        let shape = param_name.replace_all(&route.pattern, ":").into_owned();
+        if let Some(first) = first_with_shape.get(&shape) {
+            problems.push(Problem {
+                severity: Severity::Warning,
+                block: route.name.clone(),
+                kind: "unreachablePage",
+                message: format!(
+                    "path {:?} matches the same paths as the path of {first:?}, which wins",
+                    route.pattern
+                ),
+            });
+            continue;
+        }
+        first_with_shape.insert(shape, &route.name);
         let literal = !route.pattern.contains([':', '*', '{', '(', '?', '$']);
         if literal
             && let Some(winner) = routes.find(&route.pattern)

@@ -140,6 +140,50 @@ fn resolve_without_a_page_exits_3_and_bad_input_exits_2() {
 }
 
 #[test]
+fn resolve_reads_node_env_and_the_crypto_key() {
+    let key = "eyJrZXkiOiBbMSwgMiwgMywgNCwgNSwgNiwgNywgOCwgOSwgMTAsIDExLCAxMiwgMTMsIDE0LCAxNSwgMTZdLCAiaXYiOiBbMCwgMSwgMiwgMywgNCwgNSwgNiwgNywgOCwgOSwgMTAsIDExLCAxMiwgMTMsIDE0LCAxNV19";
+    let root = site(
+        "env",
+        &[(
+            "pages-home.json",
+            r#"{"path":"/","sections":[{"__resolveType":"site/sections/Hero.tsx",
+                "token":{"__resolveType":"website/loaders/secret.ts","encrypted":"f26cd767ec513890268e42e9c6f0a087"},
+                "env":{"__resolveType":"website/flags/multivariate.ts","variants":[
+                  {"rule":{"__resolveType":"website/matchers/environment.ts","environment":"production"},"value":"prod"},
+                  {"rule":{"__resolveType":"website/matchers/always.ts"},"value":"dev"}]}}]}"#,
+        )],
+    );
+    let run = |vars: &[(&str, &str)]| {
+        Command::new(env!("CARGO_BIN_EXE_sitefile"))
+            .args(["resolve", root.to_str().unwrap(), "https://shop.example/"])
+            .env_remove("NODE_ENV")
+            .env_remove("PLATFORM_CRYPTO_KEY")
+            .envs(vars.iter().copied())
+            .output()
+            .expect("the binary runs")
+    };
+    let out = run(&[("PLATFORM_CRYPTO_KEY", key), ("NODE_ENV", "production")]);
+    assert_eq!(out.status.code(), Some(0));
+    let props = &json(&out)["sections"][0]["props"];
+    assert_eq!(props["token"], "api-token-123");
+    assert_eq!(props["env"], "prod");
+
+    let out = run(&[]);
+    let props = &json(&out)["sections"][0]["props"];
+    assert_eq!(props["token"], Value::Null);
+    assert_eq!(props["env"], "dev");
+
+    let out = run(&[("PLATFORM_CRYPTO_KEY", "c2VjcmV0LXZhbHVl")]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("PLATFORM_CRYPTO_KEY"), "{stderr}");
+    assert!(
+        !stderr.contains("c2VjcmV0LXZhbHVl") && !stderr.contains("secret-value"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn check_reports_every_problem_by_block() {
     let root = site(
         "check",
@@ -156,6 +200,8 @@ fn check_reports_every_problem_by_block() {
             ),
             ("pages-two.json", r#"{"path":"/same","sections":[]}"#),
             ("pages-nopath.json", r#"{"sections":[]}"#),
+            ("pages-cat.json", r#"{"path":"/:slug/p","sections":[]}"#),
+            ("pages-item.json", r#"{"path":"/:id/p","sections":[]}"#),
             (
                 "pages-flag.json",
                 r#"{"path":"/f","sections":[{"__resolveType":"website/flags/multivariate.ts","variants":[{"rule":{"__resolveType":"site/matchers/nope.ts"},"value":null}]}]}"#,
@@ -178,6 +224,8 @@ fn check_reports_every_problem_by_block() {
     assert!(found("danglingReference", "pages-one"), "{problems:#}");
     assert!(found("pageWithoutPath", "pages-nopath"), "{problems:#}");
     assert!(found("unknownMatcher", "pages-flag"), "{problems:#}");
+    assert!(found("unreachablePage", "pages-item"), "{problems:#}");
+    assert!(!found("unreachablePage", "pages-cat"), "{problems:#}");
 
     let clean = sitefile(&["check", &example()]);
     assert!(
