@@ -41,7 +41,7 @@ pub struct Target {
 /// Why an upstream request failed.
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamError {
-    /// Connection refused, DNS, TLS or certificate failure, or an upstream 5xx.
+    /// Connection refused, DNS, TLS or certificate failure, an upstream 5xx or a redirect.
     #[error("upstream unavailable: {0}")]
     Unreachable(String),
     /// No answer within the timeout.
@@ -70,7 +70,11 @@ pub struct Upstream {
 impl Upstream {
     /// A client trusting the system roots plus `extra_roots_pem` (a PEM bundle).
     pub fn new(extra_roots_pem: Option<&[u8]>) -> Result<Self, String> {
+        // Redirects are never followed: a redirect would carry the connection's stored
+        // credentials (custom headers survive even cross-host redirects) to a URL nobody
+        // configured. A 3xx answer is an upstream failure.
         let mut builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(10))
             .pool_idle_timeout(Duration::from_secs(90));
         if let Some(pem) = extra_roots_pem {
@@ -306,6 +310,12 @@ async fn read_response(
     id: Option<u64>,
 ) -> Result<Option<Value>, PostError> {
     let status = response.status();
+    if status.is_redirection() {
+        return Err(PostError::Failed(UpstreamError::Unreachable(format!(
+            "upstream answered a redirect (HTTP {}); redirects are not followed",
+            status.as_u16()
+        ))));
+    }
     if status.is_server_error() {
         return Err(PostError::Failed(UpstreamError::Unreachable(format!(
             "upstream answered HTTP {}",

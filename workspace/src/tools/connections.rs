@@ -39,7 +39,9 @@ pub const GET: ToolDef = ToolDef {
 /// `COLLECTION_CONNECTIONS_UPDATE`.
 pub const UPDATE: ToolDef = ToolDef {
     name: "COLLECTION_CONNECTIONS_UPDATE",
-    description: "Update a connection; null clears connection_token or connection_headers.",
+    description: "Update a connection; null clears connection_token or connection_headers. \
+                  Changing connection_url drops the stored token and headers unless new ones \
+                  are given in the same update.",
     input_schema: || {
         json!({ "type": "object", "required": ["id", "data"], "properties": {
         "id": { "type": "string" }, "data": data_schema(false) } })
@@ -130,6 +132,13 @@ fn apply(state: &AppState, c: &mut Connection, data: &Map<String, Value>) -> Res
             .as_str()
             .ok_or_else(|| bad("connection_url", "must be a string"))?;
         check_url(url)?;
+        if c.url != url {
+            // Stored secrets were given for the old endpoint: never send them to a new
+            // one. They are kept only when re-supplied in the same update (below).
+            c.token_enc = None;
+            c.headers_enc = None;
+            c.header_names.clear();
+        }
         c.url = url.to_string();
     }
     if let Some(v) = data.get("status") {

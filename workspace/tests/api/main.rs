@@ -3,6 +3,7 @@
 
 mod collections;
 mod common;
+mod credentials;
 mod gateway;
 mod keys;
 mod llm_double;

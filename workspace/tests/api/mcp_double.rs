@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -19,6 +19,8 @@ pub struct Seen {
     pub calls: Vec<String>,
     /// Headers of the last `tools/call`.
     pub last_headers: Vec<(String, String)>,
+    /// The path of every request, in order.
+    pub hits: Vec<String>,
 }
 
 #[derive(Clone)]
@@ -40,6 +42,25 @@ impl McpDouble {
     /// Tool calls seen so far.
     pub fn calls(&self) -> Vec<String> {
         self.seen.lock().unwrap().calls.clone()
+    }
+
+    /// Requests seen on `path` (`/mcp`, `/<mode>/mcp`).
+    pub fn hits(&self, path: &str) -> usize {
+        self.seen
+            .lock()
+            .unwrap()
+            .hits
+            .iter()
+            .filter(|p| *p == path)
+            .count()
+    }
+
+    /// The endpoint of a misbehaving mode on the same server: `redirect` answers every
+    /// request with a 307 to `/mcp` on another host name (`localhost`), `error500`
+    /// answers 500, `odd` is a working server whose listing has a tool with a
+    /// non-object `_meta` and which answers other methods with JSON that is not an object.
+    pub fn mode_url(&self, mode: &str) -> String {
+        self.url.replace("/mcp", &format!("/{mode}/mcp"))
     }
 
     /// A header of the last tool call.
@@ -69,6 +90,31 @@ fn tools() -> Value {
 }
 
 async fn handle(State(d): State<Double>, headers: HeaderMap, body: String) -> Response {
+    d.seen.lock().unwrap().hits.push("/mcp".into());
+    respond(d, None, headers, body).await
+}
+
+async fn handle_mode(
+    State(d): State<Double>,
+    Path(mode): Path<String>,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
+    d.seen.lock().unwrap().hits.push(format!("/{mode}/mcp"));
+    match mode.as_str() {
+        "redirect" => {
+            let host = headers["host"].to_str().unwrap();
+            let port = host.rsplit_once(':').unwrap().1;
+            let location = format!("http://localhost:{port}/mcp");
+            (StatusCode::TEMPORARY_REDIRECT, [("location", location)]).into_response()
+        }
+        "error500" => (StatusCode::INTERNAL_SERVER_ERROR, "broken").into_response(),
+        _ => respond(d, Some(mode), headers, body).await,
+    }
+}
+
+async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: String) -> Response {
+    let odd = mode.as_deref() == Some("odd");
     let msg: Value = serde_json::from_str(&body).unwrap();
     let method = msg["method"].as_str().unwrap_or_default().to_string();
     let id = msg.get("id").cloned();
@@ -96,7 +142,22 @@ async fn handle(State(d): State<Double>, headers: HeaderMap, body: String) -> Re
                 "serverInfo": { "name": "double", "version": "1.0.0" } } });
             return ([("mcp-session-id", sid)], axum::Json(body)).into_response();
         }
+        "tools/list" if odd => {
+            let mut tools = tools();
+            tools[0]["_meta"] = json!("not an object");
+            tools[1]["_meta"] = json!([1, 2]);
+            tools.as_array_mut().unwrap().push(json!("not a tool"));
+            json!({ "tools": tools })
+        }
         "tools/list" => json!({ "tools": tools() }),
+        "resources/list" | "prompts/list" if odd => {
+            return axum::Json(json!([1, 2, 3])).into_response();
+        }
+        "resources/templates/list" if odd => {
+            return axum::Json(json!("just a string")).into_response();
+        }
+        "resources/list" => json!({ "resources": [{ "uri": "file:///a", "name": "a" }] }),
+        "prompts/list" => json!({ "prompts": [{ "name": "p" }] }),
         "tools/call" => {
             let name = msg["params"]["name"]
                 .as_str()
@@ -160,7 +221,10 @@ fn app(sse: bool) -> (Router, Arc<Mutex<Seen>>) {
         sse,
     };
     (
-        Router::new().route("/mcp", post(handle)).with_state(d),
+        Router::new()
+            .route("/mcp", post(handle))
+            .route("/{mode}/mcp", post(handle_mode))
+            .with_state(d),
         seen,
     )
 }
