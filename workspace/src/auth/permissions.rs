@@ -26,6 +26,12 @@ impl Permissions {
         self.0.get(resource).is_some_and(covers) || self.0.get(ANY).is_some_and(covers)
     }
 
+    /// Whether any action at all is granted on `resource` (by its entry or by `*`).
+    pub fn any_on(&self, resource: &str) -> bool {
+        let some = |actions: &Vec<String>| !actions.is_empty();
+        self.0.get(resource).is_some_and(some) || self.0.get(ANY).is_some_and(some)
+    }
+
     /// Whether every grant in `other` is also granted here (no escalation by minting).
     pub fn contains(&self, other: &Permissions) -> bool {
         other.0.iter().all(|(resource, actions)| {
@@ -59,6 +65,15 @@ mod tests {
         assert!(p.grants("c1", "anything"));
         assert!(!p.grants("c2", "anything"));
         assert!(Permissions::all().grants("c2", "x"));
+    }
+
+    #[test]
+    fn any_grant_on_a_resource() {
+        let p = perms(r#"{"c1":["echo"],"c2":[]}"#);
+        assert!(p.any_on("c1"));
+        assert!(!p.any_on("c2"));
+        assert!(!p.any_on("c3"));
+        assert!(perms(r#"{"*":["echo"]}"#).any_on("c3"));
     }
 
     #[test]

@@ -109,6 +109,13 @@ async fn serve(
         let message = format!("Connection {}", connection.status.as_str());
         return api_error(id, ApiError::Unavailable(message));
     }
+    if request.method != "tools/call"
+        && let Some(principal) = &principal
+        && !method_allowed(principal, &connection.id, &request.method)
+    {
+        let message = format!("Access denied to: {}", request.method);
+        return api_error(id, ApiError::Forbidden(message));
+    }
     let request_id = uuid::Uuid::new_v4().to_string();
     let target = match target_for(state, &connection, &request_id) {
         Ok(target) => target,
@@ -187,6 +194,22 @@ async fn serve(
                 }
             }
         }
+    }
+}
+
+/// Whether a key may send `method` (other than `tools/call`, authorized per tool) to a
+/// connection. Session set-up, `ping`, `tools/list` and notifications need some grant
+/// on the connection; `resources/*` and `prompts/*` need the method itself (for example
+/// `resources/read`) or `*` granted on it; any other method needs `*` on it.
+fn method_allowed(principal: &Principal, connection_id: &str, method: &str) -> bool {
+    let permissions = &principal.permissions;
+    match method {
+        "initialize" | "ping" | "tools/list" => permissions.any_on(connection_id),
+        m if m.starts_with("notifications/") => permissions.any_on(connection_id),
+        m if m.starts_with("resources/") || m.starts_with("prompts/") => {
+            permissions.grants(connection_id, m)
+        }
+        _ => permissions.grants(connection_id, "*"),
     }
 }
 

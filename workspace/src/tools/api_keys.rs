@@ -34,7 +34,7 @@ pub const LIST: ToolDef = ToolDef {
 /// `API_KEY_DELETE`.
 pub const DELETE: ToolDef = ToolDef {
     name: "API_KEY_DELETE",
-    description: "Revoke an API key at once.",
+    description: "Revoke an API key at once (only keys whose permissions the caller holds).",
     input_schema: || json!({ "type": "object", "required": ["keyId"], "properties": { "keyId": { "type": "string" } } }),
 };
 
@@ -114,6 +114,20 @@ struct DeleteInput {
 
 pub(super) async fn delete(ctx: &ToolCtx<'_>, input: Value) -> Result<Value, ApiError> {
     let DeleteInput { key_id } = parse(input)?;
+    let org_id = &ctx.principal.org.id;
+    let target = ctx
+        .state
+        .store
+        .list_api_keys(org_id)
+        .await?
+        .into_iter()
+        .find(|k| k.id == key_id)
+        .ok_or_else(|| ApiError::NotFound(format!("API key not found: {key_id}")))?;
+    if !ctx.principal.permissions.contains(&target.permissions) {
+        return Err(ApiError::Forbidden(
+            "a key cannot revoke a key with permissions it does not hold".into(),
+        ));
+    }
     if !ctx
         .state
         .store

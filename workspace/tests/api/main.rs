@@ -11,3 +11,4 @@ mod mcp_double;
 mod process;
 mod proxy;
 mod runs;
+mod scopes;
