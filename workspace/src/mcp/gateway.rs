@@ -205,10 +205,20 @@ pub async fn gateway(
                     .tools
                     .iter()
                     .map(|t| {
-                        let mut definition = t.definition.clone();
-                        definition["name"] = json!(t.name);
-                        definition["_meta"]["gatewayClientId"] = json!(t.connection_id);
-                        definition
+                        let mut definition = match &t.definition {
+                            Value::Object(object) => object.clone(),
+                            _ => serde_json::Map::new(),
+                        };
+                        definition.insert("name".into(), json!(t.name));
+                        let meta = definition.entry("_meta").or_insert_with(|| json!({}));
+                        if !meta.is_object() {
+                            // An upstream's malformed `_meta` is replaced, not trusted.
+                            *meta = json!({});
+                        }
+                        if let Some(meta) = meta.as_object_mut() {
+                            meta.insert("gatewayClientId".into(), json!(t.connection_id));
+                        }
+                        Value::Object(definition)
                     })
                     .collect();
                 reply(

@@ -185,8 +185,18 @@ async fn serve(
                             .store(&target, Arc::new(tools.clone()))
                             .await;
                     }
-                    response["id"] = id;
-                    reply(StatusCode::OK, response)
+                    match response.as_object_mut() {
+                        Some(object) => {
+                            object.insert("id".into(), id);
+                            reply(StatusCode::OK, response)
+                        }
+                        None => rpc_error(
+                            StatusCode::OK,
+                            id,
+                            INTERNAL_ERROR,
+                            "upstream protocol error: not a JSON-RPC response object",
+                        ),
+                    }
                 }
                 Err(error) => {
                     let (status, body, _) = upstream_failure(error, id);

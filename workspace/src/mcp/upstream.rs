@@ -93,8 +93,8 @@ impl Upstream {
         Ok(self.session(target).await?.init_result.clone())
     }
 
-    /// Sends one request and returns the upstream's JSON-RPC response object (with the
-    /// upstream's id replaced by `None`: callers put their own id back).
+    /// Sends one request and returns the upstream's JSON-RPC response, always a JSON
+    /// object (callers put their own id in it); anything else is a protocol error.
     pub async fn request(
         &self,
         target: &Target,
@@ -118,7 +118,14 @@ impl Upstream {
             }
         };
         match tokio::time::timeout(timeout, attempt).await {
-            Ok(result) => result.map(|r| r.unwrap_or(Value::Null)),
+            Ok(Ok(Some(response))) if response.is_object() => Ok(response),
+            Ok(Ok(Some(_))) => Err(UpstreamError::Protocol(
+                "upstream answered with JSON that is not a JSON-RPC response object".into(),
+            )),
+            Ok(Ok(None)) => Err(UpstreamError::Protocol(
+                "upstream accepted the request without answering it".into(),
+            )),
+            Ok(Err(error)) => Err(error),
             Err(_) => {
                 let cancel = json!({ "requestId": id, "reason": "Request timed out" });
                 self.notify(target, "notifications/cancelled", cancel);
