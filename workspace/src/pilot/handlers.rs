@@ -11,6 +11,8 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+use super::buffer::StreamBuffer;
+use super::queue::MAX_QUEUED_RUNS;
 use super::request::validate;
 use super::run::{RunJob, execute};
 use crate::auth::{Principal, authenticate};
@@ -63,6 +65,8 @@ pub async fn post_message(
         .llm
         .model_for(request.tier.as_deref())
         .ok_or_else(|| ApiError::Unavailable("no language model is configured".into()))?;
+    let key = format!("{}:{}", principal.org.id, thread.id);
+    let task_id = uuid::Uuid::new_v4().to_string();
     let now = now_ms();
     let user_message = Message {
         id: new_id("msg"),
@@ -73,53 +77,111 @@ pub async fn post_message(
         created_at: now,
         updated_at: now,
     };
-    state
-        .store
-        .upsert_message(&principal.org.id, &user_message)
-        .await?;
-    let key = format!("{}:{}", principal.org.id, thread.id);
-    let slot = state.pilot.queue.slot(&key);
-    {
-        let mut pending = slot.pending.lock().await;
+    // The run's assistant message is created (empty) right after its user message, so
+    // the transcript reads user, assistant, user, assistant even when runs queue.
+    let assistant_message = Message {
+        id: new_id("msg"),
+        thread_id: thread.id.clone(),
+        role: "assistant".into(),
+        parts: json!([]),
+        metadata: Some(json!({ "taskId": task_id, "model": model })),
+        created_at: now,
+        updated_at: now,
+    };
+    let queue = &state.pilot.queue;
+    let start = {
+        let _admission = queue.admit(&key).await;
+        if queue.waiting(&key) >= MAX_QUEUED_RUNS {
+            return Err(ApiError::TooManyRequests(format!(
+                "{MAX_QUEUED_RUNS} runs are already waiting on this thread; \
+                 post again when one has finished"
+            )));
+        }
+        let org_id = &principal.org.id;
+        state.store.upsert_message(org_id, &user_message).await?;
         state
             .store
-            .set_thread_status(&principal.org.id, &thread.id, ThreadStatus::InProgress)
+            .upsert_message(org_id, &assistant_message)
             .await?;
-        *pending += 1;
-    }
-    let task_id = uuid::Uuid::new_v4().to_string();
-    let job = RunJob {
-        org_id: principal.org.id.clone(),
-        thread_id: thread.id.clone(),
-        key: key.clone(),
-        task_id: task_id.clone(),
-        agent,
-        model,
-        system_text: request.system_text,
-        temperature: request.temperature,
+        state
+            .store
+            .set_thread_status(org_id, &thread.id, ThreadStatus::InProgress)
+            .await?;
+        queue.push(
+            &key,
+            RunJob {
+                org_id: principal.org.id.clone(),
+                thread_id: thread.id.clone(),
+                key: key.clone(),
+                task_id: task_id.clone(),
+                actor: principal.actor(),
+                user_message_id: user_message.id.clone(),
+                assistant_message: assistant_message.clone(),
+                agent,
+                model,
+                system_text: request.system_text,
+                temperature: request.temperature,
+            },
+        )
     };
-    let task_state = state.clone();
-    tokio::spawn(async move {
-        let state = task_state;
-        let status = {
-            let _running = slot.run.lock().await;
-            execute(&state, job).await
+    if start {
+        tokio::spawn(worker(state.clone(), key));
+    }
+    Ok((StatusCode::ACCEPTED, Json(json!({ "taskId": task_id }))).into_response())
+}
+
+/// Runs the queued runs of one thread, one at a time, until none is left; then writes
+/// the thread's final status (the last run's).
+async fn worker(state: AppState, key: String) {
+    let queue = &state.pilot.queue;
+    loop {
+        let Some(job) = queue.pop(&key) else {
+            // Unreachable: the worker ends only through `finish_if_idle` below.
+            let _admission = queue.admit(&key).await;
+            if queue.finish_if_idle(&key) {
+                return;
+            }
+            continue;
         };
-        let mut pending = slot.pending.lock().await;
-        *pending -= 1;
-        if *pending == 0 {
-            let (org_id, thread_id) = key.split_once(':').expect("thread key");
+        let (org_id, thread_id) = (job.org_id.clone(), job.thread_id.clone());
+        let run = {
+            let state = state.clone();
+            async move { execute(&state, job).await }
+        };
+        let status = supervised(&state.pilot.buffer, &key, run).await;
+        let _admission = queue.admit(&key).await;
+        if queue.finish_if_idle(&key) {
             if let Err(error) = state
                 .store
-                .set_thread_status(org_id, thread_id, status)
+                .set_thread_status(&org_id, &thread_id, status)
                 .await
             {
                 tracing::error!(%error, "thread status not saved");
             }
-            state.pilot.queue.release(&key);
+            return;
         }
-    });
-    Ok((StatusCode::ACCEPTED, Json(json!({ "taskId": task_id }))).into_response())
+    }
+}
+
+/// Runs `run` in its own task. A panic does not take the thread's worker down: it is
+/// logged, the stream gets an `error` and a `finish` chunk, and the run counts as failed.
+async fn supervised(
+    buffer: &StreamBuffer,
+    key: &str,
+    run: impl Future<Output = ThreadStatus> + Send + 'static,
+) -> ThreadStatus {
+    match tokio::spawn(run).await {
+        Ok(status) => status,
+        Err(error) => {
+            tracing::error!(thread.key = %key, %error, "run task failed");
+            buffer.publish(
+                key,
+                json!({ "type": "error", "errorText": "the run stopped unexpectedly" }),
+            );
+            buffer.publish(key, json!({ "type": "finish" }));
+            ThreadStatus::Failed
+        }
+    }
 }
 
 /// The thread's live run stream in the AI SDK UI message stream format. The stream stays
@@ -151,4 +213,33 @@ pub async fn stream(
     );
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures_util::StreamExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_run_fails_and_finishes_its_stream() {
+        let buffer = StreamBuffer::new(Duration::from_secs(60));
+        let mut chunks = buffer.subscribe("o:t");
+        let run = async {
+            if uuid::Uuid::new_v4().is_nil() {
+                return ThreadStatus::Completed;
+            }
+            panic!("boom")
+        };
+        assert_eq!(supervised(&buffer, "o:t", run).await, ThreadStatus::Failed);
+        assert_eq!(chunks.next().await.unwrap()["type"], "error");
+        assert_eq!(chunks.next().await.unwrap()["type"], "finish");
+        let fine = async { ThreadStatus::Completed };
+        assert_eq!(
+            supervised(&buffer, "o:t", fine).await,
+            ThreadStatus::Completed
+        );
+    }
 }

@@ -4,7 +4,8 @@
 use serde_json::{Value, json};
 
 use super::llm::LlmEvent;
-use crate::clock::{new_id, now_ms};
+use super::queue::MAX_QUEUED_RUNS;
+use crate::clock::now_ms;
 use crate::mcp::{CallContext, Catalog, call_tool, compose};
 use crate::state::AppState;
 use crate::storage::{Agent, Message, ThreadStatus};
@@ -24,6 +25,12 @@ pub struct RunJob {
     pub key: String,
     /// The task id returned by the 202.
     pub task_id: String,
+    /// Audit identity of the key that posted the run (`key:<id>`).
+    pub actor: String,
+    /// The run's user message: the history given to the model ends with it.
+    pub user_message_id: String,
+    /// The run's assistant message, created empty when the run was accepted.
+    pub assistant_message: Message,
     /// The thread's agent.
     pub agent: Agent,
     /// Model to use.
@@ -38,7 +45,7 @@ pub struct RunJob {
 pub async fn execute(state: &AppState, job: RunJob) -> ThreadStatus {
     let pilot = &state.pilot;
     pilot.buffer.begin_run(&job.key);
-    let message_id = new_id("msg");
+    let message_id = job.assistant_message.id.clone();
     let publish = |chunk: Value| pilot.buffer.publish(&job.key, chunk);
     publish(
         json!({ "type": "start", "messageId": message_id, "messageMetadata": { "taskId": job.task_id } }),
@@ -46,15 +53,7 @@ pub async fn execute(state: &AppState, job: RunJob) -> ThreadStatus {
     let mut transcript = Transcript {
         state,
         org_id: &job.org_id,
-        message: Message {
-            id: message_id.clone(),
-            thread_id: job.thread_id.clone(),
-            role: "assistant".into(),
-            parts: json!([]),
-            metadata: Some(json!({ "taskId": job.task_id, "model": job.model })),
-            created_at: now_ms(),
-            updated_at: now_ms(),
-        },
+        message: job.assistant_message.clone(),
     };
     let outcome = run_loop(state, &job, &mut transcript, &publish).await;
     let status = match outcome {
@@ -226,7 +225,7 @@ async fn run_tool(
         .ok_or_else(|| format!("Unknown tool: {name}"))?;
     let ctx = CallContext {
         org_id: &job.org_id,
-        actor: format!("run:{}", job.thread_id),
+        actor: job.actor.clone(),
         surface: "run",
         request_id,
     };
@@ -267,22 +266,24 @@ async fn history(state: &AppState, job: &RunJob) -> Result<Vec<Value>, String> {
     if !system.is_empty() {
         messages.push(json!({ "role": "system", "content": system.join("\n\n") }));
     }
+    // Later posts queued behind this run add at most two messages each after its own
+    // user message: read enough to find it, then cut there.
+    let window = HISTORY + 2 * (MAX_QUEUED_RUNS as i64 + 1);
     let (_, total) = state
         .store
         .list_messages(&job.org_id, &job.thread_id, 1, 0)
         .await
         .map_err(|e| e.to_string())?;
-    let (transcript, _) = state
+    let (mut transcript, _) = state
         .store
-        .list_messages(
-            &job.org_id,
-            &job.thread_id,
-            HISTORY,
-            (total - HISTORY).max(0),
-        )
+        .list_messages(&job.org_id, &job.thread_id, window, (total - window).max(0))
         .await
         .map_err(|e| e.to_string())?;
-    for message in transcript {
+    if let Some(own) = transcript.iter().position(|m| m.id == job.user_message_id) {
+        transcript.truncate(own + 1);
+    }
+    let skip = transcript.len().saturating_sub(HISTORY as usize);
+    for message in transcript.into_iter().skip(skip) {
         let parts = message.parts.as_array().cloned().unwrap_or_default();
         if message.role != "assistant" {
             let text: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();

@@ -12,7 +12,9 @@ use crate::{llm_double, mcp_double};
 both_backends!(
     run_validation,
     full_run_with_tool_call,
-    failed_run_and_serialized_runs
+    failed_run_and_serialized_runs,
+    queued_runs_keep_post_order,
+    queue_is_bounded
 );
 
 fn user(text: &str) -> Value {
@@ -364,4 +366,124 @@ async fn failed_run_and_serialized_runs(backend: Backend) {
     let late = open_stream(api, &api.owner, thread).await;
     let (chunks, _) = read_chunks(late, |c| c["type"] == "finish").await;
     assert_eq!(chunks[0]["type"], "start");
+}
+
+fn text_of(message: &Value) -> String {
+    message["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect()
+}
+
+async fn queued_runs_keep_post_order(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, agent, thread) = (&s.api, &s.agent, &s.thread);
+    let (member_id, member) = api.key(json!({})).await;
+    for text in ["one please use tool", "two"] {
+        let body = json!({ "messages": [user(text)], "agent": { "id": agent } });
+        assert_eq!(post(api, &member, thread, body).await.0, 202);
+    }
+    assert_eq!(wait_settled(api, &api.owner, thread).await, "completed");
+    let messages = api
+        .ok(
+            &api.owner,
+            "COLLECTION_THREAD_MESSAGES_LIST",
+            json!({ "thread_id": thread }),
+        )
+        .await;
+    let items = messages["items"].as_array().unwrap();
+    let roles: Vec<&str> = items.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "user", "assistant"],
+        "{messages}"
+    );
+    assert_eq!(text_of(&items[0]), "one please use tool");
+    assert_eq!(text_of(&items[1]), "Tool said: hello");
+    assert_eq!(text_of(&items[2]), "two");
+    assert_eq!(text_of(&items[3]), "Hello there, friend");
+    // Each run's history ends with its own user message, never a later one.
+    let requests = s.llm.provider.requests.lock().unwrap().clone();
+    assert_eq!(
+        requests.len(),
+        3,
+        "two steps for the tool run, one for the second"
+    );
+    for request in &requests[..2] {
+        let all = request["messages"].to_string();
+        assert!(!all.contains("two"), "run one saw run two's message: {all}");
+    }
+    let last: Vec<(String, String)> = requests[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().to_string(),
+                m["content"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        last.last().unwrap(),
+        &("user".to_string(), "two".to_string())
+    );
+    assert!(
+        last.iter()
+            .any(|(r, c)| r == "user" && c == "one please use tool")
+    );
+    // The stream's message ids are the transcript's assistant ids.
+    assert!(items[1]["metadata"]["taskId"].is_string());
+    // Tool calls made by the run are audited as the key that posted it.
+    let mut rows = Vec::new();
+    for _ in 0..50 {
+        let out = api
+            .ok(&api.owner, "AUDIT_LOG_LIST", json!({ "limit": 100 }))
+            .await;
+        rows = out["items"].as_array().unwrap().clone();
+        if rows.iter().any(|r| r["surface"] == "run") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let run_row = rows
+        .iter()
+        .find(|r| r["surface"] == "run")
+        .expect("a run audit row");
+    assert_eq!(run_row["actor"], format!("key:{member_id}"), "{run_row}");
+    assert_eq!(run_row["tool"], "echo");
+}
+
+async fn queue_is_bounded(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, agent, thread) = (&s.api, &s.agent, &s.thread);
+    let body = |text: &str| json!({ "messages": [user(text)], "agent": { "id": agent } });
+    assert_eq!(post(api, &api.owner, thread, body("stall")).await.0, 202);
+    // Wait until the stalled run is running (not waiting).
+    for _ in 0..100 {
+        if !s.llm.provider.requests.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    for i in 0..16 {
+        let (status, out) = post(api, &api.owner, thread, body(&format!("q{i}"))).await;
+        assert_eq!(status, 202, "{i}: {out}");
+    }
+    let (status, out) = post(api, &api.owner, thread, body("one too many")).await;
+    assert_eq!(status, 429, "{out}");
+    assert!(out["error"].as_str().unwrap().contains("16 runs"), "{out}");
+    let messages = api
+        .ok(
+            &api.owner,
+            "COLLECTION_THREAD_MESSAGES_LIST",
+            json!({ "thread_id": thread, "limit": 100 }),
+        )
+        .await;
+    assert_eq!(
+        messages["totalCount"], 34,
+        "the refused post left no message"
+    );
 }
