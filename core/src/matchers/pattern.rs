@@ -15,7 +15,7 @@ use std::sync::{Arc, LazyLock};
 const MAX_PATTERN_LENGTH: usize = 500;
 
 /// Entries kept per case-sensitivity before the cache is cleared.
-const CACHE_CAPACITY: usize = 256;
+const CACHE_CAPACITY: usize = 1024;
 
 /// Upper bound on the compiled program, so a pathological pattern cannot take much memory.
 const COMPILED_SIZE_LIMIT: usize = 1 << 20;
@@ -50,8 +50,12 @@ pub(crate) fn compile(pattern: &str, case_insensitive: bool) -> Option<Arc<Regex
         .flatten();
     let mut cache = CACHE.lock();
     let map = &mut cache[slot];
-    if map.len() >= CACHE_CAPACITY {
-        map.clear();
+    // Full: one entry makes room, so a site with more patterns than the cache holds still
+    // keeps most of them compiled instead of starting over.
+    if map.len() >= CACHE_CAPACITY
+        && let Some(evicted) = map.keys().next().cloned()
+    {
+        map.remove(&evicted);
     }
     map.insert(pattern.into(), compiled.clone());
     compiled
