@@ -6,7 +6,7 @@ use crate::site_dir;
 use clap::Args;
 use sitefile_core::config::{PlatformConfig, WorkerOptions, build_time_hash};
 use sitefile_core::draft::PreviewHosts;
-use sitefile_core::edge::{EdgePolicy, RedirectTable, RequestInputs, SiteFacts};
+use sitefile_core::edge::{EdgePolicy, OriginFacts, RedirectTable, RequestInputs, SiteFacts};
 use sitefile_core::matchers::{Overrides, Segment};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -31,6 +31,15 @@ pub struct CacheArgs {
     /// A JSON file of `createDecoWorkerEntry` options (default: the spec's defaults).
     #[arg(long, value_name = "FILE")]
     pub options: Option<PathBuf>,
+    /// The origin's status: print the decision after the origin answered (whether it is stored).
+    #[arg(long, value_name = "CODE")]
+    pub status: Option<u16>,
+    /// A `Set-Cookie` value the origin answers with (repeatable; implies `--status 200`).
+    #[arg(long = "set-cookie", value_name = "VALUE")]
+    pub set_cookies: Vec<String>,
+    /// The origin marks the page degraded (`X-Platform-Degraded: true`; implies `--status 200`).
+    #[arg(long)]
+    pub degraded: bool,
 }
 
 fn worker_options(path: Option<&PathBuf>) -> Result<WorkerOptions, String> {
@@ -82,7 +91,27 @@ pub fn run(args: CacheArgs) -> ExitCode {
         redirects: &redirects,
         preview_hosts: &preview_hosts,
     };
-    let plan = policy.plan(&request, &facts, &inputs);
+    let mut plan = policy.plan(&request, &facts, &inputs);
+    if args.status.is_some() || !args.set_cookies.is_empty() || args.degraded {
+        let mut origin: Vec<(String, String)> = args
+            .set_cookies
+            .iter()
+            .map(|c| ("Set-Cookie".to_string(), c.clone()))
+            .collect();
+        if args.degraded {
+            origin.push(("X-Platform-Degraded".into(), "true".into()));
+        }
+        let finished = policy.after_origin(
+            &plan,
+            OriginFacts {
+                status: args.status.unwrap_or(200),
+                headers: &origin,
+            },
+        );
+        plan.cacheable = finished.store.is_some();
+        plan.reason = finished.reason;
+        plan.headers = finished.headers;
+    }
     match serde_json::to_string_pretty(&plan.to_json()) {
         Ok(text) => {
             crate::print(&text);

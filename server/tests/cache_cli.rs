@@ -275,10 +275,14 @@ fn worker_options_file() {
         "{}: neither geo nor device",
         json["key"]
     );
+    let bypassed = ok(&s.0, &["/internal/x", "--options", opt], &[]);
+    assert_eq!(bypassed["reason"], "bypass-path");
+    assert_eq!(bypassed["cacheable"], false);
     assert_eq!(
-        ok(&s.0, &["/internal/x", "--options", opt], &[])["reason"],
-        "bypass-path"
+        bypassed["headers"]["Cache-Control"], "private, no-cache, no-store, must-revalidate",
+        "no s-maxage on a response the edge bypassed"
     );
+    assert!(bypassed["headers"].get("CDN-Cache-Control").is_none());
     std::fs::write(&options, r#"{"geoCacheKey":"planet"}"#).unwrap();
     let (code, _, err) = cache(&s.0, &["/", "--options", opt], &[]);
     assert_eq!(code, 2);
@@ -363,4 +367,43 @@ fn deploy_version_falls_back_to_ci_sha_then_build_time_hash() {
         &["--options", options.to_str().unwrap()],
     );
     assert_eq!((v, header), (None, None), "cacheVersionEnv: false");
+}
+
+#[test]
+fn after_origin_decision() {
+    let s = Path::new(STOREFRONT);
+    let stored = ok(
+        s,
+        &[
+            "/camisetas",
+            "--status",
+            "200",
+            "--set-cookie",
+            "vtex_segment=1; Path=/",
+        ],
+        &[],
+    );
+    assert_eq!(stored["cacheable"], true);
+    assert_eq!(stored["headers"]["X-Cache"], "MISS");
+    assert_eq!(stored["headers"]["Set-Cookie"], "vtex_segment=1; Path=/");
+    for (args, reason) in [
+        (vec!["--set-cookie", "session=abc"], "private-set-cookie"),
+        (vec!["--degraded"], "degraded"),
+        (vec!["--status", "503"], "status:503"),
+    ] {
+        let mut all = vec!["/camisetas"];
+        all.extend(args);
+        let json = ok(s, &all, &[]);
+        assert_eq!(json["cacheable"], false, "{reason}");
+        assert_eq!(json["reason"], reason);
+        let h = &json["headers"];
+        assert_eq!(
+            h["Cache-Control"],
+            "private, no-cache, no-store, must-revalidate"
+        );
+        assert!(h.get("CDN-Cache-Control").is_none(), "{reason}");
+        assert!(h.get("X-Platform-Degraded").is_none(), "{reason}");
+        assert_eq!(h["X-Cache"], "BYPASS");
+        assert_eq!(h["X-Cache-Reason"], reason);
+    }
 }

@@ -11,6 +11,7 @@ pub mod plan;
 pub mod profile;
 pub mod purge;
 pub mod redirects;
+pub mod respond;
 pub mod security;
 pub mod segment_key;
 pub mod speculation;
@@ -32,6 +33,7 @@ pub use profile::{
 };
 pub use purge::PurgeIndex;
 pub use redirects::{Redirect, RedirectTable};
+pub use respond::{Finished, OriginFacts, StoredState, origin_failed, stored_state};
 pub use security::{CspMode, CspNonce, SecurityHeaders, security_headers};
 pub use segment_key::SegmentKey;
 pub use speculation::{Eagerness, SpeculationMode, SpeculationRules};

@@ -250,19 +250,17 @@ impl EdgePolicy {
 
         match &bypass {
             Some(b) => {
-                let private = matches!(
-                    b,
-                    Bypass::Profile(_) | Bypass::LoggedIn | Bypass::MatcherOverride | Bypass::Draft
-                ) || profile.is_private();
+                // Nothing the edge did not store may be kept by a shared cache: every bypass
+                // (method, bypass path, dev mode included) is private and has no
+                // `CDN-Cache-Control`; the profile is still reported for debugging.
                 let reason = match b {
                     Bypass::Profile(p) if !p.is_private() => format!("profile:{p}"),
                     other => other.to_string(),
                 };
-                if private {
-                    set(&mut plan.headers, "Cache-Control", PRIVATE_CACHE_CONTROL);
-                } else {
-                    set(&mut plan.headers, "Cache-Control", timings.cache_control());
-                    add_vary(&mut plan.headers, "Accept-Encoding");
+                set(&mut plan.headers, "Cache-Control", PRIVATE_CACHE_CONTROL);
+                if matches!(b, Bypass::Method(_) | Bypass::BypassPath | Bypass::DevMode)
+                    && !profile.is_private()
+                {
                     set(&mut plan.headers, names::X_CACHE_PROFILE, profile.as_str());
                 }
                 set(&mut plan.headers, names::X_CACHE, "BYPASS");
@@ -481,6 +479,15 @@ mod tests {
         );
         assert_eq!(p.reason.as_deref(), Some("method:POST"));
         assert_eq!(header(&p, "x-cache-profile"), Some("listing"));
+        assert_eq!(
+            header(&p, "cache-control"),
+            Some(PRIVATE_CACHE_CONTROL),
+            "a response the edge did not store is not shared downstream either"
+        );
+        assert_eq!(header(&p, "cdn-cache-control"), None);
+        let p = plan(req("https://shop.com/live/x"), RequestInputs::default());
+        assert_eq!(p.reason.as_deref(), Some("bypass-path"));
+        assert_eq!(header(&p, "cache-control"), Some(PRIVATE_CACHE_CONTROL));
         let p = plan(
             req("https://shop.com/x").with_header("x-platform-matchers-override", "A=1"),
             RequestInputs::default(),
@@ -504,16 +511,14 @@ mod tests {
         );
         assert_eq!(p.reason.as_deref(), Some("logged-in"));
         let dev = EdgePolicy::new(WorkerOptions::default(), None, true);
-        assert_eq!(
-            dev.plan(
-                &req("https://shop.com/"),
-                &facts(&s),
-                &RequestInputs::default()
-            )
-            .reason
-            .as_deref(),
-            Some("dev-mode")
+        let p = dev.plan(
+            &req("https://shop.com/"),
+            &facts(&s),
+            &RequestInputs::default(),
         );
+        assert_eq!(p.reason.as_deref(), Some("dev-mode"));
+        assert_eq!(header(&p, "cache-control"), Some(PRIVATE_CACHE_CONTROL));
+        assert_eq!(header(&p, "cdn-cache-control"), None);
         let mut opts = WorkerOptions::default();
         let mut listing = *opts.profiles.get(CacheProfile::Listing);
         listing.edge.fresh = 0;
