@@ -6,7 +6,13 @@
 //! query matches only that query (order-insensitive, tracking parameters ignored) and wins over
 //! a path-only rule. Exact rules win over globs (`/old/*`); among globs the longest prefix wins.
 //! A repeated `from` keeps its last definition: blocks are read in name order, entries in array
-//! order. `to` may contain `*`, replaced by the rest of the path after the glob prefix.
+//! order. `to` may contain `*`, replaced by the rest of the path after the glob prefix, taken
+//! still percent-encoded from the request (so `%2F`, `%3F` stay encoded) and never able to change
+//! the target's origin: leading slashes are collapsed (`/pt//evil.com` cannot give
+//! `Location: //evil.com`), a suffix that lands in an authority starts with `/`, and one that
+//! lands in a query has `&`, `=`, `+` and `#` encoded. Rules that redirect a path to itself
+//! (ignoring the query: `/x` → `/x?ref=1` loops) are dropped, as are globs whose target lies
+//! under their own prefix; a glob whose fixed target is the request path answers nothing.
 
 use super::normalize::normalize_query;
 use crate::value::Value;
@@ -35,6 +41,9 @@ const LOCATION: &AsciiSet = &CONTROLS
     .add(b'|')
     .add(b'}');
 
+/// Characters encoded in a glob suffix that lands in a query or fragment.
+const QUERY_SUFFIX: &AsciiSet = &LOCATION.add(b'&').add(b'=').add(b'+').add(b'#').add(b'?');
+
 /// A redirect to answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Redirect {
@@ -56,8 +65,10 @@ pub struct RedirectTable {
     revision: String,
     exact: HashMap<String, Rule>,
     with_query: HashMap<(String, String), Rule>,
-    /// Glob prefixes, longest first.
-    globs: Vec<(String, Rule)>,
+    /// Glob rules by prefix (decoded, lower-cased).
+    globs: HashMap<Vec<u8>, Rule>,
+    /// The distinct lengths of glob prefixes, longest first.
+    glob_lengths: Vec<usize>,
 }
 
 /// The status of a redirect `type`: `permanent` → 301, `temporary` (or missing) → 302; the
@@ -138,7 +149,10 @@ impl RedirectTable {
                 table.add(entry);
             }
         }
-        table.globs.sort_by_key(|g| std::cmp::Reverse(g.0.len()));
+        let mut lengths: Vec<usize> = table.globs.keys().map(Vec::len).collect();
+        lengths.sort_unstable_by(|a, b| b.cmp(a));
+        lengths.dedup();
+        table.glob_lengths = lengths;
         table
     }
 
@@ -158,15 +172,33 @@ impl RedirectTable {
             status: status_of(entry.get("type")),
         };
         let (path, query) = split_from(from);
+        let absolute = to.contains("://");
+        let (to_path, to_query) = match to.split('#').next().unwrap_or("").split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (to.split('#').next().unwrap_or(""), None),
+        };
+        let to_path = normalize_path(&percent_decode_str(to_path).decode_utf8_lossy());
         if let Some(prefix) = path.strip_suffix('*') {
-            let prefix = prefix.trim_end_matches('*').to_string();
-            self.globs.retain(|(p, _)| *p != prefix);
-            self.globs.push((prefix, rule));
+            let prefix = prefix.trim_end_matches('*');
+            // `/blog/*` → `/blog/*` or `/a/*` → `/a/b/*` would redirect forever.
+            let loops = !absolute
+                && to.contains('*')
+                && to_path
+                    .split('*')
+                    .next()
+                    .is_some_and(|head| head.starts_with(prefix));
+            if !loops {
+                self.globs.insert(prefix.as_bytes().to_vec(), rule);
+            }
         } else if let Some(q) = query {
-            self.with_query.insert((path, q), rule);
-        } else if normalize_path(&percent_decode_str(to).decode_utf8_lossy()) != path
-            || to.contains("://")
-        {
+            let to_query = to_query
+                .map(|q| normalize_query(Some(q), true, &[]))
+                .unwrap_or_default();
+            if absolute || to_path != path || to_query != q {
+                self.with_query.insert((path, q), rule);
+            }
+        } else if absolute || to_path != path {
+            // The query is ignored: `/x` → `/x?ref=1` is still a loop.
             self.exact.insert(path, rule);
         }
     }
@@ -204,16 +236,71 @@ impl RedirectTable {
         if let Some(rule) = self.exact.get(&path) {
             return Some(finish(&rule.to, rule.status, url.query()));
         }
-        for (prefix, rule) in &self.globs {
-            if lower.starts_with(prefix.as_str()) {
-                // ASCII lower-casing keeps byte offsets, so the suffix keeps its original case.
-                let suffix = original.get(prefix.len()..).unwrap_or("");
-                let to = rule.to.replacen('*', suffix, 1);
-                return Some(finish(&to, rule.status, url.query()));
+        if self.globs.is_empty() {
+            return None;
+        }
+        let raw = url.path();
+        let decoded: Vec<u8> = percent_decode_str(raw).collect();
+        let decoded_lower = decoded.to_ascii_lowercase();
+        for &len in &self.glob_lengths {
+            let Some(rule) = decoded_lower.get(..len).and_then(|p| self.globs.get(p)) else {
+                continue;
+            };
+            let to = substitute(&rule.to, raw_suffix(raw, len));
+            if !to.contains("://") {
+                let target = to.split(['?', '#']).next().unwrap_or("");
+                if normalize_path(&percent_decode_str(target).decode_utf8_lossy()) == path {
+                    return None;
+                }
             }
+            return Some(finish(&to, rule.status, url.query()));
         }
         None
     }
+}
+
+/// The part of an encoded path after its first `decoded_len` decoded bytes, still encoded.
+fn raw_suffix(raw: &str, decoded_len: usize) -> &str {
+    let b = raw.as_bytes();
+    let (mut i, mut n) = (0, 0);
+    while n < decoded_len && i < b.len() {
+        let escape = b[i] == b'%'
+            && b.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+            && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
+        i += if escape { 3 } else { 1 };
+        n += 1;
+    }
+    raw.get(i..).unwrap_or("")
+}
+
+/// `to` with its first `*` replaced by `suffix`, such that the suffix cannot change where the
+/// redirect goes: it cannot make a path protocol-relative, extend an authority or add a parameter.
+fn substitute(to: &str, suffix: &str) -> String {
+    let Some(star) = to.find('*') else {
+        return to.to_string();
+    };
+    let (head, tail) = (&to[..star], &to[star + 1..]);
+    let mut out = String::with_capacity(to.len() + suffix.len() + 1);
+    out.push_str(head);
+    if head.contains(['?', '#']) {
+        out.extend(utf8_percent_encode(suffix, QUERY_SUFFIX));
+    } else {
+        let open_authority = head
+            .split_once("://")
+            .is_some_and(|(_, rest)| !rest.contains('/'));
+        if (head.is_empty() || open_authority) && !suffix.starts_with('/') {
+            out.push('/');
+        }
+        out.push_str(suffix);
+    }
+    out.push_str(tail);
+    if !to.starts_with("//") && !to.starts_with('\\') {
+        let trimmed = out.trim_start_matches(['/', '\\']);
+        if trimmed.len() + 1 < out.len() {
+            out = format!("/{trimmed}");
+        }
+    }
+    out
 }
 
 fn finish(to: &str, status: u16, carry_query: Option<&str>) -> Redirect {
@@ -359,7 +446,121 @@ mod tests {
         );
     }
 
+    #[test]
+    fn glob_suffixes_cannot_leave_the_site() {
+        let t = table(
+            r#"{"r": {"__resolveType": "website/loaders/redirects.ts", "redirects": [
+                {"from": "/pt/*", "to": "/*"},
+                {"from": "/go*", "to": "https://other.com*"},
+                {"from": "/any*", "to": "*"},
+                {"from": "/q/*", "to": "/search?term=*"}
+            ]}}"#,
+        );
+        let loc = |u: &str| at(&t, u).map(|(_, l)| l);
+        assert_eq!(loc("/pt//evil.com").as_deref(), Some("/evil.com"));
+        assert_eq!(loc("/pt/\\evil.com").as_deref(), Some("/evil.com"));
+        assert_eq!(
+            loc("/pt/%2F%2Fevil.com").as_deref(),
+            Some("/%2F%2Fevil.com")
+        );
+        assert_eq!(
+            loc("/pt/%5C%5Cevil.com").as_deref(),
+            Some("/%5C%5Cevil.com")
+        );
+        assert_eq!(
+            loc("/pt/a%3Fadmin=1").as_deref(),
+            Some("/a%3Fadmin=1"),
+            "no query gained"
+        );
+        assert_eq!(
+            loc("/pt/a?x=1").as_deref(),
+            Some("/a?x=1"),
+            "the real query is carried"
+        );
+        assert_eq!(
+            loc("/go@evil.com").as_deref(),
+            Some("https://other.com/@evil.com")
+        );
+        assert_eq!(loc("/any//evil.com").as_deref(), Some("/evil.com"));
+        assert_eq!(loc("/anyhttp:evil.com").as_deref(), Some("/http:evil.com"));
+        assert_eq!(
+            loc("/q/a&admin=1").as_deref(),
+            Some("/search?term=a%26admin%3D1")
+        );
+        for u in [
+            "/pt//evil.com",
+            "/pt/%2F%2Fx",
+            "/go@evil.com",
+            "/any//x",
+            "/any%2F%2Fx",
+        ] {
+            let l = loc(u).unwrap();
+            assert!(!l.starts_with("//") && !l.starts_with("/\\"), "{u} → {l}");
+        }
+    }
+
+    #[test]
+    fn self_redirects_are_dropped() {
+        let t = table(
+            r#"{"r": {"__resolveType": "website/loaders/redirects.ts", "redirects": [
+                {"from": "/x", "to": "/x?ref=1"},
+                {"from": "/y", "to": "/Y/#top"},
+                {"from": "/s?q=a", "to": "/s?q=a"},
+                {"from": "/t?q=a", "to": "/t?q=b"},
+                {"from": "/blog/*", "to": "/blog/*"},
+                {"from": "/a/*", "to": "/a/b/*"},
+                {"from": "/c/*", "to": "/c/index"}
+            ]}}"#,
+        );
+        assert_eq!(
+            at(&t, "/x"),
+            None,
+            "the query does not make it another page"
+        );
+        assert_eq!(at(&t, "/x?ref=1"), None);
+        assert_eq!(at(&t, "/y"), None);
+        assert_eq!(at(&t, "/s?q=a"), None);
+        assert_eq!(at(&t, "/t?q=a"), Some((302, "/t?q=b".into())));
+        assert_eq!(at(&t, "/blog/post"), None);
+        assert_eq!(at(&t, "/a/x"), None);
+        assert_eq!(at(&t, "/c/other"), Some((302, "/c/index".into())));
+        assert_eq!(at(&t, "/c/index"), None, "no redirect to the page itself");
+    }
+
+    #[test]
+    fn many_globs_build_in_linear_time() {
+        let entries: Vec<serde_json::Value> = (0..40_000)
+            .map(|i| serde_json::json!({"from": format!("/g{}/*", i % 20_000), "to": format!("/n{i}/*")}))
+            .collect();
+        let block = Value::from(
+            serde_json::json!({"__resolveType": "website/loaders/redirects.ts", "redirects": entries}),
+        );
+        let start = std::time::Instant::now();
+        let t = RedirectTable::build("r", [("b", &block)]);
+        assert_eq!(t.len(), 20_000);
+        assert_eq!(
+            at(&t, "/g7/x"),
+            Some((302, "/n20007/x".into())),
+            "the last definition wins"
+        );
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    }
+
     proptest! {
+        #[test]
+        fn glob_locations_stay_on_the_site(suffix in "[a-z/%2FC5@:.?&=\\\\]{0,12}") {
+            let t = table(r#"{"r": {"__resolveType": "website/loaders/redirects.ts", "redirects": [{"from": "/pt/*", "to": "/*"}]}}"#);
+            if let Ok(u) = Url::parse(&format!("https://s.com/pt/{suffix}"))
+                && let Some(r) = t.lookup(&u)
+            {
+                prop_assert!(r.location.starts_with('/'));
+                prop_assert!(!r.location.starts_with("//") && !r.location.starts_with("/\\"), "{}", r.location);
+                let base = Url::parse("https://s.com/").unwrap();
+                let joined = base.join(&r.location).unwrap();
+                prop_assert_eq!(joined.host_str(), Some("s.com"));
+            }
+        }
+
         #[test]
         fn build_and_lookup_never_panic(from in "[ -~]{0,20}", to in "[ -~é*]{0,20}", path in "(/[a-zA-Z0-9%*é]{0,6}){0,4}") {
             let block = Value::from(serde_json::json!({"__resolveType": "website/loaders/redirects.ts", "redirects": [{"from": from, "to": to}]}));
