@@ -400,7 +400,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        assert_eq!(k.parts(), "seg=mobile%7Csc%3D1");
+        assert_eq!(k.parts(), "seg=d%3Dmobile%7Csc%3D1");
         let k = key(
             &req,
             KeyContext {
@@ -409,7 +409,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        assert_eq!(k.parts(), "geo=%7CRJ&seg=mobile%7Csc%3D1%7Cr%3DRJ");
+        assert_eq!(k.parts(), "geo=%7CRJ&seg=d%3Dmobile%7Csc%3D1%7Cr%3DRJ");
     }
 
     #[test]

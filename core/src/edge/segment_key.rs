@@ -1,6 +1,7 @@
 //! The site's `buildSegment` result: the part of visitor identity that changes a page.
 
 use crate::value::Value;
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use std::collections::BTreeMap;
 
 /// What `buildSegment(request)` returned. Its hash replaces the device part of the cache key.
@@ -60,27 +61,32 @@ impl SegmentKey {
             && self.sales_channel.is_none()
             && self.region_id.is_none()
             && self.flags.is_empty()
-            && self.custom.values().all(|v| custom_part("", v).is_none())
+            && self.custom.values().all(is_empty_custom)
     }
 
-    /// The stable text of the segment: `[device]|auth|sc=<channel>|r=<region>|f=<sorted flags>|<custom>`,
-    /// custom fields by name (`true` → name, arrays sorted and joined with `,`, empty ones skipped).
+    /// The stable text of the segment, one `|`-separated part per field present:
+    /// `d=<device>|auth|sc=<channel>|r=<region>|f=<sorted flags>|c.<name>...` with custom fields
+    /// by name: `true` → `c.<name>`, a string → `c.<name>=<text>`, an array → `c.<name>[]=<sorted
+    /// items joined by ,>` (non-string items as `~<JSON>`), anything else → `c.<name>~=<JSON>`;
+    /// `false`, `null`, `""` and `[]` are left out. Every name and value is escaped (`%`, `|`,
+    /// `,`, `=`, `[`, `]`, `~` percent-encoded), so distinct segments never share a text:
+    /// `{salesChannel: "1|r=RJ"}` is `sc=1%7Cr%3DRJ`, not `sc=1|r=RJ`.
     pub fn hash(&self) -> String {
         let mut parts: Vec<String> = Vec::new();
         if let Some(d) = &self.device {
-            parts.push(d.clone());
+            parts.push(format!("d={}", esc(d)));
         }
         if self.logged_in {
             parts.push("auth".into());
         }
         if let Some(sc) = &self.sales_channel {
-            parts.push(format!("sc={sc}"));
+            parts.push(format!("sc={}", esc(sc)));
         }
         if let Some(r) = &self.region_id {
-            parts.push(format!("r={r}"));
+            parts.push(format!("r={}", esc(r)));
         }
         if !self.flags.is_empty() {
-            let mut flags = self.flags.clone();
+            let mut flags: Vec<String> = self.flags.iter().map(|f| esc(f)).collect();
             flags.sort();
             parts.push(format!("f={}", flags.join(",")));
         }
@@ -89,32 +95,57 @@ impl SegmentKey {
     }
 }
 
-fn custom_part(name: &str, v: &Value) -> Option<String> {
+/// Characters escaped in segment names and values: the separators of [`SegmentKey::hash`].
+const SEGMENT_ESCAPES: &AsciiSet = &CONTROLS
+    .add(b'%')
+    .add(b'|')
+    .add(b',')
+    .add(b'=')
+    .add(b'[')
+    .add(b']')
+    .add(b'~');
+
+fn esc(s: &str) -> String {
+    utf8_percent_encode(s, SEGMENT_ESCAPES).to_string()
+}
+
+fn is_empty_custom(v: &Value) -> bool {
     match v {
-        Value::Null | Value::Bool(false) => None,
-        Value::Bool(true) => Some(name.to_string()),
-        Value::String(s) if s.is_empty() => None,
-        Value::String(s) => Some(format!("{name}={s}")),
-        Value::Array(a) if a.items().is_empty() => None,
+        Value::Null | Value::Bool(false) => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.items().is_empty(),
+        _ => false,
+    }
+}
+
+fn custom_part(name: &str, v: &Value) -> Option<String> {
+    if is_empty_custom(v) {
+        return None;
+    }
+    let name = esc(name);
+    Some(match v {
+        Value::Bool(true) => format!("c.{name}"),
+        Value::String(s) => format!("c.{name}={}", esc(s)),
         Value::Array(a) => {
             let mut items: Vec<String> = a
                 .items()
                 .iter()
-                .map(|i| {
-                    i.as_str()
-                        .map_or_else(|| i.to_json_string(), str::to_string)
+                .map(|i| match i.as_str() {
+                    Some(s) => esc(s),
+                    None => format!("~{}", esc(&i.to_canonical_string())),
                 })
                 .collect();
             items.sort();
-            Some(format!("{name}={}", items.join(",")))
+            format!("c.{name}[]={}", items.join(","))
         }
-        other => Some(format!("{name}={}", other.to_canonical_string())),
-    }
+        other => format!("c.{name}~={}", esc(&other.to_canonical_string())),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn hash_format() {
@@ -124,13 +155,41 @@ mod tests {
         )
         .unwrap();
         let s = SegmentKey::from_value(&v);
-        assert_eq!(s.hash(), "mobile|sc=2|r=R1|f=a,b|tags=y,z|tier=3|vip");
+        assert_eq!(
+            s.hash(),
+            "d=mobile|sc=2|r=R1|f=a,b|c.tags[]=y,z|c.tier~=3|c.vip"
+        );
         assert!(!s.is_device_only());
         let d = SegmentKey::from_value(
             &Value::from_json_str(r#"{"device":"tablet","x":false}"#).unwrap(),
         );
         assert!(d.is_device_only());
-        assert_eq!(d.hash(), "tablet");
+        assert_eq!(d.hash(), "d=tablet");
+    }
+
+    fn seg(json: &str) -> SegmentKey {
+        SegmentKey::from_value(&Value::from_json_str(json).unwrap())
+    }
+
+    #[test]
+    fn separators_inside_values_cannot_forge_other_fields() {
+        let pairs = [
+            (
+                r#"{"salesChannel":"1|r=RJ"}"#,
+                r#"{"salesChannel":"1","regionId":"RJ"}"#,
+            ),
+            (r#"{"device":"auth"}"#, r#"{"loggedIn":true}"#),
+            (r#"{"sc":"2"}"#, r#"{"salesChannel":"2"}"#),
+            (r#"{"vip":true}"#, r#"{"vip":"vip"}"#),
+            (r#"{"tags":["a","b"]}"#, r#"{"tags":"a,b"}"#),
+            (r#"{"tags":["a"]}"#, r#"{"tags":"a"}"#),
+            (r#"{"tier":3}"#, r#"{"tier":"3"}"#),
+            (r#"{"a":"1|b=2"}"#, r#"{"a":"1","b":"2"}"#),
+            (r#"{"flags":["a,b"]}"#, r#"{"flags":["a","b"]}"#),
+        ];
+        for (a, b) in pairs {
+            assert_ne!(seg(a).hash(), seg(b).hash(), "{a} vs {b}");
+        }
     }
 
     #[test]
@@ -147,5 +206,76 @@ mod tests {
                 .logged_in
         );
         assert_eq!(SegmentKey::from_value(&Value::Null), SegmentKey::default());
+    }
+
+    /// A segment reduced to what it means: empty custom values dropped, lists sorted.
+    fn meaning(s: &SegmentKey) -> String {
+        let mut flags = s.flags.clone();
+        flags.sort();
+        let custom: Vec<String> = s
+            .custom
+            .iter()
+            .filter(|(_, v)| !is_empty_custom(v))
+            .map(|(k, v)| {
+                let v = match v {
+                    Value::Array(a) => {
+                        let mut items: Vec<String> =
+                            a.items().iter().map(|i| i.to_canonical_string()).collect();
+                        items.sort();
+                        format!("array{items:?}")
+                    }
+                    other => other.to_canonical_string(),
+                };
+                format!("{k:?}:{v}")
+            })
+            .collect();
+        format!(
+            "{:?}|{}|{:?}|{:?}|{flags:?}|{custom:?}",
+            s.device, s.logged_in, s.sales_channel, s.region_id
+        )
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        "[ab|=,%c.~\\[\\]]{1,4}"
+    }
+
+    fn custom_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            text().prop_map(|s| Value::string(&s)),
+            Just(Value::Bool(true)),
+            Just(Value::Bool(false)),
+            (0i64..3).prop_map(|n| Value::from(serde_json::json!(n))),
+            proptest::collection::vec(text(), 0..3).prop_map(|v| Value::from(serde_json::json!(v))),
+        ]
+    }
+
+    fn segment() -> impl Strategy<Value = SegmentKey> {
+        (
+            proptest::option::of(text()),
+            any::<bool>(),
+            proptest::option::of(text()),
+            proptest::option::of(text()),
+            proptest::collection::vec(text(), 0..3),
+            proptest::collection::btree_map(text(), custom_value(), 0..3),
+        )
+            .prop_map(|(device, logged_in, sc, r, flags, custom)| SegmentKey {
+                device,
+                logged_in,
+                sales_channel: sc,
+                region_id: r,
+                flags,
+                custom,
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn distinct_segments_get_distinct_keys(a in segment(), b in segment()) {
+            if meaning(&a) != meaning(&b) {
+                prop_assert_ne!(a.hash(), b.hash());
+            } else {
+                prop_assert_eq!(a.hash(), b.hash());
+            }
+        }
     }
 }
