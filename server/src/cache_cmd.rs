@@ -77,7 +77,8 @@ pub fn run(args: CacheArgs) -> ExitCode {
         &config.draft.allowed_preview_hosts,
         snapshot.site_block(),
         config.runtime.site_name.as_deref(),
-    );
+    )
+    .trusting_forwarded_host(options.trust_forwarded_host);
     let build_hash = build_time_hash(Some(snapshot.revision()));
     let policy = EdgePolicy::from_config(options, &config, &vars, Some(&build_hash));
     let cohort = Segment::from_request(&request).cache_token();

@@ -407,3 +407,40 @@ fn after_origin_decision() {
         assert_eq!(h["X-Cache-Reason"], reason);
     }
 }
+
+#[test]
+fn forwarded_host_and_malformed_drafts() {
+    let s = site();
+    let url = "https://www.shop.com/?__draft=api.platformcms.com/drafts/x@v1";
+    let forged = ok(
+        &s.0,
+        &[url, "--header", "x-forwarded-host:preview.shop.com"],
+        &[],
+    );
+    assert_eq!(
+        forged["cacheable"], true,
+        "a client's X-Forwarded-Host does not make it a preview host"
+    );
+    let options = s.0.join("options.json");
+    std::fs::write(&options, r#"{"trustForwardedHost":true}"#).unwrap();
+    let proxied = ok(
+        &s.0,
+        &[
+            url,
+            "--header",
+            "x-forwarded-host:preview.shop.com",
+            "--options",
+            options.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(proxied["reason"], "draft", "behind a proxy that sets it");
+    let malformed = ok(
+        &s.0,
+        &["https://preview.shop.com/?__draft=%3Cscript%3E"],
+        &[],
+    );
+    assert_eq!(malformed["cacheable"], false);
+    assert_eq!(malformed["headers"]["X-Robots-Tag"], "noindex, nofollow");
+    assert!(malformed["headers"].get("Set-Cookie").is_none());
+}

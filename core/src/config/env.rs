@@ -6,9 +6,14 @@ use super::hosts::DEFAULT_PREVIEW_API_DOMAINS;
 use super::parse::{
     parse_bool, parse_byte_size, parse_http_url, parse_list, parse_pairs, parse_rate,
 };
+use crate::draft::valid_host;
+use crate::resolve::SecretKey;
 use std::collections::HashMap;
 use std::fmt;
 use url::Url;
+
+/// Stands for a secret value in errors.
+pub(super) const REDACTED: &str = "<redacted>";
 
 /// Default loader cache cap: 32 MiB.
 pub const DEFAULT_LOADER_CACHE_MAX_BYTES: u64 = 32 * 1024 * 1024;
@@ -350,21 +355,34 @@ impl PlatformConfig {
             rt.site = site;
         }
         rt.crypto_key = vars.secret("PLATFORM_CRYPTO_KEY");
+        if let Some(key) = &rt.crypto_key {
+            // The parser's message may quote the decoded value: only say what is expected.
+            SecretKey::from_env_value(key.expose()).map_err(|_| {
+                ConfigError::new(
+                    "PLATFORM_CRYPTO_KEY",
+                    REDACTED,
+                    "base64 of JSON {\"key\": [16, 24 or 32 bytes], \"iv\": [16 bytes]}",
+                )
+            })?;
+        }
         rt.release_reload_token = vars.secret("PLATFORM_RELEASE_RELOAD_TOKEN");
 
         if let Some(raw) = vars.get("PLATFORM_ALLOWED_PREVIEW_HOSTS") {
-            config.draft.allowed_preview_hosts = parse_preview_hosts(raw);
+            config.draft.allowed_preview_hosts = parse_preview_hosts(raw)?;
         }
         if let Some(raw) = vars.get("PLATFORM_PREVIEW_API_DOMAINS") {
             let domains: Vec<String> = parse_list(raw)
                 .iter()
                 .map(|d| d.to_ascii_lowercase())
                 .collect();
-            if domains.iter().any(|d| d.contains('/') || d == ".") {
+            if domains
+                .iter()
+                .any(|d| !valid_host(d.strip_prefix('.').unwrap_or(d)))
+            {
                 return Err(ConfigError::new(
                     "PLATFORM_PREVIEW_API_DOMAINS",
                     raw,
-                    "comma-separated domains (a leading `.` matches subdomains), without scheme or path",
+                    "comma-separated domains (a leading `.` matches subdomains), without scheme, port or path",
                 ));
             }
             config.draft.preview_api_domains = domains;
@@ -374,7 +392,8 @@ impl PlatformConfig {
         fd.enabled = vars.bool("PLATFORM_FAST_DEPLOY", false)?;
         fd.kv = vars.string("PLATFORM_KV");
         fd.deployment_id = vars.string("PLATFORM_DEPLOYMENT_ID");
-        fd.seeded_deploy = vars.bool("PLATFORM_SEEDED_DEPLOY", false)?;
+        // A build variable that is either set (any value) or not: `false` is set, too.
+        fd.seeded_deploy = vars.get("PLATFORM_SEEDED_DEPLOY").is_some();
         fd.edge_account_id = vars.string("EDGE_ACCOUNT_ID");
         fd.edge_api_token = vars.secret("EDGE_API_TOKEN");
         fd.edge_kv_namespace_id = vars.string("EDGE_KV_NAMESPACE_ID");
@@ -507,17 +526,48 @@ fn bad(vars: &Vars, name: &str, expected: &str) -> ConfigError {
     ConfigError::new(name, vars.get(name).unwrap_or(""), expected)
 }
 
-fn parse_preview_hosts(raw: &str) -> PreviewHostsSetting {
+/// A request host as `Host` carries it: a DNS name, an IPv4 address or a bracketed IPv6 address,
+/// with an optional port (1–65535).
+fn valid_host_port(entry: &str) -> bool {
+    // The last `:` starts a port unless it lies inside the brackets of an IPv6 address.
+    let (host, port) = match entry.rfind(':') {
+        Some(i) if entry.starts_with('[') == entry[..i].ends_with(']') => {
+            (&entry[..i], Some(&entry[i + 1..]))
+        }
+        _ => (entry, None),
+    };
+    let port_ok = port.is_none_or(|p| {
+        !p.is_empty()
+            && p.len() <= 5
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && p.parse::<u32>().is_ok_and(|n| (1..=65535).contains(&n))
+    });
+    let host_ok = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => v6.parse::<std::net::Ipv6Addr>().is_ok(),
+        None => valid_host(host),
+    };
+    port_ok && host_ok
+}
+
+fn parse_preview_hosts(raw: &str) -> Result<PreviewHostsSetting, ConfigError> {
     let hosts: Vec<String> = parse_list(raw)
         .iter()
         .map(|h| h.to_ascii_lowercase())
         .collect();
     if hosts.len() == 1 && hosts[0] == "none" {
-        PreviewHostsSetting::Off
+        Ok(PreviewHostsSetting::Off)
     } else if hosts.is_empty() {
-        PreviewHostsSetting::FromSite
+        Ok(PreviewHostsSetting::FromSite)
+    } else if let Some(bad) = hosts.iter().find(|h| !valid_host_port(h)) {
+        Err(ConfigError::new(
+            "PLATFORM_ALLOWED_PREVIEW_HOSTS",
+            raw,
+            format!(
+                "comma-separated request hosts with optional port (e.g. preview.shop.com:8443), or none; {bad:?} is not one"
+            ),
+        ))
     } else {
-        PreviewHostsSetting::Hosts(hosts)
+        Ok(PreviewHostsSetting::Hosts(hosts))
     }
 }
 
@@ -527,6 +577,93 @@ mod tests {
 
     fn cfg(pairs: &[(&str, &str)]) -> Result<PlatformConfig, ConfigError> {
         PlatformConfig::from_env(pairs.iter().copied())
+    }
+
+    fn crypto_key() -> String {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD
+            .encode(serde_json::json!({"key": vec![7u8; 16], "iv": vec![0u8; 16]}).to_string())
+    }
+
+    #[test]
+    fn seeded_deploy_means_set() {
+        for v in ["1", "true", "false", "x"] {
+            assert!(
+                cfg(&[("PLATFORM_SEEDED_DEPLOY", v)])
+                    .unwrap()
+                    .fast_deploy
+                    .seeded_deploy,
+                "{v}"
+            );
+        }
+        assert!(
+            !cfg(&[("PLATFORM_SEEDED_DEPLOY", " ")])
+                .unwrap()
+                .fast_deploy
+                .seeded_deploy
+        );
+        assert!(!cfg(&[]).unwrap().fast_deploy.seeded_deploy);
+    }
+
+    #[test]
+    fn secrets_are_validated_but_never_echoed() {
+        use base64::Engine;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        for bad in [
+            "hunter2-not-base64!".to_string(),
+            b64(r#"{"key":"hunter2","iv":[]}"#),
+            b64(r#"{"key":[1,2,3],"iv":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}"#),
+        ] {
+            let err = cfg(&[("PLATFORM_CRYPTO_KEY", &bad)]).unwrap_err();
+            assert_eq!(err.variable, "PLATFORM_CRYPTO_KEY");
+            let text = format!("{err} {err:?}");
+            assert!(!text.contains(&bad) && !text.contains("hunter2"), "{text}");
+        }
+        let err = cfg(&[(
+            "PLATFORM_OTEL_HEADERS",
+            "authorization=Bearer hunter2,broken",
+        )])
+        .unwrap_err();
+        assert_eq!(err.variable, "PLATFORM_OTEL_HEADERS");
+        assert!(!format!("{err} {err:?}").contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn preview_hosts_and_api_domains_are_checked() {
+        let c = cfg(&[(
+            "PLATFORM_ALLOWED_PREVIEW_HOSTS",
+            "a.com, b.shop.com:8443, 127.0.0.1:3000, [::1]:3000, localhost",
+        )])
+        .unwrap();
+        assert!(
+            matches!(c.draft.allowed_preview_hosts, PreviewHostsSetting::Hosts(ref h) if h.len() == 5)
+        );
+        for bad in [
+            "https://a.com",
+            "a.com/path",
+            "a.com:0",
+            "a.com:99999",
+            "a.com:",
+            "a..com",
+            "-a.com",
+            "a.com, b com",
+            "[::1",
+        ] {
+            let err = cfg(&[("PLATFORM_ALLOWED_PREVIEW_HOSTS", bad)]).unwrap_err();
+            assert_eq!(err.variable, "PLATFORM_ALLOWED_PREVIEW_HOSTS", "{bad}");
+        }
+        assert!(cfg(&[("PLATFORM_PREVIEW_API_DOMAINS", ".a.com, b.com, localhost")]).is_ok());
+        for bad in [
+            "a.com:443",
+            "https://a.com",
+            "a.com/x",
+            ".",
+            "a b.com",
+            ".:80",
+        ] {
+            let err = cfg(&[("PLATFORM_PREVIEW_API_DOMAINS", bad)]).unwrap_err();
+            assert_eq!(err.variable, "PLATFORM_PREVIEW_API_DOMAINS", "{bad}");
+        }
     }
 
     #[test]
@@ -559,7 +696,7 @@ mod tests {
             ("NODE_ENV", "development"),
             ("PLATFORM_SITE_NAME", "shop"),
             ("PLATFORM_SITE", "other"),
-            ("PLATFORM_CRYPTO_KEY", "k"),
+            ("PLATFORM_CRYPTO_KEY", &crypto_key()),
             (
                 "PLATFORM_ALLOWED_PREVIEW_HOSTS",
                 "Preview.Shop.com:8443, x.com",
@@ -592,7 +729,10 @@ mod tests {
         assert!(!c.loader_cache_enabled());
         assert!(c.otel_enabled());
         assert_eq!(c.runtime.site, "other");
-        assert_eq!(c.runtime.crypto_key.as_ref().map(Secret::expose), Some("k"));
+        assert_eq!(
+            c.runtime.crypto_key.as_ref().map(Secret::expose),
+            Some(crypto_key().as_str())
+        );
         assert_eq!(
             c.draft.allowed_preview_hosts,
             PreviewHostsSetting::Hosts(vec!["preview.shop.com:8443".into(), "x.com".into()])
@@ -685,7 +825,11 @@ mod tests {
             ("OTEL_LOG_OUTGOING_FETCH", "verbose"),
             ("COMMERCE1_RESILIENCE_DISABLED", "x"),
             ("PLATFORM_HOST", "maybe"),
-            ("PLATFORM_SEEDED_DEPLOY", "x"),
+            ("PLATFORM_CRYPTO_KEY", "k"),
+            (
+                "PLATFORM_ALLOWED_PREVIEW_HOSTS",
+                "https://preview.shop.com/",
+            ),
         ] {
             let err = cfg(&[(name, value)]).unwrap_err();
             assert_eq!(err.variable, name);

@@ -71,18 +71,20 @@ pub fn parse_list(raw: &str) -> Vec<String> {
         .collect()
 }
 
-/// `k=v,k2=v2` pairs; every entry needs a non-empty key and an `=`.
+/// `k=v,k2=v2` pairs; every entry needs a non-empty key and an `=`. The values are often
+/// credentials, so an error names the entry by position, never by content.
 pub fn parse_pairs(variable: &str, raw: &str) -> Result<Vec<(String, String)>, ConfigError> {
     parse_list(raw)
         .into_iter()
-        .map(|entry| match entry.split_once('=') {
+        .enumerate()
+        .map(|(i, entry)| match entry.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => {
                 Ok((k.trim().to_string(), v.trim().to_string()))
             }
             _ => Err(ConfigError::new(
                 variable,
-                raw,
-                "comma-separated key=value pairs",
+                super::env::REDACTED,
+                format!("comma-separated key=value pairs (entry {} is not)", i + 1),
             )),
         })
         .collect()

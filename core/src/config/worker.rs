@@ -146,6 +146,9 @@ pub struct WorkerOptions {
     pub profiles: ProfileTable,
     /// The host's `detectProfile`.
     pub detect_profile: Option<DetectProfile>,
+    /// Take the request host from `X-Forwarded-Host` (`trustForwardedHost`, not in the spec;
+    /// default off): only when the proxy in front sets it and drops any a client sent.
+    pub trust_forwarded_host: bool,
 }
 
 impl fmt::Debug for WorkerOptions {
@@ -195,6 +198,7 @@ impl Default for WorkerOptions {
             preview_shell: None,
             profiles: ProfileTable::default(),
             detect_profile: None,
+            trust_forwarded_host: false,
         }
     }
 }
@@ -363,7 +367,14 @@ impl WorkerOptions {
                         ),
                     }
                 }
-                "observability" => o.observability = v != &Json::Bool(false),
+                "observability" => {
+                    o.observability = match v {
+                        Json::Bool(false) => false,
+                        Json::Object(_) => true,
+                        _ => return Err(bad("false or an observability options object")),
+                    }
+                }
+                "trustForwardedHost" => o.trust_forwarded_host = boolean()?,
                 "outboundUserAgent" => {
                     o.outbound_user_agent = match v {
                         Json::Bool(false) => OutboundUserAgent::Off,
@@ -542,6 +553,9 @@ mod tests {
             ("securityHeaders", json!({"X": 1})),
             ("cacheVersionEnv", json!(true)),
             ("speculationRules", json!({"mode": "x"})),
+            ("observability", json!(true)),
+            ("observability", json!("on")),
+            ("observability", json!(null)),
             ("bogusOption", json!(1)),
         ] {
             let err = WorkerOptions::from_json(&json!({ name: v })).unwrap_err();

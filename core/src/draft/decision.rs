@@ -9,7 +9,7 @@
 //! A previewing response is never cached, gets `Cache-Control: no-store, private`,
 //! `Vary: Cookie` and `X-Robots-Tag: noindex, nofollow`.
 
-use super::hosts::{PreviewHosts, request_host};
+use super::hosts::{PreviewHosts, request_host_behind_proxy};
 use super::pointer::DraftPointer;
 use crate::request::Request;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
@@ -89,8 +89,15 @@ impl DraftDecision {
         }
     }
 
-    /// Headers of a previewing response (merge `Vary`, do not replace it).
+    /// Headers of a previewing response (merge `Vary`, do not replace it). A malformed
+    /// `?__draft=` renders no draft but is still kept out of caches and search engines.
     pub fn response_headers(&self) -> Vec<(String, String)> {
+        if self.transition == DraftTransition::Rejected {
+            return vec![
+                ("Cache-Control".into(), "no-store, private".into()),
+                ("X-Robots-Tag".into(), "noindex, nofollow".into()),
+            ];
+        }
         if self.state() != DraftState::Preview {
             return Vec::new();
         }
@@ -120,7 +127,12 @@ pub fn decide_draft(
     let inert = DraftDecision {
         transition: DraftTransition::Inert,
     };
-    if !hosts.is_enabled() || !hosts.allows(&request_host(request)) {
+    if !hosts.is_enabled()
+        || !hosts.allows(&request_host_behind_proxy(
+            request,
+            hosts.trusts_forwarded_host(),
+        ))
+    {
         return inert;
     }
     let transition = if let Some(param) = request.query(DRAFT_PARAM) {
@@ -258,6 +270,11 @@ mod tests {
         );
         assert_eq!(d.transition, DraftTransition::Rejected);
         assert!(d.bypasses_cache() && d.set_cookie().is_none() && d.pointer().is_none());
+        assert!(
+            d.response_headers()
+                .contains(&("X-Robots-Tag".into(), "noindex, nofollow".into())),
+            "a rejected draft link is not indexed either"
+        );
         let bad_cookie = decide_draft(
             &req("https://preview.shop.com/").with_cookie(DRAFT_COOKIE, "junk"),
             &hosts(),

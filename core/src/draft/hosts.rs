@@ -25,14 +25,22 @@ pub fn normalize_host(raw: &str) -> String {
     h
 }
 
-/// The request's host with port: `X-Forwarded-Host` (first value), else `Host`, else the URL's.
+/// The request's host with port: `Host`, else the URL's. `X-Forwarded-Host` is ignored: any
+/// client can send it (see [`request_host_behind_proxy`]).
 pub fn request_host(request: &Request) -> String {
-    let header = request
-        .header("x-forwarded-host")
+    request_host_behind_proxy(request, false)
+}
+
+/// The request's host with port. With `trust_forwarded_host` (only when a proxy in front sets
+/// `X-Forwarded-Host` and drops the client's), its first value wins; else `Host`, else the URL's.
+pub fn request_host_behind_proxy(request: &Request, trust_forwarded_host: bool) -> String {
+    let forwarded = trust_forwarded_host
+        .then(|| request.header("x-forwarded-host"))
+        .flatten()
         .and_then(|v| v.split(',').next())
         .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .or_else(|| request.header("host").filter(|v| !v.is_empty()));
+        .filter(|v| !v.is_empty());
+    let header = forwarded.or_else(|| request.header("host").filter(|v| !v.is_empty()));
     match header {
         Some(h) => normalize_host(h),
         None => {
@@ -52,6 +60,7 @@ pub struct PreviewHosts {
     off: bool,
     hosts: Vec<String>,
     site_name: Option<String>,
+    trust_forwarded_host: bool,
 }
 
 impl PreviewHosts {
@@ -92,7 +101,20 @@ impl PreviewHosts {
             site_name: site_name
                 .map(|s| s.trim().to_ascii_lowercase())
                 .filter(|s| !s.is_empty()),
+            trust_forwarded_host: false,
         }
+    }
+
+    /// Takes the request host from `X-Forwarded-Host` (`trustForwardedHost`): only when the
+    /// proxy in front sets it and drops any the client sent. Off by default.
+    pub fn trusting_forwarded_host(mut self, trust: bool) -> PreviewHosts {
+        self.trust_forwarded_host = trust;
+        self
+    }
+
+    /// Whether the request host comes from `X-Forwarded-Host`.
+    pub fn trusts_forwarded_host(&self) -> bool {
+        self.trust_forwarded_host
     }
 
     /// Whether any host can render drafts.
@@ -172,12 +194,24 @@ mod tests {
     }
 
     #[test]
-    fn request_host_prefers_forwarded_host() {
+    fn forwarded_host_only_when_the_proxy_sets_it() {
         let r = Request::new("http://internal:8080/x").unwrap();
         assert_eq!(request_host(&r), "internal:8080");
         let r = r.with_header("host", "Shop.com:443");
         assert_eq!(request_host(&r), "shop.com");
         let r = r.with_header("x-forwarded-host", "preview.shop.com:8443, proxy");
-        assert_eq!(request_host(&r), "preview.shop.com:8443");
+        assert_eq!(
+            request_host(&r),
+            "shop.com",
+            "a client can send any X-Forwarded-Host"
+        );
+        assert_eq!(request_host_behind_proxy(&r, true), "preview.shop.com:8443");
+        let hosts = PreviewHosts::new(
+            &PreviewHostsSetting::Hosts(vec!["preview.shop.com:8443".into()]),
+            None,
+            None,
+        );
+        assert!(!hosts.trusts_forwarded_host());
+        assert!(hosts.trusting_forwarded_host(true).trusts_forwarded_host());
     }
 }

@@ -11,5 +11,7 @@ pub use decision::{
     DRAFT_COOKIE, DRAFT_COOKIE_MAX_AGE, DRAFT_HEADER, DRAFT_PARAM, DraftDecision, DraftState,
     DraftTransition, decide_draft,
 };
-pub use hosts::{PreviewHosts, SITE_BLOCK_NAMES, normalize_host, request_host};
-pub use pointer::DraftPointer;
+pub use hosts::{
+    PreviewHosts, SITE_BLOCK_NAMES, normalize_host, request_host, request_host_behind_proxy,
+};
+pub use pointer::{DraftPointer, valid_host};

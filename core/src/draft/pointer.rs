@@ -11,7 +11,9 @@ pub struct DraftPointer {
     version: String,
 }
 
-fn valid_host(host: &str) -> bool {
+/// Whether `host` is a lower-case DNS name (or IPv4 address): dot-separated labels of `a-z0-9-`,
+/// none empty, none starting or ending with `-`.
+pub fn valid_host(host: &str) -> bool {
     !host.is_empty()
         && host.split('.').all(|label| {
             let b = label.as_bytes();
