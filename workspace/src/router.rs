@@ -1,7 +1,9 @@
 //! The workspace API routes.
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use crate::error::ApiError;
@@ -66,6 +68,16 @@ pub fn router(state: AppState) -> Router {
             get(mcp::protected_resource_prefixed),
         )
         .fallback(|| async { ApiError::NotFound("Not Found".into()) })
+        .layer(middleware::from_fn(reject_nul_in_path))
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .with_state(state)
+}
+
+/// A path whose parameters would decode to a NUL character names nothing: 404 before any
+/// handler (and so any storage lookup) sees it.
+async fn reject_nul_in_path(request: Request, next: Next) -> Response {
+    if request.uri().path().contains("%00") {
+        return ApiError::NotFound("Not Found".into()).into_response();
+    }
+    next.run(request).await
 }

@@ -19,6 +19,32 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::BadRequest(format!("request body must be valid JSON: {e}")))
 }
 
+/// 400 when any string or key in `value` holds a NUL character (`\u0000`): no text with
+/// NUL reaches storage (PostgreSQL text cannot hold it).
+pub fn reject_nul(value: &Value) -> Result<(), ApiError> {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        let nul = match v {
+            Value::String(s) => s.contains('\0'),
+            Value::Array(items) => {
+                stack.extend(items);
+                false
+            }
+            Value::Object(map) => {
+                stack.extend(map.values());
+                map.keys().any(|k| k.contains('\0'))
+            }
+            _ => false,
+        };
+        if nul {
+            return Err(ApiError::BadRequest(
+                "text must not contain NUL characters (\\u0000)".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Scans the bytes once, counting open brackets outside strings.
 fn check_depth(bytes: &[u8]) -> Result<(), ApiError> {
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
@@ -60,5 +86,19 @@ mod tests {
         assert!(parse_json(b"{\"a\":\"[[[[\"}").is_ok());
         assert!(parse_json(b"{").is_err());
         assert!(parse_json(b"").is_err());
+    }
+
+    #[test]
+    fn finds_nul_anywhere() {
+        let ok = serde_json::json!({ "a": ["b", { "c": 1 }] });
+        assert!(reject_nul(&ok).is_ok());
+        for bad in [
+            r#"{"a":"x\u0000"}"#,
+            r#"{"a":[{"b":["\u0000"]}]}"#,
+            r#"{"\u0000":1}"#,
+        ] {
+            let value: Value = serde_json::from_str(bad).unwrap();
+            assert!(reject_nul(&value).is_err(), "{bad}");
+        }
     }
 }

@@ -3,5 +3,5 @@
 mod body;
 mod sse;
 
-pub use body::{BODY_LIMIT_BYTES, MAX_JSON_DEPTH, parse_json};
+pub use body::{BODY_LIMIT_BYTES, MAX_JSON_DEPTH, parse_json, reject_nul};
 pub use sse::SseParser;

@@ -92,7 +92,20 @@ pub fn read_request(headers: &HeaderMap, body: &[u8]) -> Result<RpcRequest, Resp
             &format!("Parse error: {e}"),
         )
     })?;
-    RpcRequest::parse(&value).map_err(|error| reply(StatusCode::BAD_REQUEST, error))
+    let request =
+        RpcRequest::parse(&value).map_err(|error| reply(StatusCode::BAD_REQUEST, error))?;
+    // Names are logged and audited; tool arguments go upstream untouched (the self
+    // endpoint checks them like every management tool input).
+    let name = request.params.get("name").and_then(Value::as_str);
+    if request.method.contains('\0') || name.is_some_and(|n| n.contains('\0')) {
+        return Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            request.reply_id(),
+            jsonrpc::INVALID_REQUEST,
+            "method and tool names must not contain NUL characters",
+        ));
+    }
+    Ok(request)
 }
 
 /// The protocol version to answer `initialize` with: the client's when supported.

@@ -18,7 +18,7 @@ use super::run::{RunJob, execute};
 use crate::auth::{Principal, authenticate};
 use crate::clock::{new_id, now_ms};
 use crate::error::ApiError;
-use crate::http::parse_json;
+use crate::http::{parse_json, reject_nul};
 use crate::state::AppState;
 use crate::storage::{Message, Thread, ThreadStatus};
 
@@ -48,7 +48,9 @@ pub async fn post_message(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let (principal, thread) = member_thread(&state, &headers, &org, &thread_id).await?;
-    let request = validate(&parse_json(&body)?, &thread_id)?;
+    let body = parse_json(&body)?;
+    reject_nul(&body)?;
+    let request = validate(&body, &thread_id)?;
     if request.agent_id != thread.virtual_mcp_id {
         return Err(ApiError::Conflict(
             "agent.id does not match the thread's agent".into(),

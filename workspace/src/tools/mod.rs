@@ -84,6 +84,7 @@ pub async fn execute(
 ) -> Result<Value, ApiError> {
     let tool = find(name).ok_or_else(|| ApiError::NotFound(format!("Unknown tool: {name}")))?;
     principal.require(SELF_RESOURCE, tool.name)?;
+    crate::http::reject_nul(&input)?;
     let started = Instant::now();
     let ctx = ToolCtx { state, principal };
     let result = dispatch(&ctx, tool.name, input).await;

@@ -8,6 +8,7 @@ mod gateway;
 mod keys;
 mod llm_double;
 mod mcp_double;
+mod nul;
 mod odd_upstream;
 mod process;
 mod proxy;
