@@ -1,38 +1,58 @@
 //! An incremental Server-Sent Events parser (for upstream MCP and model streams).
 
-/// Collects bytes and yields the `data` of each complete event.
+/// Collects bytes and yields the `data` of each complete event. Bytes are buffered and
+/// only complete lines are decoded, so a character split across chunks stays whole; each
+/// byte is searched for a line end once.
 #[derive(Default)]
 pub struct SseParser {
-    buffer: String,
+    buffer: Vec<u8>,
+    /// How much of `buffer` is known to hold no line end.
+    scanned: usize,
     data: Vec<String>,
 }
 
 impl SseParser {
     /// Feeds bytes; returns the data of every event completed by them.
     pub fn push(&mut self, bytes: &[u8]) -> Vec<String> {
-        self.buffer.push_str(&String::from_utf8_lossy(bytes));
+        self.buffer.extend_from_slice(bytes);
         let mut events = Vec::new();
-        while let Some(end) = self.buffer.find('\n') {
-            let line: String = self.buffer.drain(..=end).collect();
-            let line = line.trim_end_matches(['\n', '\r']);
-            if line.is_empty() {
-                if !self.data.is_empty() {
-                    events.push(self.data.join("\n"));
-                    self.data.clear();
-                }
-            } else if let Some(value) = line.strip_prefix("data:") {
-                self.data
-                    .push(value.strip_prefix(' ').unwrap_or(value).to_string());
-            }
+        let mut start = 0;
+        let mut from = self.scanned;
+        while let Some(offset) = self.buffer[from..].iter().position(|&b| b == b'\n') {
+            let end = from + offset;
+            line(&self.buffer[start..end], &mut self.data, &mut events);
+            start = end + 1;
+            from = start;
         }
+        self.buffer.drain(..start);
+        self.scanned = self.buffer.len();
         events
     }
 
     /// The data of an event left unterminated at the end of the stream.
     pub fn finish(&mut self) -> Option<String> {
         let rest = std::mem::take(&mut self.buffer);
-        let mut tail = self.push(format!("{rest}\n\n").as_bytes());
-        tail.pop()
+        self.scanned = 0;
+        let mut events = Vec::new();
+        if !rest.is_empty() {
+            line(&rest, &mut self.data, &mut events);
+        }
+        line(b"", &mut self.data, &mut events);
+        events.pop()
+    }
+}
+
+/// Handles one line (without its `\n`): a blank line ends the event.
+fn line(bytes: &[u8], data: &mut Vec<String>, events: &mut Vec<String>) {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    if bytes.is_empty() {
+        if !data.is_empty() {
+            events.push(data.join("\n"));
+            data.clear();
+        }
+    } else if let Some(value) = bytes.strip_prefix(b"data:") {
+        let value = value.strip_prefix(b" ").unwrap_or(value);
+        data.push(String::from_utf8_lossy(value).into_owned());
     }
 }
 
@@ -49,5 +69,40 @@ mod tests {
             vec!["{\"a\":1}"]
         );
         assert_eq!(p.finish().as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn keeps_a_character_split_across_chunks() {
+        let text = "data: {\"t\":\"caf\u{e9} \u{1f600}\"}\n\n".as_bytes();
+        // Every split point, including inside the two- and four-byte characters.
+        for cut in 0..text.len() {
+            let mut p = SseParser::default();
+            let mut events = p.push(&text[..cut]);
+            events.extend(p.push(&text[cut..]));
+            assert_eq!(
+                events,
+                vec!["{\"t\":\"caf\u{e9} \u{1f600}\"}"],
+                "cut at {cut}"
+            );
+        }
+        let mut p = SseParser::default();
+        let mut events = Vec::new();
+        for byte in text {
+            events.extend(p.push(std::slice::from_ref(byte)));
+        }
+        assert_eq!(events, vec!["{\"t\":\"caf\u{e9} \u{1f600}\"}"]);
+    }
+
+    #[test]
+    fn long_lines_in_small_chunks_are_scanned_once() {
+        let mut p = SseParser::default();
+        let payload = "x".repeat(200_000);
+        let body = format!("data: {payload}\n\n");
+        let mut events = Vec::new();
+        for chunk in body.as_bytes().chunks(7) {
+            events.extend(p.push(chunk));
+        }
+        assert_eq!(events, vec![payload]);
+        assert_eq!(p.scanned, 0);
     }
 }
