@@ -92,3 +92,74 @@ fn a_pathname_matcher_keeps_paths_of_one_page_apart() {
         );
     }
 }
+
+#[test]
+fn every_content_swap_clears_the_loader_cache() {
+    use sitefile_core::loader_cache::{Freshness, LoaderCache, LoaderKey, Lookup};
+    let blocks = vec![(
+        intern("pages-home"),
+        Value::from(json!({"path": "/", "sections": []})),
+    )];
+    let runtime = Runtime::with_loader_cache(
+        Snapshot::from_blocks(blocks),
+        ResolveConfig::by_convention(),
+        LoaderCache::new(1 << 20),
+    );
+    let key = LoaderKey::new("site/loaders/menu.ts", &Value::from(json!({"depth": 2})));
+    let fresh = Freshness {
+        max_age_ms: 60_000,
+        stale_ms: 0,
+    };
+    let fill = |now: u64| {
+        let Lookup::Miss(ticket) = runtime.loader_cache().lookup(&key, now) else {
+            panic!("an empty cache misses");
+        };
+        assert!(
+            runtime
+                .loader_cache()
+                .store(&key, Value::from("menu"), fresh, ticket, now)
+        );
+        assert_eq!(
+            runtime.loader_cache().lookup(&key, now + 1),
+            Lookup::Hit(Value::from("menu"))
+        );
+    };
+
+    fill(0);
+    runtime
+        .reload(br#"{"blocks": {"Other": {"a": 1}}}"#, chrono::Utc::now())
+        .unwrap();
+    assert_eq!(
+        runtime.loader_cache().stats().entries,
+        0,
+        "a delta reload clears it"
+    );
+
+    fill(10);
+    let replacement = vec![(
+        intern("pages-home"),
+        Value::from(json!({"path": "/", "sections": []})),
+    )];
+    runtime
+        .store()
+        .swap(std::sync::Arc::new(Snapshot::from_blocks(replacement)));
+    assert_eq!(
+        runtime.loader_cache().stats().entries,
+        0,
+        "a swap by the store clears it"
+    );
+
+    // A loader that started before the swap cannot fill the cache with old content's data.
+    let Lookup::Miss(stale_ticket) = runtime.loader_cache().lookup(&key, 20) else {
+        panic!("empty after the swap");
+    };
+    runtime
+        .reload(br#"{"blocks": {"Other": null}}"#, chrono::Utc::now())
+        .unwrap();
+    assert!(
+        !runtime
+            .loader_cache()
+            .store(&key, Value::from("old"), fresh, stale_ticket, 21)
+    );
+    assert!(runtime.layout_cache().is_empty());
+}

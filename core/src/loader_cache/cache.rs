@@ -115,6 +115,13 @@ pub struct LoaderCache {
     inner: Mutex<Inner>,
 }
 
+impl Default for LoaderCache {
+    /// A disabled cache.
+    fn default() -> LoaderCache {
+        LoaderCache::disabled()
+    }
+}
+
 impl LoaderCache {
     /// An enabled cache holding at most `cap_bytes`.
     pub fn new(cap_bytes: u64) -> LoaderCache {

@@ -12,6 +12,7 @@ use super::page::{ResolvedPage, ResolvedSection};
 use super::page_cache::{FirstPass, PageCache};
 use crate::content::Snapshot;
 use crate::effects::Effects;
+use crate::loader_cache::LoaderCache;
 use crate::matchers::{FeatureFlagAdapter, Overrides, Segment};
 use crate::request::Request;
 use crate::value::{Key, RESOLVE_TYPE, Value, intern};
@@ -383,11 +384,21 @@ fn used_calls(pass: &FirstPass) -> Vec<bool> {
     used
 }
 
-/// The caches a runtime shares between requests.
+/// The caches a runtime shares between requests; all of them follow the content.
 #[derive(Debug, Default)]
 pub(crate) struct Caches {
     pub layout: Arc<LayoutCache>,
     pub pages: PageCache,
+    pub loaders: LoaderCache,
+}
+
+impl Caches {
+    /// Forgets everything derived from earlier content (every swap, every purge).
+    pub fn clear(&self) {
+        self.layout.clear();
+        self.pages.clear();
+        self.loaders.clear();
+    }
 }
 
 /// The synchronous pass over one page: globals, sections and SEO.

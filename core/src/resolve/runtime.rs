@@ -5,6 +5,7 @@ use super::config::ResolveConfig;
 use super::layout_cache::LayoutCache;
 use super::resolution::{Caches, RequestOptions, Resolution};
 use crate::content::{ContentStore, ReloadError, ReloadResponse, Snapshot};
+use crate::loader_cache::LoaderCache;
 use crate::request::Request;
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -13,16 +14,34 @@ use std::sync::Arc;
 pub struct Runtime {
     store: ContentStore,
     config: Arc<ResolveConfig>,
-    caches: Caches,
+    caches: Arc<Caches>,
 }
 
 impl Runtime {
-    /// A runtime serving `snapshot` with `config`.
+    /// A runtime serving `snapshot` with `config`; its loader cache is disabled.
     pub fn new(snapshot: Snapshot, config: ResolveConfig) -> Runtime {
+        Runtime::with_loader_cache(snapshot, config, LoaderCache::disabled())
+    }
+
+    /// A runtime whose hosts cache loader results in `loaders` (for example
+    /// [`LoaderCache::from_config`]). Every content swap, through [`Runtime::reload`] or the
+    /// store itself, clears the loader, layout and page caches.
+    pub fn with_loader_cache(
+        snapshot: Snapshot,
+        config: ResolveConfig,
+        loaders: LoaderCache,
+    ) -> Runtime {
+        let caches = Arc::new(Caches {
+            loaders,
+            ..Caches::default()
+        });
+        let store = ContentStore::new(snapshot);
+        let on_swap = caches.clone();
+        store.observe(Box::new(move |_| on_swap.clear()));
         Runtime {
-            store: ContentStore::new(snapshot),
+            store,
             config: Arc::new(config),
-            caches: Caches::default(),
+            caches,
         }
     }
 
@@ -54,10 +73,7 @@ impl Runtime {
 
     /// Applies a reload body; caches derived from the old content are dropped.
     pub fn reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadResponse, ReloadError> {
-        let response = self.store.reload(body, now)?;
-        self.caches.layout.clear();
-        self.caches.pages.clear();
-        Ok(response)
+        self.store.reload(body, now)
     }
 
     #[cfg(test)]
@@ -68,5 +84,11 @@ impl Runtime {
     /// The layout cache (for inspection and purges).
     pub fn layout_cache(&self) -> &LayoutCache {
         &self.caches.layout
+    }
+
+    /// The loader cache hosts consult before running a loader (`/_cache/purge-loaders` clears
+    /// it).
+    pub fn loader_cache(&self) -> &LoaderCache {
+        &self.caches.loaders
     }
 }
