@@ -5,46 +5,28 @@ use super::key::CacheKey;
 use super::normalize::normalize_target;
 use crate::config::WorkerOptions;
 use parking_lot::Mutex;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Keys an index holds by default before it drops the oldest.
+pub const DEFAULT_PURGE_INDEX_CAPACITY: usize = 100_000;
 
 #[derive(Debug, Default)]
 struct Index {
     by_path: HashMap<String, HashMap<String, BTreeSet<String>>>,
-    by_key: HashMap<String, (String, String)>,
+    /// Each key's path, query and recording order.
+    by_key: HashMap<String, (String, String, u64)>,
+    /// Keys by recording order, oldest first.
+    order: BTreeMap<u64, String>,
+    next: u64,
 }
 
-/// Stored keys by path and normalised query. Shared by the edge's request tasks.
-#[derive(Debug, Default)]
-pub struct PurgeIndex {
-    inner: Mutex<Index>,
-}
-
-impl PurgeIndex {
-    /// An empty index.
-    pub fn new() -> PurgeIndex {
-        PurgeIndex::default()
-    }
-
-    /// Records a key the edge stored.
-    pub fn record(&self, key: &CacheKey) {
-        let mut idx = self.inner.lock();
-        let (path, query) = (key.path().to_string(), key.query().to_string());
-        idx.by_path
-            .entry(path.clone())
-            .or_default()
-            .entry(query.clone())
-            .or_default()
-            .insert(key.as_str().to_string());
-        idx.by_key.insert(key.as_str().to_string(), (path, query));
-    }
-
-    /// Forgets a key the edge evicted or expired.
-    pub fn forget(&self, key: &str) {
-        let mut idx = self.inner.lock();
-        let Some((path, query)) = idx.by_key.remove(key) else {
+impl Index {
+    fn remove(&mut self, key: &str) {
+        let Some((path, query, seq)) = self.by_key.remove(key) else {
             return;
         };
-        if let Some(queries) = idx.by_path.get_mut(&path) {
+        self.order.remove(&seq);
+        if let Some(queries) = self.by_path.get_mut(&path) {
             if let Some(keys) = queries.get_mut(&query) {
                 keys.remove(key);
                 if keys.is_empty() {
@@ -52,9 +34,73 @@ impl PurgeIndex {
                 }
             }
             if queries.is_empty() {
-                idx.by_path.remove(&path);
+                self.by_path.remove(&path);
             }
         }
+    }
+}
+
+/// Stored keys by path and normalised query, at most `capacity` of them. Shared by the edge's
+/// request tasks.
+#[derive(Debug)]
+pub struct PurgeIndex {
+    capacity: usize,
+    inner: Mutex<Index>,
+}
+
+impl Default for PurgeIndex {
+    fn default() -> PurgeIndex {
+        PurgeIndex::with_capacity(DEFAULT_PURGE_INDEX_CAPACITY)
+    }
+}
+
+impl PurgeIndex {
+    /// An empty index holding [`DEFAULT_PURGE_INDEX_CAPACITY`] keys.
+    pub fn new() -> PurgeIndex {
+        PurgeIndex::default()
+    }
+
+    /// An empty index holding at most `capacity` keys (at least one).
+    pub fn with_capacity(capacity: usize) -> PurgeIndex {
+        PurgeIndex {
+            capacity: capacity.max(1),
+            inner: Mutex::new(Index::default()),
+        }
+    }
+
+    /// Records a key the edge stored. When the index is full the oldest keys are dropped and
+    /// returned: a purge could no longer reach them, so the host deletes them from storage too.
+    pub fn record(&self, key: &CacheKey) -> Vec<String> {
+        let mut idx = self.inner.lock();
+        if idx.by_key.contains_key(key.as_str()) {
+            return Vec::new();
+        }
+        let (path, query) = (key.path().to_string(), key.query().to_string());
+        idx.by_path
+            .entry(path.clone())
+            .or_default()
+            .entry(query.clone())
+            .or_default()
+            .insert(key.as_str().to_string());
+        let seq = idx.next;
+        idx.next += 1;
+        idx.order.insert(seq, key.as_str().to_string());
+        idx.by_key
+            .insert(key.as_str().to_string(), (path, query, seq));
+        let mut dropped = Vec::new();
+        while idx.by_key.len() > self.capacity {
+            let Some((_, oldest)) = idx.order.pop_first() else {
+                break;
+            };
+            idx.remove(&oldest);
+            dropped.push(oldest);
+        }
+        dropped
+    }
+
+    /// Forgets a key the edge evicted or expired.
+    pub fn forget(&self, key: &str) {
+        self.inner.lock().remove(key);
     }
 
     /// Removes and returns (sorted) every key of a purge target. A target without a query
@@ -83,7 +129,9 @@ impl PurgeIndex {
             }
         }
         for k in &removed {
-            idx.by_key.remove(k);
+            if let Some((_, _, seq)) = idx.by_key.remove(k) {
+                idx.order.remove(&seq);
+            }
         }
         removed.sort();
         removed
@@ -207,6 +255,45 @@ mod tests {
         idx.forget("https://s.com/x#device=desktop");
         idx.forget("unknown");
         assert!(idx.is_empty());
+    }
+
+    #[test]
+    fn a_full_index_drops_its_oldest_keys_and_says_which() {
+        let idx = PurgeIndex::with_capacity(3);
+        let o = WorkerOptions::default();
+        let k = |u: &str| build_cache_key(&Request::new(u).unwrap(), &o, &KeyContext::default());
+        let mut dropped = Vec::new();
+        for u in [
+            "https://s.com/a",
+            "https://s.com/b",
+            "https://s.com/a",
+            "https://s.com/c",
+            "https://s.com/d",
+            "https://s.com/e?x=1",
+        ] {
+            dropped.extend(idx.record(&k(u)));
+        }
+        assert_eq!(
+            dropped,
+            vec![
+                "https://s.com/a#device=desktop",
+                "https://s.com/b#device=desktop"
+            ],
+            "recording a key twice does not renew or duplicate it"
+        );
+        assert_eq!(idx.len(), 3);
+        assert!(idx.purge("/a", &o).is_empty());
+        assert_eq!(
+            idx.purge("/e", &o),
+            vec!["https://s.com/e?x=1#device=desktop"]
+        );
+        idx.forget("https://s.com/c#device=desktop");
+        dropped = idx.record(&k("https://s.com/f"));
+        assert!(
+            dropped.is_empty(),
+            "purged and forgotten keys free their room"
+        );
+        assert_eq!(idx.len(), 2);
     }
 
     proptest! {
