@@ -488,7 +488,13 @@ impl PlatformConfig {
         self.is_development() || self.runtime.preview
     }
 
-    /// Whether the loader cache keeps results (off with `PLATFORM_CACHE_DISABLE` and in development).
+    /// Whether client route caches are shortened (`PLATFORM_CACHE_DISABLE` or development).
+    pub fn shortens_route_cache(&self) -> bool {
+        self.caching.cache_disable || self.is_development()
+    }
+
+    /// Whether the loader cache keeps results (off with `PLATFORM_CACHE_DISABLE` and in
+    /// development).
     pub fn loader_cache_enabled(&self) -> bool {
         !self.caching.cache_disable && !self.is_development()
     }

@@ -175,6 +175,21 @@ impl ProfileTimings {
         }
     }
 
+    /// The client route cache's (stale, gc) times in milliseconds; `shortened` (with
+    /// `PLATFORM_CACHE_DISABLE` or in development, see
+    /// [`PlatformConfig::shortens_route_cache`](crate::config::PlatformConfig::shortens_route_cache))
+    /// caps them at 5 s and 30 s.
+    pub fn client_route_cache(&self, shortened: bool) -> (u64, u64) {
+        if shortened {
+            (
+                self.client_stale_ms.min(5_000),
+                self.client_gc_ms.min(30_000),
+            )
+        } else {
+            (self.client_stale_ms, self.client_gc_ms)
+        }
+    }
+
     /// Whether the edge may store a response of this profile.
     pub fn edge_cacheable(&self) -> bool {
         self.public && self.edge.fresh > 0
@@ -369,6 +384,28 @@ mod tests {
     fn detect(u: &str) -> CacheProfile {
         let url = Url::parse(&format!("https://shop.com{u}")).unwrap();
         detect_profile(&url, None)
+    }
+
+    #[test]
+    fn cache_disable_and_development_shorten_client_route_caches() {
+        use crate::config::PlatformConfig;
+        let timings = ProfileTimings::builtin(CacheProfile::Static);
+        let shortened = |vars: &[(&str, &str)]| {
+            PlatformConfig::from_env(vars.iter().copied())
+                .unwrap()
+                .shortens_route_cache()
+        };
+        assert!(!shortened(&[]));
+        assert!(shortened(&[("PLATFORM_CACHE_DISABLE", "true")]));
+        assert!(shortened(&[("NODE_ENV", "development")]));
+        assert_eq!(timings.client_route_cache(false), (300_000, 1_800_000));
+        assert_eq!(timings.client_route_cache(true), (5_000, 30_000));
+        let private = ProfileTimings::builtin(CacheProfile::Cart);
+        assert_eq!(
+            private.client_route_cache(true),
+            (0, 0),
+            "never longer than the profile"
+        );
     }
 
     #[test]
