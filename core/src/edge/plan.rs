@@ -231,8 +231,13 @@ impl EdgePolicy {
         {
             plan.action = EdgeAction::Asset(kind);
             plan.profile = CacheProfile::Static;
-            plan.key = Some(url_key(request, o));
-            plan.cacheable = true;
+            // Dev mode has no edge cache at all; the asset still gets its headers.
+            if self.dev_mode {
+                plan.reason = Some("dev-mode".into());
+            } else {
+                plan.key = Some(url_key(request, o));
+                plan.cacheable = true;
+            }
             set(&mut plan.headers, "Cache-Control", IMMUTABLE_CACHE_CONTROL);
             add_vary(&mut plan.headers, "Accept-Encoding");
             return plan;
@@ -616,6 +621,16 @@ mod tests {
             &RequestInputs::default(),
         );
         assert_eq!(p.reason.as_deref(), Some("method:POST"));
+        let dev = EdgePolicy::new(WorkerOptions::default(), None, true);
+        let p = dev.plan(
+            &req("https://shop.com/_build/assets/app-3f9a1b2c.js"),
+            &facts(&s),
+            &RequestInputs::default(),
+        );
+        assert_eq!(p.action, EdgeAction::Asset(AssetKind::Fingerprinted));
+        assert!(!p.cacheable && p.key.is_none(), "dev mode stores nothing");
+        assert_eq!(p.reason.as_deref(), Some("dev-mode"));
+        assert_eq!(header(&p, "cache-control"), Some(IMMUTABLE_CACHE_CONTROL));
     }
 
     #[test]
