@@ -9,7 +9,19 @@ use super::normalize::normalize_query;
 use super::segment_key::SegmentKey;
 use crate::config::WorkerOptions;
 use crate::request::{Geo, Request};
+use sha2::{Digest, Sha256};
 use url::form_urlencoded::byte_serialize;
+
+/// Longest cohort token written into a key as it is; longer ones (a client controls the
+/// cookie) are written as a digest so keys stay short.
+pub const MAX_COHORT_TOKEN: usize = 256;
+
+fn bounded_cohort(token: &str) -> std::borrow::Cow<'_, str> {
+    if token.len() <= MAX_COHORT_TOKEN {
+        return token.into();
+    }
+    format!("sha256:{}", hex::encode(Sha256::digest(token.as_bytes()))).into()
+}
 
 /// How much geography goes into the cache key (`geoCacheKey`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -216,7 +228,7 @@ pub fn build_cache_key(
         part(key, "fetch", "1");
     }
     if let Some(c) = ctx.cohort.filter(|c| !c.is_empty()) {
-        part(key, "cohort", c);
+        part(key, "cohort", &bounded_cohort(c));
     }
     match ctx.segment {
         Some(seg) => {
@@ -348,6 +360,28 @@ mod tests {
                 .as_str()
                 .contains("geo=BR&")
         );
+    }
+
+    #[test]
+    fn long_cohort_tokens_are_digested_not_truncated() {
+        let req = Request::new("https://shop.com/").unwrap();
+        let with = |c: &str| {
+            key(
+                &req,
+                KeyContext {
+                    cohort: Some(c),
+                    ..KeyContext::default()
+                },
+            )
+        };
+        let (a, b) = ("A:1:50|".repeat(60), "A:1:50|".repeat(61));
+        assert!(with(&a).as_str().len() < 400 && with(&b).as_str().len() < 400);
+        assert_ne!(
+            with(&a).as_str(),
+            with(&b).as_str(),
+            "distinct cohorts stay apart"
+        );
+        assert!(with("A:1:50").as_str().contains("cohort=A%3A1%3A50"));
     }
 
     #[test]
