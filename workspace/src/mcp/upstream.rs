@@ -20,6 +20,8 @@ pub const CLIENT_PROTOCOL_VERSION: &str = "2025-06-18";
 /// Versions the service speaks, newest first.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
     &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Largest upstream answer read (JSON body or event stream); beyond it the request fails.
+pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 /// Timeout for session set-up and listings (tool calls use the connection's timeout).
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -345,8 +347,30 @@ async fn read_response(
         .is_some_and(|v| v.starts_with("text/event-stream"));
     let failed = |e: reqwest::Error| PostError::Failed(UpstreamError::Unreachable(describe(&e)));
     let matches = |v: &Value| id.is_some_and(|id| v.get("id").and_then(Value::as_u64) == Some(id));
+    let too_large = || {
+        PostError::Failed(UpstreamError::Protocol(format!(
+            "upstream response larger than {} MiB",
+            MAX_RESPONSE_BYTES / (1024 * 1024)
+        )))
+    };
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
+    {
+        return Err(too_large());
+    }
+    let mut received = 0usize;
+    let mut stream = response.bytes_stream();
     if !is_sse {
-        let bytes = response.bytes().await.map_err(failed)?;
+        let mut bytes = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(failed)?;
+            received += chunk.len();
+            if received > MAX_RESPONSE_BYTES {
+                return Err(too_large());
+            }
+            bytes.extend_from_slice(&chunk);
+        }
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
             PostError::Failed(UpstreamError::Protocol(format!(
                 "invalid JSON from upstream: {e}"
@@ -355,9 +379,13 @@ async fn read_response(
         return Ok(Some(value));
     }
     let mut parser = SseParser::default();
-    let mut stream = response.bytes_stream();
     while let Some(chunk) = stream.next().await {
-        for data in parser.push(&chunk.map_err(failed)?) {
+        let chunk = chunk.map_err(failed)?;
+        received += chunk.len();
+        if received > MAX_RESPONSE_BYTES {
+            return Err(too_large());
+        }
+        for data in parser.push(&chunk) {
             if let Ok(value) = serde_json::from_str::<Value>(&data)
                 && matches(&value)
             {

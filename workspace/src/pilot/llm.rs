@@ -9,6 +9,8 @@ use serde_json::{Value, json};
 use crate::config::LlmConfig;
 use crate::http::SseParser;
 
+/// Most bytes read from the provider in one step; a longer stream fails the run.
+const MAX_STEP_BYTES: usize = 16 * 1024 * 1024;
 /// Longest a model response may take (each step).
 const STEP_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -124,8 +126,16 @@ impl LlmClient {
             let mut calls: BTreeMap<u64, ToolCall> = BTreeMap::new();
             let mut parser = SseParser::default();
             let mut stream = response.bytes_stream();
+            let mut received = 0usize;
             'read: while let Some(chunk) = stream.next().await {
                 let chunk = chunk.map_err(|_| "the model stream was interrupted".to_string())?;
+                received += chunk.len();
+                if received > MAX_STEP_BYTES {
+                    return Err(format!(
+                        "the model response exceeded {} MiB",
+                        MAX_STEP_BYTES / (1024 * 1024)
+                    ));
+                }
                 for data in parser.push(&chunk) {
                     if data.trim() == "[DONE]" {
                         break 'read;

@@ -58,7 +58,8 @@ impl McpDouble {
     /// The endpoint of a misbehaving mode on the same server: `redirect` answers every
     /// request with a 307 to `/mcp` on another host name (`localhost`), `error500`
     /// answers 500, `odd` is a working server whose listing has a tool with a
-    /// non-object `_meta` and which answers other methods with JSON that is not an object.
+    /// non-object `_meta` and which answers other methods with JSON that is not an object,
+    /// `huge` answers every tool call with 17 MiB.
     pub fn mode_url(&self, mode: &str) -> String {
         self.url.replace("/mcp", &format!("/{mode}/mcp"))
     }
@@ -115,6 +116,7 @@ async fn handle_mode(
 
 async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: String) -> Response {
     let odd = mode.as_deref() == Some("odd");
+    let huge = mode.as_deref() == Some("huge");
     let msg: Value = serde_json::from_str(&body).unwrap();
     let method = msg["method"].as_str().unwrap_or_default().to_string();
     let id = msg.get("id").cloned();
@@ -173,6 +175,11 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
                     .collect();
             }
             let text = |t: String| json!({ "content": [{ "type": "text", "text": t }] });
+            if huge {
+                let body =
+                    json!({ "jsonrpc": "2.0", "id": id, "result": text("x".repeat(17 << 20)) });
+                return axum::Json(body).into_response();
+            }
             match name.as_str() {
                 "echo" => text(args["text"].as_str().unwrap_or_default().to_string()),
                 "add" => {
