@@ -117,42 +117,53 @@ async fn serve(
         return api_error(id, ApiError::Forbidden(message));
     }
     let request_id = uuid::Uuid::new_v4().to_string();
+    if request.id.is_none() {
+        return accepted();
+    }
+    if request.method == "tools/call" {
+        let (tool, arguments) = match request.tool_call() {
+            Ok(call) => call,
+            Err(body) => return reply(StatusCode::OK, body),
+        };
+        // Authorize before the caller's request gets credentials. Without a grant, only
+        // the public marker can allow the call; it is read from the connection's listing
+        // (cached; fetched by the service itself), and an unavailable listing means "not
+        // public": the answer is 403 (401 anonymous), whatever the upstream's state.
+        let granted = principal
+            .as_ref()
+            .is_some_and(|p| p.permissions.grants(&connection.id, &tool));
+        let allowed = granted
+            || match target_for(state, &connection, &request_id) {
+                Ok(target) => matches!(is_public(state, &target, &tool).await, Ok(true)),
+                Err(_) => false,
+            };
+        if principal.is_none() && !allowed {
+            return unauthorized(id, resource, false);
+        }
+        let target = if allowed {
+            match target_for(state, &connection, &request_id) {
+                Ok(target) => target,
+                Err(error) => return api_error(id, error),
+            }
+        } else {
+            without_credentials(&connection, &request_id)
+        };
+        let ctx = CallContext {
+            org_id: &connection.org_id,
+            actor: principal
+                .as_ref()
+                .map_or("anonymous".into(), Principal::actor),
+            surface: "proxy",
+            request_id: &request_id,
+        };
+        let (status, body) = call_tool(state, &ctx, &target, &tool, arguments, id, allowed).await;
+        return reply(status, body);
+    }
     let target = match target_for(state, &connection, &request_id) {
         Ok(target) => target,
         Err(error) => return api_error(id, error),
     };
-    if request.id.is_none() {
-        return accepted();
-    }
     match request.method.as_str() {
-        "tools/call" => {
-            let (tool, arguments) = match request.tool_call() {
-                Ok(call) => call,
-                Err(body) => return reply(StatusCode::OK, body),
-            };
-            let granted = principal
-                .as_ref()
-                .is_some_and(|p| p.permissions.grants(&connection.id, &tool));
-            let allowed = granted
-                || match is_public(state, &target, &tool).await {
-                    Ok(public) => public,
-                    Err(response) => return response(id),
-                };
-            if principal.is_none() && !allowed {
-                return unauthorized(id, resource, false);
-            }
-            let ctx = CallContext {
-                org_id: &connection.org_id,
-                actor: principal
-                    .as_ref()
-                    .map_or("anonymous".into(), Principal::actor),
-                surface: "proxy",
-                request_id: &request_id,
-            };
-            let (status, body) =
-                call_tool(state, &ctx, &target, &tool, arguments, id, allowed).await;
-            reply(status, body)
-        }
         "initialize" => match state.upstream.initialize(&target).await {
             Ok(init) => {
                 let mut result = json!({
@@ -241,18 +252,23 @@ async fn lookup(
     })
 }
 
-/// Whether the upstream marks `tool` public; an unreachable upstream becomes a reply.
-async fn is_public(
-    state: &AppState,
-    target: &Target,
-    tool: &str,
-) -> Result<bool, impl FnOnce(Value) -> Response> {
+/// Whether the upstream marks `tool` public (`false` when its listing is unavailable).
+async fn is_public(state: &AppState, target: &Target, tool: &str) -> Result<bool, ()> {
     match state.tool_cache.tools(&state.upstream, target).await {
         Ok(tools) => Ok(tool_cache::find(&tools, tool).is_some_and(tool_cache::is_public)),
-        Err(error) => Err(move |id| {
-            let (status, body, _) = upstream_failure(error, id);
-            reply(status, body)
-        }),
+        Err(_) => Err(()),
+    }
+}
+
+/// The target of a denied call: only its connection id is used (metrics, span, audit);
+/// nothing is decrypted for it.
+fn without_credentials(connection: &Connection, request_id: &str) -> Target {
+    Target {
+        connection_id: connection.id.clone(),
+        revision: connection.updated_at,
+        url: connection.url.clone(),
+        headers: super::upstream::upstream_headers(None, &[], request_id),
+        tool_timeout: std::time::Duration::from_millis(connection.tool_timeout_ms.max(1) as u64),
     }
 }
 

@@ -13,5 +13,6 @@ mod nul;
 mod odd_upstream;
 mod process;
 mod proxy;
+mod proxy_order;
 mod runs;
 mod scopes;
