@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Throwaway services for the test suite, sourced by scripts/test.sh:
 #   services_start  starts PostgreSQL (initdb in a temp dir, loopback, trust auth, free port)
-#                   and exports SITEFILE_TEST_POSTGRES_URL;
-#   services_stop   stops it and removes the temp dir.
-# Installs Debian's PostgreSQL server when its binaries (/usr/lib/postgresql/*/bin) are missing.
+#                   and Redis (loopback, free port, no persistence) and exports
+#                   SITEFILE_TEST_POSTGRES_URL and SITEFILE_TEST_REDIS_URL;
+#   services_stop   stops them and removes the temp dir.
+# Installs Debian's PostgreSQL server when its binaries (/usr/lib/postgresql/*/bin) are missing,
+# and Debian's redis-server when `redis-server` is missing (as root).
 
 _services_free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
@@ -47,6 +49,32 @@ services_start() {
   export SITEFILE_PGCTL
   export SITEFILE_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres"
   echo "services.sh: PostgreSQL on 127.0.0.1:$port" >&2
+  _services_redis_start || { services_stop; return 1; }
+}
+
+_services_redis_start() {
+  if ! command -v redis-server >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "services.sh: installing redis-server from Debian's packages" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  fi
+  if ! command -v redis-server >/dev/null 2>&1; then
+    echo "services.sh: redis-server not found" >&2
+    return 1
+  fi
+  local dir="$SITEFILE_SERVICES_DIR/redis" port
+  port=$(_services_free_port)
+  mkdir -p "$dir"
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
+    --dir "$dir" --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" \
+    || { cat "$dir/redis.log" >&2 2>/dev/null; return 1; }
+  local i
+  for i in $(seq 50); do
+    [ -s "$dir/redis.pid" ] && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    sleep 0.1
+  done
+  [ -s "$dir/redis.pid" ] || { cat "$dir/redis.log" >&2; return 1; }
+  export SITEFILE_TEST_REDIS_URL="redis://127.0.0.1:$port/"
+  echo "services.sh: Redis on 127.0.0.1:$port" >&2
 }
 
 services_stop() {
@@ -54,6 +82,9 @@ services_stop() {
   local as=()
   [ "$(id -u)" = 0 ] && as=(runuser -u postgres --)
   "${as[@]}" "$SITEFILE_PGCTL" -D "$SITEFILE_SERVICES_DIR/pgdata" -m immediate stop >/dev/null 2>&1 || true
+  if [ -s "$SITEFILE_SERVICES_DIR/redis/redis.pid" ]; then
+    kill "$(cat "$SITEFILE_SERVICES_DIR/redis/redis.pid")" 2>/dev/null || true
+  fi
   rm -rf "$SITEFILE_SERVICES_DIR"
-  unset SITEFILE_SERVICES_DIR SITEFILE_TEST_POSTGRES_URL
+  unset SITEFILE_SERVICES_DIR SITEFILE_TEST_POSTGRES_URL SITEFILE_TEST_REDIS_URL
 }

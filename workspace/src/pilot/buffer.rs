@@ -1,5 +1,9 @@
-//! The live run-stream buffer: the chunks of each thread's current run, kept in memory
-//! for a retention period after the run finishes. Not the system of record.
+//! The live run-stream buffer: the chunks of each thread's current run, kept for a
+//! retention period after the run finishes. Not the system of record. In memory by default
+//! (one server); in Redis streams when `PLATFORM_REDIS_URL` is set, so several servers share
+//! it (see [`redis`]).
+
+mod redis;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -35,21 +39,68 @@ impl Entry {
 
 /// Per-thread chunk buffers with live subscribers.
 pub struct StreamBuffer {
-    retention: Duration,
-    threads: Mutex<HashMap<String, Entry>>,
+    backend: Backend,
+}
+
+enum Backend {
+    Memory(Memory),
+    Redis(self::redis::RedisBuffer),
 }
 
 impl StreamBuffer {
-    /// A buffer keeping finished runs for `retention`.
+    /// An in-memory buffer keeping finished runs for `retention`.
     pub fn new(retention: Duration) -> Self {
         Self {
-            retention,
-            threads: Mutex::new(HashMap::new()),
+            backend: Backend::Memory(Memory {
+                retention,
+                threads: Mutex::new(HashMap::new()),
+            }),
         }
+    }
+
+    /// A buffer in the Redis server at `url`, shared by every server using it; fails when
+    /// Redis cannot be reached.
+    pub async fn connect(url: &str, retention: Duration) -> Result<Self, String> {
+        let redis = self::redis::RedisBuffer::connect(url, retention).await?;
+        Ok(Self {
+            backend: Backend::Redis(redis),
+        })
     }
 
     /// Starts a new run on `key`: the previous run's chunks are dropped.
     pub fn begin_run(&self, key: &str) {
+        match &self.backend {
+            Backend::Memory(m) => m.begin_run(key),
+            Backend::Redis(r) => r.begin_run(key),
+        }
+    }
+
+    /// Appends a chunk and delivers it to live subscribers; a `finish` chunk ends the run.
+    pub fn publish(&self, key: &str, chunk: Value) {
+        match &self.backend {
+            Backend::Memory(m) => m.publish(key, chunk),
+            Backend::Redis(r) => r.publish(key, chunk),
+        }
+    }
+
+    /// The chunks of `key` from now on; when a run is in progress, it is replayed from
+    /// its `start` first so a late reader sees the whole run.
+    pub fn subscribe(&self, key: &str) -> BoxStream<'static, Value> {
+        match &self.backend {
+            Backend::Memory(m) => m.subscribe(key),
+            Backend::Redis(r) => r.subscribe(key),
+        }
+    }
+}
+
+/// The in-memory backend.
+struct Memory {
+    retention: Duration,
+    threads: Mutex<HashMap<String, Entry>>,
+}
+
+impl Memory {
+    fn begin_run(&self, key: &str) {
         let mut threads = self.threads.lock().expect("buffer lock");
         self.sweep(&mut threads);
         let entry = threads.entry(key.to_string()).or_insert_with(Entry::new);
@@ -58,8 +109,7 @@ impl StreamBuffer {
         entry.finished_at = None;
     }
 
-    /// Appends a chunk and delivers it to live subscribers; a `finish` chunk ends the run.
-    pub fn publish(&self, key: &str, chunk: Value) {
+    fn publish(&self, key: &str, chunk: Value) {
         let mut threads = self.threads.lock().expect("buffer lock");
         let entry = threads.entry(key.to_string()).or_insert_with(Entry::new);
         if chunk["type"] == "finish" {
@@ -72,9 +122,7 @@ impl StreamBuffer {
         let _ = entry.tx.send(chunk);
     }
 
-    /// The chunks of `key` from now on; when a run is in progress, it is replayed from
-    /// its `start` first so a late reader sees the whole run.
-    pub fn subscribe(&self, key: &str) -> BoxStream<'static, Value> {
+    fn subscribe(&self, key: &str) -> BoxStream<'static, Value> {
         let mut threads = self.threads.lock().expect("buffer lock");
         self.sweep(&mut threads);
         let entry = threads.entry(key.to_string()).or_insert_with(Entry::new);

@@ -26,11 +26,16 @@ pub struct Pilot {
 }
 
 impl Pilot {
-    /// Builds the model client and the in-memory stream buffer.
+    /// Builds the model client and the stream buffer (in Redis when `PLATFORM_REDIS_URL`
+    /// is set, which must then be reachable; in memory otherwise).
     pub async fn new(config: &Config) -> Result<Self, String> {
+        let buffer = match &config.redis_url {
+            Some(url) => StreamBuffer::connect(url, config.stream_retention).await?,
+            None => StreamBuffer::new(config.stream_retention),
+        };
         Ok(Self {
             llm: LlmClient::new(&config.llm)?,
-            buffer: StreamBuffer::new(config.stream_retention),
+            buffer,
             queue: RunQueue::default(),
         })
     }

@@ -104,7 +104,7 @@ pub struct Api {
     /// Its owner key.
     pub owner: String,
     /// The database, kept alive (and removed) with the server.
-    _db: Db,
+    _db: std::sync::Arc<Db>,
     config: Config,
 }
 
@@ -136,7 +136,30 @@ impl Api {
             client: reqwest::Client::new(),
             org: "acme".into(),
             owner,
-            _db: db,
+            _db: std::sync::Arc::new(db),
+            config,
+        }
+    }
+
+    /// Another server over the same database and configuration, after `tweak` (several
+    /// servers behind a load balancer).
+    pub async fn another_server(&self, tweak: impl FnOnce(&mut Config)) -> Api {
+        let mut config = self.config.clone();
+        tweak(&mut config);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let state = AppState::from_config(config.clone()).await.unwrap();
+        tokio::spawn(async move {
+            axum::serve(listener, sitefile_workspace::router(state))
+                .await
+                .unwrap()
+        });
+        Api {
+            base,
+            client: reqwest::Client::new(),
+            org: self.org.clone(),
+            owner: self.owner.clone(),
+            _db: self._db.clone(),
             config,
         }
     }

@@ -14,5 +14,6 @@ mod odd_upstream;
 mod process;
 mod proxy;
 mod proxy_order;
+mod redis_stream;
 mod runs;
 mod scopes;

@@ -17,7 +17,7 @@ both_backends!(
     queue_is_bounded
 );
 
-fn user(text: &str) -> Value {
+pub(crate) fn user(text: &str) -> Value {
     json!({ "role": "user", "parts": [{ "type": "text", "text": text }] })
 }
 
@@ -59,7 +59,7 @@ async fn setup(backend: Backend) -> Setup {
     }
 }
 
-async fn post(api: &Api, key: &str, thread: &str, body: Value) -> (u16, Value) {
+pub(crate) async fn post(api: &Api, key: &str, thread: &str, body: Value) -> (u16, Value) {
     let r = api
         .client
         .post(format!(
@@ -74,7 +74,7 @@ async fn post(api: &Api, key: &str, thread: &str, body: Value) -> (u16, Value) {
     (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
 }
 
-async fn open_stream(api: &Api, key: &str, thread: &str) -> reqwest::Response {
+pub(crate) async fn open_stream(api: &Api, key: &str, thread: &str) -> reqwest::Response {
     api.client
         .get(format!(
             "{}/api/acme/pilot/threads/{thread}/stream",
