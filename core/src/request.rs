@@ -234,33 +234,23 @@ pub fn parse_cookie_header(header: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Known crawlers, search engines, link unfurlers and audit tools, matched anywhere in a user
+/// agent ignoring ASCII case (the reference's edge list plus link unfurlers).
+static BOT_USER_AGENT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::RegexBuilder::new(
+        "bot|crawl|spider|slurp|lighthouse|headlesschrome|facebookexternalhit|mediapartners\
+         |google|bing|yandex|baidu|duckduck|teoma|ia_archiver|semrush|ahrefs|embedly\
+         |quora link preview|whatsapp|pinterest",
+    )
+    .case_insensitive(true)
+    .unicode(false)
+    .build()
+    .expect("valid bot pattern")
+});
+
 /// Whether a user agent is a known crawler, search engine, link unfurler or audit tool.
 pub fn is_bot_user_agent(ua: &str) -> bool {
-    const MARKERS: [&str; 21] = [
-        "bot",
-        "crawl",
-        "spider",
-        "slurp",
-        "lighthouse",
-        "headlesschrome",
-        "facebookexternalhit",
-        "mediapartners",
-        "google",
-        "bing",
-        "yandex",
-        "baidu",
-        "duckduck",
-        "teoma",
-        "ia_archiver",
-        "semrush",
-        "ahrefs",
-        "embedly",
-        "quora link preview",
-        "whatsapp",
-        "pinterest",
-    ];
-    let lower = ua.to_ascii_lowercase();
-    MARKERS.iter().any(|m| lower.contains(m))
+    BOT_USER_AGENT.is_match(ua)
 }
 
 /// A deterministic random source (SplitMix64); the host seeds it per request.
@@ -287,6 +277,30 @@ impl RandomSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bots_are_recognised_ignoring_case() {
+        for ua in [
+            "Mozilla/5.0 (compatible; Googlebot/2.1)",
+            "Googlebot-Image/1.0",
+            "Mozilla/5.0 (compatible; bingbot/2.0)",
+            "Mediapartners-Google",
+            "facebookexternalhit/1.1",
+            "WhatsApp/2.23",
+            "ia_archiver",
+            "Mozilla/5.0 (compatible; AhrefsBot/7.0)",
+            "Mozilla/5.0 Chrome-Lighthouse",
+        ] {
+            assert!(is_bot_user_agent(ua), "{ua}");
+        }
+        for ua in [
+            "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148",
+            "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/120.0 Safari/537.36 Édition",
+            "",
+        ] {
+            assert!(!is_bot_user_agent(ua), "{ua}");
+        }
+    }
 
     #[test]
     fn cookies_come_from_header_and_builder() {
