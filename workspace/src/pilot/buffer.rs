@@ -23,6 +23,8 @@ struct Entry {
     chunks: Vec<Value>,
     running: bool,
     finished_at: Option<Instant>,
+    /// When the entry was created (a reader may subscribe to a thread that never runs).
+    created_at: Instant,
     tx: broadcast::Sender<Value>,
 }
 
@@ -32,7 +34,17 @@ impl Entry {
             chunks: Vec::new(),
             running: false,
             finished_at: None,
+            created_at: Instant::now(),
             tx: broadcast::channel(CHANNEL_CAPACITY).0,
+        }
+    }
+
+    /// Idle for longer than `retention`: finished that long ago, or never run and created
+    /// that long ago.
+    fn expired(&self, retention: Duration) -> bool {
+        match self.finished_at {
+            Some(at) => at.elapsed() > retention,
+            None => !self.running && self.created_at.elapsed() > retention,
         }
     }
 }
@@ -135,16 +147,55 @@ impl Memory {
         stream::iter(replay).chain(live).boxed()
     }
 
-    /// Drops finished runs older than the retention that nobody is reading.
+    /// Drops entries idle for longer than the retention (finished runs, and threads that
+    /// were subscribed to but never ran) that nobody is reading.
     fn sweep(&self, threads: &mut HashMap<String, Entry>) {
         threads.retain(|_, e| {
-            let expired = e
-                .finished_at
-                .is_some_and(|at| at.elapsed() > self.retention);
+            let expired = e.expired(self.retention);
             if expired {
                 e.chunks.clear();
             }
             !(expired && e.tx.receiver_count() == 0)
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(buffer: &StreamBuffer) -> usize {
+        match &buffer.backend {
+            Backend::Memory(m) => m.threads.lock().unwrap().len(),
+            Backend::Redis(_) => unreachable!("a memory buffer"),
+        }
+    }
+
+    #[test]
+    fn subscriptions_to_threads_that_never_run_are_swept() {
+        // A retention long enough that creating the entries never outlasts it, even on a busy
+        // machine.
+        let retention = Duration::from_millis(1000);
+        let buffer = StreamBuffer::new(retention);
+        for i in 0..10 {
+            drop(buffer.subscribe(&format!("org:never-{i}")));
+        }
+        let live = buffer.subscribe("org:reading");
+        assert_eq!(entries(&buffer), 11);
+        std::thread::sleep(retention + Duration::from_millis(200));
+        buffer.begin_run("org:other");
+        assert_eq!(
+            entries(&buffer),
+            2,
+            "the reader's entry and the running one stay"
+        );
+        drop(live);
+        std::thread::sleep(retention + Duration::from_millis(200));
+        drop(buffer.subscribe("org:x"));
+        assert_eq!(
+            entries(&buffer),
+            2,
+            "the running entry and the new one stay"
+        );
     }
 }

@@ -3,6 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use crate::both_backends;
@@ -14,7 +15,8 @@ both_backends!(
     full_run_with_tool_call,
     failed_run_and_serialized_runs,
     queued_runs_keep_post_order,
-    queue_is_bounded
+    queue_is_bounded,
+    keepalive_comments
 );
 
 pub(crate) fn user(text: &str) -> Value {
@@ -485,5 +487,30 @@ async fn queue_is_bounded(backend: Backend) {
     assert_eq!(
         messages["totalCount"], 34,
         "the refused post left no message"
+    );
+}
+
+/// An idle stream carries `: keepalive` comments, exactly as the reference writes them.
+async fn keepalive_comments(backend: Backend) {
+    let s = setup(backend).await;
+    let stream = open_stream(&s.api, &s.api.owner, &s.thread).await;
+    assert_eq!(stream.status(), 200);
+    let mut bytes = stream.bytes_stream();
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !String::from_utf8_lossy(&seen).contains("\n\n") {
+        let next = tokio::time::timeout_at(deadline, bytes.next()).await;
+        let Ok(Some(Ok(chunk))) = next else {
+            panic!(
+                "no keep-alive within 10 s: {:?}",
+                String::from_utf8_lossy(&seen)
+            )
+        };
+        seen.extend_from_slice(&chunk);
+    }
+    assert!(
+        String::from_utf8_lossy(&seen).starts_with(": keepalive\n\n"),
+        "{:?}",
+        String::from_utf8_lossy(&seen)
     );
 }
