@@ -5,6 +5,7 @@
 pub mod assets;
 pub mod cacheability;
 pub mod cdn;
+mod headers;
 pub mod key;
 pub mod normalize;
 pub mod plan;

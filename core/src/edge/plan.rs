@@ -4,6 +4,7 @@
 use super::assets::{AssetKind, IMMUTABLE_CACHE_CONTROL, classify_asset};
 use super::cacheability::{Bypass, RequestFacts, request_bypass};
 use super::cdn::{CdnContext, SEGMENT_TOKEN_PARAM, segment_token};
+use super::headers::{add_vary, set};
 use super::key::{CacheKey, KeyContext, build_cache_key, is_fetch, url_key};
 use super::profile::{CacheProfile, PRIVATE_CACHE_CONTROL, detect_profile};
 use super::redirects::{Redirect, RedirectTable};
@@ -117,28 +118,6 @@ pub struct EdgePolicy {
     options: WorkerOptions,
     version: Option<String>,
     dev_mode: bool,
-}
-
-fn set(headers: &mut Vec<(String, String)>, name: &str, value: impl Into<String>) {
-    let value = value.into();
-    match headers
-        .iter_mut()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-    {
-        Some(slot) => slot.1 = value,
-        None => headers.push((name.to_string(), value)),
-    }
-}
-
-fn add_vary(headers: &mut Vec<(String, String)>, token: &str) {
-    match headers
-        .iter_mut()
-        .find(|(n, _)| n.eq_ignore_ascii_case("vary"))
-    {
-        Some((_, v)) if v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)) => {}
-        Some((_, v)) => *v = format!("{v}, {token}"),
-        None => headers.push(("Vary".into(), token.into())),
-    }
 }
 
 impl EdgePolicy {

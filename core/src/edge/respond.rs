@@ -10,6 +10,7 @@
 
 use super::assets::asset_status;
 use super::cacheability::{OriginResponse, StoreVerdict, store_verdict};
+use super::headers::{add_vary, find, remove, set};
 use super::plan::{EdgeAction, EdgePlan, EdgePolicy, names};
 use super::profile::{PRIVATE_CACHE_CONTROL, Window};
 
@@ -35,41 +36,6 @@ pub struct Finished {
     pub reason: Option<String>,
 }
 
-fn find<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
-}
-
-fn remove(headers: &mut Vec<(String, String)>, name: &str) {
-    headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-}
-
-fn set(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
-    match headers
-        .iter_mut()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-    {
-        Some(slot) => slot.1 = value.to_string(),
-        None => headers.push((name.to_string(), value.to_string())),
-    }
-}
-
-fn add_vary(headers: &mut Vec<(String, String)>, tokens: &str) {
-    for token in tokens.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        match headers
-            .iter_mut()
-            .find(|(n, _)| n.eq_ignore_ascii_case("vary"))
-        {
-            Some((_, v)) if v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)) => {}
-            Some((_, v)) => *v = format!("{v}, {token}"),
-            None => headers.push(("Vary".into(), token.into())),
-        }
-    }
-}
-
-/// Whether a degraded marker value says the page is degraded (`true` or `1`).
 fn is_degraded(headers: &[(String, String)]) -> bool {
     find(headers, names::X_PLATFORM_DEGRADED)
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true") || v.trim() == "1")
