@@ -108,6 +108,23 @@ pub struct Api {
     config: Config,
 }
 
+/// A loopback listener on a free port, and its base URL.
+async fn listen() -> (tokio::net::TcpListener, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    (listener, base)
+}
+
+/// Serves the workspace router for `config` on `listener`, in the background.
+async fn serve(listener: tokio::net::TcpListener, config: &Config) {
+    let state = AppState::from_config(config.clone()).await.unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, sitefile_workspace::router(state))
+            .await
+            .unwrap()
+    });
+}
+
 impl Api {
     /// Starts the router with defaults.
     pub async fn start(backend: Backend) -> Api {
@@ -119,18 +136,12 @@ impl Api {
         let db = database(backend).await;
         let mut config = config(&db);
         tweak(&mut config);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let (listener, base) = listen().await;
         config.public_url = base.clone();
         let owner = sitefile_workspace::cli::init(&config, "acme")
             .await
             .unwrap();
-        let state = AppState::from_config(config.clone()).await.unwrap();
-        tokio::spawn(async move {
-            axum::serve(listener, sitefile_workspace::router(state))
-                .await
-                .unwrap()
-        });
+        serve(listener, &config).await;
         Api {
             base,
             client: reqwest::Client::new(),
@@ -146,14 +157,8 @@ impl Api {
     pub async fn another_server(&self, tweak: impl FnOnce(&mut Config)) -> Api {
         let mut config = self.config.clone();
         tweak(&mut config);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-        let state = AppState::from_config(config.clone()).await.unwrap();
-        tokio::spawn(async move {
-            axum::serve(listener, sitefile_workspace::router(state))
-                .await
-                .unwrap()
-        });
+        let (listener, base) = listen().await;
+        serve(listener, &config).await;
         Api {
             base,
             client: reqwest::Client::new(),

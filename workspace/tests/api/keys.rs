@@ -219,8 +219,9 @@ async fn tools_endpoint_errors(backend: Backend) {
         .unwrap();
     assert_eq!(r.status(), 400, "absurd nesting");
     let huge = format!("{{\"id\":\"{}\"}}", "x".repeat(2 * 1024 * 1024));
-    let r = api
-        .client
+    // Its own client: the server answers 413 without reading the body and closes that
+    // connection, which a pooled client would otherwise reuse for the next request.
+    let r = reqwest::Client::new()
         .post(url("COLLECTION_THREADS_GET"))
         .bearer_auth(&api.owner)
         .body(huge)
