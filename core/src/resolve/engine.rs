@@ -170,7 +170,9 @@ impl<'a> Resolver<'a> {
     fn at<T>(&mut self, block: &Key, path: &[&str], f: impl FnOnce(&mut Self) -> T) -> T {
         let saved = std::mem::take(&mut self.origin.path);
         let saved_block = self.origin.block.replace(block.clone());
-        for segment in path {
+        // Paths only matter for override ids; untracked requests skip building them.
+        let tracked = if self.origin.track { path } else { &[] };
+        for segment in tracked {
             match segment.parse::<usize>() {
                 Ok(i) => self.origin.push_index(i),
                 Err(_) => self.origin.push_key(&intern(segment)),
