@@ -427,6 +427,16 @@ const KEYS: &[&str] = &[
     "matchers", "matcher", "op", "traffic", "count", "items", "key", "name", "theme", "global",
 ];
 
+/// An object `{"__resolveType": rt, ...props}`.
+fn typed(rt: &str, props: Vec<(&str, Json)>) -> Json {
+    let mut map = Map::new();
+    map.insert("__resolveType".into(), Json::from(rt));
+    for (k, v) in props {
+        map.insert(k.into(), v);
+    }
+    Json::Object(map)
+}
+
 fn obj(entries: Vec<(&str, Json)>) -> Json {
     Json::Object(
         entries
@@ -440,14 +450,7 @@ fn obj(entries: Vec<(&str, Json)>) -> Json {
 fn arb_rule(inner: BoxedStrategy<Json>) -> impl Strategy<Value = Json> {
     prop_oneof![
         3 => (select(MATCHERS), prop::collection::vec((select(KEYS), inner.clone()), 0..3))
-            .prop_map(|(rt, extra)| {
-                let mut map = Map::new();
-                map.insert("__resolveType".into(), Json::from(rt));
-                for (k, v) in extra {
-                    map.insert(k.into(), v);
-                }
-                Json::Object(map)
-            }),
+            .prop_map(|(rt, extra)| typed(rt, extra)),
         1 => Just(json!({"__resolveType": "website/matchers/random.ts", "traffic": 0.5})),
         1 => inner,
     ]
@@ -506,14 +509,7 @@ fn arb_content() -> impl Strategy<Value = Json> {
                 obj(vec![("__resolveType", DEFERRED.into()), ("sections", Json::Array(s))])
             }),
             2 => (select(LOADERS), prop::collection::vec((select(KEYS), inner.clone()), 0..3))
-                .prop_map(|(rt, props)| {
-                    let mut map = Map::new();
-                    map.insert("__resolveType".into(), Json::from(rt));
-                    for (k, v) in props {
-                        map.insert(k.into(), v);
-                    }
-                    Json::Object(map)
-                }),
+                .prop_map(|(rt, props)| typed(rt, props)),
             1 => inner.clone().prop_map(|v| obj(vec![("__resolveType", HERO.into()), ("child", v)])),
         ]
     })
@@ -528,27 +524,13 @@ fn arb_section() -> BoxedStrategy<Json> {
         select(&[HERO, "site/sections/Other.tsx"][..]),
         prop::collection::vec((select(KEYS), content.clone()), 0..4),
     )
-        .prop_map(|(rt, props)| {
-            let mut map = Map::new();
-            map.insert("__resolveType".into(), Json::from(rt));
-            for (k, v) in props {
-                map.insert(k.into(), v);
-            }
-            Json::Object(map)
-        })
+        .prop_map(|(rt, props)| typed(rt, props))
         .boxed();
     let list = prop::collection::vec(section.clone(), 0..3).prop_map(Json::Array);
     prop_oneof![
         4 => section.clone(),
         3 => (select(NAMES), prop::collection::vec((select(KEYS), content.clone()), 0..2))
-            .prop_map(|(name, extra)| {
-                let mut map = Map::new();
-                map.insert("__resolveType".into(), Json::from(name));
-                for (k, v) in extra {
-                    map.insert(k.into(), v);
-                }
-                Json::Object(map)
-            }),
+            .prop_map(|(name, extra)| typed(name, extra)),
         1 => section.clone().prop_map(|s| obj(vec![("__resolveType", LAZY.into()), ("section", s)])),
         1 => list.clone().prop_map(|l| obj(vec![("__resolveType", DEFERRED.into()), ("sections", l)])),
         2 => prop::collection::vec(
