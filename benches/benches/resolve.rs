@@ -5,6 +5,7 @@ use criterion::BatchSize;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use sitefile_benches::{bundle_snapshot, load_site, request, site_bundle, site_files, urls};
 use sitefile_core::content::blocks_from_files;
+use sitefile_core::NoHost;
 use sitefile_core::resolve::{RequestOptions, ResolveConfig, Runtime};
 use sitefile_core::value::Value;
 use std::hint::black_box;
@@ -32,7 +33,7 @@ fn resolve_pages(c: &mut Criterion) {
                     b.iter(|| {
                         for r in requests {
                             let page = runtime
-                                .resolve_page_with(r.clone(), options.clone())
+                                .resolve_page_with(r.clone(), options.clone(), &NoHost)
                                 .run(|_| Ok(Value::Null));
                             black_box(page);
                         }

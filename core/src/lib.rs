@@ -10,6 +10,8 @@ pub mod device;
 pub mod draft;
 pub mod edge;
 pub mod effects;
+pub mod errors;
+pub mod host;
 pub mod loader_cache;
 pub mod matchers;
 pub mod pages;
@@ -20,5 +22,7 @@ pub mod value;
 
 pub use device::Device;
 pub use effects::{Effects, ResolveErrorEvent};
+pub use errors::{ErrorBody, ErrorCode, HasErrorCode};
+pub use host::{FeatureFlagAdapter, Host, NoHost};
 pub use request::{Geo, RandomSource, Request, RequestError};
 pub use value::{Key, Object, Value};

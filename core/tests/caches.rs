@@ -4,6 +4,7 @@
 use serde_json::{Value as Json, json};
 use sitefile_core::Request;
 use sitefile_core::content::Snapshot;
+use sitefile_core::loader_cache::LoaderCache;
 use sitefile_core::resolve::{ResolveConfig, Runtime};
 use sitefile_core::value::{Value, intern};
 
@@ -95,7 +96,7 @@ fn a_pathname_matcher_keeps_paths_of_one_page_apart() {
 
 #[test]
 fn every_content_swap_clears_the_loader_cache() {
-    use sitefile_core::loader_cache::{Freshness, LoaderCache, LoaderKey, Lookup};
+    use sitefile_core::loader_cache::{Freshness, LoaderKey, Lookup};
     let blocks = vec![(
         intern("pages-home"),
         Value::from(json!({"path": "/", "sections": []})),
@@ -162,4 +163,127 @@ fn every_content_swap_clears_the_loader_cache() {
             .store(&key, Value::from("old"), fresh, stale_ticket, 21)
     );
     assert!(runtime.layout_cache().is_empty());
+}
+
+/// A runtime whose `site/loaders/menu.ts` results `loaders` keeps for 60 s, then serves stale
+/// for 60 s more.
+fn cached_loader_runtime(loaders: sitefile_core::loader_cache::LoaderCache) -> Runtime {
+    use sitefile_core::loader_cache::Freshness;
+    let blocks = vec![(
+        intern("pages-home"),
+        Value::from(json!({"path": "/", "sections": [
+            {"__resolveType": "site/sections/Menu.tsx",
+             "items": {"__resolveType": "site/loaders/menu.ts", "depth": 2}}
+        ]})),
+    )];
+    let mut config = ResolveConfig::by_convention();
+    config.cached_loaders.insert(
+        "site/loaders/menu.ts".into(),
+        Freshness {
+            max_age_ms: 60_000,
+            stale_ms: 60_000,
+        },
+    );
+    Runtime::with_loader_cache(Snapshot::from_blocks(blocks), config, loaders)
+}
+
+/// Resolves `/` at `secs` seconds past the epoch, answering loaders with `answer`; returns the
+/// calls handed out (key, refresh) and the menu items on the page.
+fn resolve_at(
+    runtime: &Runtime,
+    secs: i64,
+    answer: Result<&str, &str>,
+) -> (Vec<(String, bool)>, Json) {
+    use sitefile_core::NoHost;
+    use sitefile_core::resolve::Step;
+    let now = chrono::DateTime::from_timestamp(secs, 0).unwrap();
+    let mut resolution =
+        runtime.resolve_page(Request::new("https://shop.example/").unwrap().with_now(now));
+    let mut handed = Vec::new();
+    loop {
+        match resolution.next(&NoHost).unwrap() {
+            Step::NeedLoaders(calls) => {
+                for call in calls {
+                    handed.push((call.key.clone(), call.refresh));
+                    let result = answer.map(Value::from).map_err(str::to_string);
+                    resolution.provide(call.id, result).unwrap();
+                }
+            }
+            Step::Done(page) => {
+                return (handed, Json::from(&page.sections[0].props)["items"].clone());
+            }
+        }
+    }
+}
+
+#[test]
+fn the_loader_cache_answers_fresh_hits_inside_the_loop() {
+    let runtime = cached_loader_runtime(LoaderCache::new(1 << 20));
+    let menu = ("site/loaders/menu.ts".to_string(), false);
+    assert_eq!(
+        resolve_at(&runtime, 0, Ok("v1")),
+        (vec![menu.clone()], json!("v1"))
+    );
+    // Fresh: answered by the core, nothing handed out.
+    assert_eq!(resolve_at(&runtime, 30, Ok("v2")), (vec![], json!("v1")));
+    // Stale: the page gets the cached value, the host gets one refresh call.
+    let refresh = ("site/loaders/menu.ts".to_string(), true);
+    assert_eq!(
+        resolve_at(&runtime, 90, Ok("v3")),
+        (vec![refresh], json!("v1"))
+    );
+    assert_eq!(resolve_at(&runtime, 100, Ok("v4")), (vec![], json!("v3")));
+    // A failed miss past every window is a degraded page; a failed refresh keeps the stale value.
+    assert_eq!(
+        resolve_at(&runtime, 500, Err("down")),
+        (vec![menu.clone()], json!(null))
+    );
+    assert_eq!(
+        resolve_at(&runtime, 600, Ok("v5")),
+        (vec![menu], json!("v5"))
+    );
+    let refresh = ("site/loaders/menu.ts".to_string(), true);
+    assert_eq!(
+        resolve_at(&runtime, 670, Err("down")),
+        (vec![refresh], json!("v5"))
+    );
+}
+
+#[test]
+fn a_disabled_loader_cache_hands_out_every_call() {
+    let uncached = cached_loader_runtime(LoaderCache::disabled());
+    let menu = ("site/loaders/menu.ts".to_string(), false);
+    assert_eq!(resolve_at(&uncached, 0, Ok("v1")).0, vec![menu.clone()]);
+    assert_eq!(
+        resolve_at(&uncached, 1, Ok("v2")),
+        (vec![menu], json!("v2"))
+    );
+}
+
+#[test]
+fn misuse_of_a_resolution_is_an_error() {
+    use sitefile_core::resolve::{ResolutionMisuse, Step};
+    use sitefile_core::{ErrorCode, HasErrorCode, NoHost};
+    let runtime = cached_loader_runtime(LoaderCache::new(1 << 20));
+    let mut resolution = runtime.resolve_page(Request::new("https://shop.example/").unwrap());
+    let Step::NeedLoaders(calls) = resolution.next(&NoHost).unwrap() else {
+        panic!("the menu loader is asked for");
+    };
+    let id = calls[0].id;
+    assert_eq!(
+        resolution.provide(id + 7, Ok(Value::Null)),
+        Err(ResolutionMisuse::UnknownCall(id + 7))
+    );
+    resolution.provide(id, Ok(Value::from("m"))).unwrap();
+    let again = resolution.provide(id, Ok(Value::from("m")));
+    assert_eq!(again, Err(ResolutionMisuse::AlreadyAnswered(id)));
+    assert_eq!(again.unwrap_err().code(), ErrorCode::AlreadyAnswered);
+    assert!(matches!(resolution.next(&NoHost), Ok(Step::Done(_))));
+    let after = resolution.next(&NoHost).map(|_| ()).unwrap_err();
+    assert_eq!(after, ResolutionMisuse::Finished);
+    assert_eq!(after.code().as_str(), "FINISHED");
+    assert_eq!(
+        resolution.provide(id, Ok(Value::Null)),
+        Err(ResolutionMisuse::Finished)
+    );
 }

@@ -10,16 +10,15 @@
 //! Only keys present in `expect` (and in `expect.effects`) are compared.
 
 use serde_json::{Value as Json, json};
-use sitefile_core::Request;
 use sitefile_core::content::Snapshot;
-use sitefile_core::matchers::FeatureFlagAdapter;
+use sitefile_core::matchers::MatcherContext;
 use sitefile_core::resolve::{
     KeyRegistry, RequestOptions, ResolveConfig, Runtime, SecretKey, Step,
 };
 use sitefile_core::value::{Key, Value};
+use sitefile_core::{FeatureFlagAdapter, Host, Request};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 struct Flags {
     enabled: HashMap<String, bool>,
@@ -27,11 +26,54 @@ struct Flags {
 }
 
 impl FeatureFlagAdapter for Flags {
-    fn is_feature_enabled(&self, key: &str) -> bool {
-        self.enabled.get(key).copied().unwrap_or(false)
+    fn is_feature_enabled(&self, key: &str) -> Result<bool, String> {
+        Ok(self.enabled.get(key).copied().unwrap_or(false))
     }
-    fn feature_flag_variant(&self, key: &str) -> Option<String> {
-        self.variants.get(key).cloned()
+    fn feature_flag_variant(&self, key: &str) -> Result<Option<String>, String> {
+        Ok(self.variants.get(key).cloned())
+    }
+}
+
+/// The host callbacks a case configures: custom matchers answer their rule's `result` (a rule
+/// with `"fail": "<message>"` fails), the feature flags, and `onDanglingReference`.
+struct CaseHost {
+    flags: Option<Flags>,
+    dangling: Option<Json>,
+}
+
+impl Host for CaseHost {
+    fn custom_matcher(
+        &self,
+        _key: &str,
+        rule: &Value,
+        _context: &MatcherContext<'_>,
+    ) -> Result<bool, String> {
+        if let Some(message) = rule.get("fail").and_then(Value::as_str) {
+            return Err(message.to_string());
+        }
+        Ok(rule.get("result").and_then(Value::as_bool) == Some(true))
+    }
+
+    fn feature_flags(&self) -> Option<&dyn FeatureFlagAdapter> {
+        self.flags.as_ref().map(|f| f as &dyn FeatureFlagAdapter)
+    }
+
+    fn on_dangling_reference(&self, resolve_type: &str) -> Option<Result<Value, String>> {
+        // The hook answers with the configured value, tagged with the key it was asked for.
+        let answer = self.dangling.as_ref()?;
+        Some(Ok(Value::from(
+            json!({"key": resolve_type, "value": answer}),
+        )))
+    }
+}
+
+fn host_for(case: &Json) -> CaseHost {
+    CaseHost {
+        flags: case.get("featureFlags").map(|f| Flags {
+            enabled: serde_json::from_value(f["enabled"].clone()).unwrap_or_default(),
+            variants: serde_json::from_value(f["variants"].clone()).unwrap_or_default(),
+        }),
+        dangling: case["config"].get("onDanglingReference").cloned(),
     }
 }
 
@@ -63,12 +105,9 @@ fn config_for(case: &Json) -> ResolveConfig {
     config.loaders = loaders;
     config.production = case["environment"].as_str() == Some("production");
     for key in case["customMatchers"].as_array().into_iter().flatten() {
-        config.matchers.register(
-            key.as_str().expect("custom matcher keys are strings"),
-            Arc::new(|rule: &Value, _ctx: &_| {
-                rule.get("result").and_then(Value::as_bool) == Some(true)
-            }),
-        );
+        config
+            .matchers
+            .register(key.as_str().expect("custom matcher keys are strings"));
     }
     if let Some(key) = case["featureFlagMatcher"].as_str() {
         config.matchers.register_feature_flag_bridge(key);
@@ -87,13 +126,6 @@ fn config_for(case: &Json) -> ResolveConfig {
     config.resolve_globals = c["resolveGlobals"].as_bool().unwrap_or(true);
     if let Some(key) = c["cryptoKey"].as_str() {
         config.secret_key = Some(SecretKey::from_env_value(key).expect("case crypto key"));
-    }
-    if let Some(answer) = c.get("onDanglingReference") {
-        // The hook answers with the configured value, tagged with the key it was asked for.
-        let answer = answer.clone();
-        config.on_dangling_reference = Some(Arc::new(move |key: &str| {
-            Value::from(json!({"key": key, "value": answer}))
-        }));
     }
     config
 }
@@ -126,24 +158,16 @@ fn run_case(case: &Json) -> Json {
             .reload(reload.to_string().as_bytes(), chrono::Utc::now())
             .expect("case reload body is accepted");
     }
-    let options = RequestOptions {
-        feature_flags: case.get("featureFlags").map(|f| {
-            let adapter: Arc<dyn FeatureFlagAdapter + Send + Sync> = Arc::new(Flags {
-                enabled: serde_json::from_value(f["enabled"].clone()).unwrap_or_default(),
-                variants: serde_json::from_value(f["variants"].clone()).unwrap_or_default(),
-            });
-            adapter
-        }),
-        bypass_caches: false,
-    };
+    let host = host_for(case);
     let answers = case["loaders"].as_object().cloned().unwrap_or_default();
     let repeat = case["repeat"].as_u64().unwrap_or(1).max(1);
     let mut output = Json::Null;
     for _ in 0..repeat {
-        let mut resolution = runtime.resolve_page_with(request_for(case), options.clone());
+        let mut resolution =
+            runtime.resolve_page_with(request_for(case), RequestOptions::default(), &host);
         let mut rounds: Vec<Vec<String>> = Vec::new();
         let page = loop {
-            match resolution.next() {
+            match resolution.next(&host).expect("the runner drives in order") {
                 Step::NeedLoaders(calls) => {
                     rounds.push(calls.iter().map(|c| c.key.clone()).collect());
                     for call in calls {
@@ -158,7 +182,9 @@ fn run_case(case: &Json) -> Json {
                         } else {
                             Ok(Value::from(answer.clone()))
                         };
-                        resolution.provide(call.id, result);
+                        resolution
+                            .provide(call.id, result)
+                            .expect("every handed-out call is answered once");
                     }
                 }
                 Step::Done(page) => break page,

@@ -8,11 +8,11 @@
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::{Map, Value as Json, json};
-use sitefile_core::Request;
 use sitefile_core::content::Snapshot;
 use sitefile_core::matchers::{OVERRIDE_HEADER, Overrides};
 use sitefile_core::resolve::{KeyRegistry, ResolveConfig, Runtime, Step};
 use sitefile_core::value::{Key, Value, intern};
+use sitefile_core::{NoHost, Request};
 use std::collections::BTreeMap;
 
 /// 256 cases per property unless `PROPTEST_CASES` says otherwise.
@@ -649,7 +649,7 @@ fn drive(
     let mut rounds = 0;
     let mut calls = 0;
     let page = loop {
-        match resolution.next() {
+        match resolution.next(&NoHost).expect("driven in order") {
             Step::NeedLoaders(round) => {
                 rounds += 1;
                 prop_assert!(!round.is_empty(), "an empty round");
@@ -667,7 +667,9 @@ fn drive(
                     } else {
                         Ok(Value::Null)
                     };
-                    resolution.provide(call.id, result);
+                    resolution
+                        .provide(call.id, result)
+                        .expect("each call answered once");
                 }
             }
             Step::Done(page) => break page,

@@ -1,16 +1,16 @@
 //! Evaluating the rule of a flag variant: overrides, saved matcher references, stickiness and
 //! dispatch to the registered matcher.
 
+use super::BlockLookup;
 use super::builtins::{self, Builtin, Inputs, RuleFields, keys};
 use super::context::MatcherContext;
 use super::overrides::Overrides;
-use super::registry::{CustomMatcher, Entry, MatcherRegistry};
+use super::registry::{Entry, MatcherRegistry};
 use super::segment::Segment;
-use super::{BlockLookup, FeatureFlagAdapter};
 use crate::effects::Effects;
+use crate::host::Host;
 use crate::request::Request;
 use crate::value::{Key, RESOLVE_TYPE, Value};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Deepest nesting of rules (`multi`, `negate` and saved-matcher hops together).
 const MAX_DEPTH: usize = 32;
@@ -36,8 +36,8 @@ pub struct Evaluator<'a> {
     pub segment: &'a mut Segment,
     /// Where warnings and vary facets are recorded.
     pub effects: &'a mut Effects,
-    /// The feature-flag adapter of this request, for flag bridges.
-    pub feature_flags: Option<&'a dyn FeatureFlagAdapter>,
+    /// The host's callbacks: custom matchers and the feature-flag adapter.
+    pub host: &'a dyn Host,
     /// Whether the host runs with `NODE_ENV=production`.
     pub production: bool,
 }
@@ -297,7 +297,7 @@ impl<'a> Evaluator<'a> {
                 self.effects.warn(format!("unknown matcher: {key}"));
                 false
             }
-            Some(Entry::Custom(matcher)) => self.custom(key, matcher, rule),
+            Some(Entry::Custom) => self.custom(key, rule),
             Some(Entry::FeatureFlag) => self.feature_flag(key, rule),
             Some(Entry::Builtin(Builtin::Random)) => {
                 self.effects.vary("cohort");
@@ -360,8 +360,8 @@ impl<'a> Evaluator<'a> {
         !self.evaluate(inner, child, walk.nested())
     }
 
-    /// A custom matcher gets the merged rule; a panic is contained and counts as false.
-    fn custom(&mut self, key: &str, matcher: &CustomMatcher, rule: &Layer<'_, '_>) -> bool {
+    /// A custom matcher gets the merged rule; a failure counts as false and is recorded.
+    fn custom(&mut self, key: &str, rule: &Layer<'_, '_>) -> bool {
         let merged;
         let value = if rule.above.is_none() {
             rule.rule
@@ -372,17 +372,15 @@ impl<'a> Evaluator<'a> {
         // What a host callback reads is unknown: the page varies on it.
         self.effects.vary("custom");
         let ctx = MatcherContext::new(self.request);
-        catch_unwind(AssertUnwindSafe(|| matcher(value, &ctx))).unwrap_or_else(|_| {
-            self.effects.warn(format!("custom matcher panicked: {key}"));
-            false
-        })
+        self.answered(key, self.host.custom_matcher(key, value, &ctx))
     }
 
     /// A feature-flag bridge: `flagKey` (required) and `variant`; with a variant the adapter's
-    /// variant must equal it, otherwise the flag must be enabled. No adapter → false + warning.
+    /// variant must equal it, otherwise the flag must be enabled. No adapter → false + warning;
+    /// a failing adapter → false + error.
     fn feature_flag(&mut self, key: &str, rule: &Layer<'_, '_>) -> bool {
         self.effects.vary("feature-flag");
-        let Some(adapter) = self.feature_flags else {
+        let Some(adapter) = self.host.feature_flags() else {
             self.effects.warn(format!(
                 "feature flag matcher {key}: no feature flag adapter configured"
             ));
@@ -391,14 +389,19 @@ impl<'a> Evaluator<'a> {
         let Some(flag) = rule.text("flagKey") else {
             return false;
         };
-        let variant = rule.text("variant");
-        catch_unwind(AssertUnwindSafe(|| match variant {
-            Some(variant) => adapter.feature_flag_variant(flag).as_deref() == Some(variant),
+        let answer = match rule.text("variant") {
+            Some(variant) => adapter
+                .feature_flag_variant(flag)
+                .map(|v| v.as_deref() == Some(variant)),
             None => adapter.is_feature_enabled(flag),
-        }))
-        .unwrap_or_else(|_| {
-            self.effects
-                .warn(format!("feature flag adapter panicked: {key}"));
+        };
+        self.answered(key, answer)
+    }
+
+    /// A host callback's answer: its value, or false with an error naming `key`.
+    fn answered(&mut self, key: &str, answer: Result<bool, String>) -> bool {
+        answer.unwrap_or_else(|message| {
+            self.effects.error(key, "Matcher", message);
             false
         })
     }

@@ -31,7 +31,7 @@ pub use builtins::keys;
 pub use context::MatcherContext;
 pub use evaluator::Evaluator;
 pub use overrides::{OVERRIDE_HEADER, Overrides};
-pub use registry::{CustomMatcher, MatcherRegistry, MatcherSchema};
+pub use registry::{MatcherRegistry, MatcherSchema};
 pub use segment::{SEGMENT_COOKIE, Segment};
 
 use crate::value::Value;
@@ -53,13 +53,4 @@ where
     fn block(&self, name: &str) -> Option<&Value> {
         self.get(name)
     }
-}
-
-/// The per-request feature-flag adapter of a flag bridge (spec: `isFeatureEnabled` /
-/// `getFeatureFlagVariant`). Flags must already be loaded: both calls are synchronous.
-pub trait FeatureFlagAdapter {
-    /// Whether the flag `key` is on for this visitor.
-    fn is_feature_enabled(&self, key: &str) -> bool;
-    /// The variant of the multivariate flag `key` for this visitor, if any.
-    fn feature_flag_variant(&self, key: &str) -> Option<String>;
 }

@@ -2,17 +2,10 @@
 //! schemas of custom matchers.
 
 use super::builtins::{BUILTINS, Builtin};
-use super::context::MatcherContext;
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
-
-/// A custom matcher (`registerMatcher`): the rule (its settings, merged with a saved matcher's
-/// when the rule references one) and the request context; true when it matches. A panic counts
-/// as false.
-pub type CustomMatcher = Arc<dyn Fn(&Value, &MatcherContext<'_>) -> bool + Send + Sync>;
 
 /// Editor schema of a custom matcher (`registerMatcherSchema`), served with the site schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,7 +29,9 @@ pub struct MatcherSchema {
 #[derive(Clone)]
 pub(crate) enum Entry {
     Builtin(Builtin),
-    Custom(CustomMatcher),
+    /// Registered by the host: [`Host::custom_matcher`](crate::host::Host::custom_matcher)
+    /// evaluates it.
+    Custom,
     FeatureFlag,
 }
 
@@ -76,10 +71,11 @@ impl MatcherRegistry {
         MatcherRegistry::default()
     }
 
-    /// Registers a custom matcher; it replaces a built-in or an earlier registration with the
-    /// same key.
-    pub fn register(&mut self, key: &str, matcher: CustomMatcher) {
-        self.entries.insert(key.to_string(), Entry::Custom(matcher));
+    /// Registers a custom matcher key (`registerMatcher`); the host evaluates its rules through
+    /// [`Host::custom_matcher`](crate::host::Host::custom_matcher). It replaces a built-in or an
+    /// earlier registration with the same key.
+    pub fn register(&mut self, key: &str) {
+        self.entries.insert(key.to_string(), Entry::Custom);
     }
 
     /// Records the editor schema of a matcher; a schema with the same key is replaced.
@@ -101,9 +97,8 @@ impl MatcherRegistry {
     }
 
     /// Registers a feature-flag bridge under `key` (e.g. `posthog/matchers/featureFlag.ts`). Its
-    /// rules take `flagKey` and `variant`; the request's [`FeatureFlagAdapter`] answers them.
-    ///
-    /// [`FeatureFlagAdapter`]: super::FeatureFlagAdapter
+    /// rules take `flagKey` and `variant`; the request's
+    /// [`FeatureFlagAdapter`](crate::host::FeatureFlagAdapter) answers them.
     pub fn register_feature_flag_bridge(&mut self, key: &str) {
         self.entries.insert(key.to_string(), Entry::FeatureFlag);
     }
@@ -132,12 +127,12 @@ mod tests {
         }
         assert!(!r.is_matcher("$live/matchers/MatchCron.ts"));
         assert!(!r.is_matcher("site/matchers/vip.ts"));
-        r.register("site/matchers/vip.ts", Arc::new(|_, _| true));
+        r.register("site/matchers/vip.ts");
         r.register_feature_flag_bridge("posthog/matchers/featureFlag.ts");
         assert!(r.is_matcher("site/matchers/vip.ts"));
         assert!(r.is_matcher("posthog/matchers/featureFlag.ts"));
-        r.register(keys::HOST, Arc::new(|_, _| true));
-        assert!(matches!(r.entry(keys::HOST), Some(Entry::Custom(_))));
+        r.register(keys::HOST);
+        assert!(matches!(r.entry(keys::HOST), Some(Entry::Custom)));
         assert!(format!("{r:?}").contains("site/matchers/vip.ts"));
     }
 

@@ -1,8 +1,9 @@
 //! Helpers shared by the matcher tests.
 
 use super::builtins::{self, Builtin, Inputs};
-use super::{Evaluator, FeatureFlagAdapter, MatcherRegistry, Overrides, Segment};
+use super::{Evaluator, MatcherRegistry, Overrides, Segment};
 use crate::effects::Effects;
+use crate::host::{Host, NoHost};
 use crate::request::Request;
 use crate::value::Value;
 use chrono::DateTime;
@@ -88,15 +89,10 @@ impl Site {
 
     /// Evaluates variant rules (JSON, `null` = no rule) in order for one request.
     pub(crate) fn run(&self, rules: &[&str], req: &Request) -> Outcome {
-        self.run_with(rules, req, None)
+        self.run_with(rules, req, &NoHost)
     }
 
-    pub(crate) fn run_with(
-        &self,
-        rules: &[&str],
-        req: &Request,
-        flags: Option<&dyn FeatureFlagAdapter>,
-    ) -> Outcome {
+    pub(crate) fn run_with(&self, rules: &[&str], req: &Request, host: &dyn Host) -> Outcome {
         let overrides = Overrides::from_request(req);
         let mut segment = Segment::from_request(req);
         let mut effects = Effects::default();
@@ -108,7 +104,7 @@ impl Site {
             overrides: &overrides,
             segment: &mut segment,
             effects: &mut effects,
-            feature_flags: flags,
+            host,
             production: self.production,
         };
         let results = rules

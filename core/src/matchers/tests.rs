@@ -1,9 +1,11 @@
 //! Evaluator tests: dispatch, saved matchers, overrides, stickiness, custom matchers, bridges.
 
 use super::test_support::{IPAD, IPHONE, MAC, Site, first_draw, request, request_at, seed_drawing};
-use super::{FeatureFlagAdapter, OVERRIDE_HEADER, SEGMENT_COOKIE, keys};
+use super::{OVERRIDE_HEADER, SEGMENT_COOKIE, keys};
+use crate::host::{FeatureFlagAdapter, Host};
+use crate::request::Request;
 use crate::value::Value;
-use std::sync::Arc;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 const RANDOM_NAME: &str = "website/matchers/random.ts";
@@ -387,7 +389,7 @@ fn override_ids_are_computed_only_when_needed() {
         overrides: &overrides,
         segment: &mut segment,
         effects: &mut effects,
-        feature_flags: None,
+        host: &crate::host::NoHost,
         production: false,
     };
     assert!(ev.variant_rule(Some(&rule), &|| {
@@ -567,69 +569,88 @@ fn random_inside_multi_or_negate_is_not_sticky() {
     }
 }
 
+/// A host whose custom matchers are one closure.
+struct Custom<F>(F);
+
+impl<F> Host for Custom<F>
+where
+    F: Fn(&str, &Value, &super::MatcherContext<'_>) -> Result<bool, String>,
+{
+    fn custom_matcher(
+        &self,
+        key: &str,
+        rule: &Value,
+        context: &super::MatcherContext<'_>,
+    ) -> Result<bool, String> {
+        (self.0)(key, rule, context)
+    }
+}
+
 #[test]
 fn custom_matchers_see_the_merged_rule_and_the_context() {
     let mut site = Site::new(
         r#"{"VIP":{"__resolveType":"site/matchers/vip.ts","tier":"gold","result":true}}"#,
     );
-    site.registry.register(
-        "site/matchers/vip.ts",
-        Arc::new(|rule: &Value, ctx: &super::MatcherContext<'_>| {
-            rule.get("__resolveType").and_then(Value::as_str) == Some("site/matchers/vip.ts")
-                && rule.get("tier").and_then(Value::as_str) == ctx.cookie("tier")
-                && ctx.path == "/vip"
-                && rule.get("result").and_then(Value::as_bool).unwrap_or(false)
-        }),
-    );
+    site.registry.register("site/matchers/vip.ts");
+    let host = Custom(|key: &str, rule: &Value, ctx: &super::MatcherContext<'_>| {
+        Ok(key == "site/matchers/vip.ts"
+            && rule.get("__resolveType").and_then(Value::as_str) == Some("site/matchers/vip.ts")
+            && rule.get("tier").and_then(Value::as_str) == ctx.cookie("tier")
+            && ctx.path == "/vip"
+            && rule.get("result").and_then(Value::as_bool).unwrap_or(false))
+    });
+    let eval = |rule: &str, req: &Request| site.run_with(&[rule], req, &host).first();
     let gold = request("https://shop.example/vip").with_cookie("tier", "gold");
     let silver = request("https://shop.example/vip").with_cookie("tier", "silver");
-    assert!(site.eval(r#"{"__resolveType":"VIP"}"#, &gold).first());
-    assert!(!site.eval(r#"{"__resolveType":"VIP"}"#, &silver).first());
-    assert!(
-        site.eval(r#"{"__resolveType":"VIP","tier":"silver"}"#, &silver)
-            .first()
-    );
-    assert!(
-        !site
-            .eval(r#"{"__resolveType":"VIP","result":false}"#, &gold)
-            .first()
-    );
+    assert!(eval(r#"{"__resolveType":"VIP"}"#, &gold));
+    assert!(!eval(r#"{"__resolveType":"VIP"}"#, &silver));
+    assert!(eval(r#"{"__resolveType":"VIP","tier":"silver"}"#, &silver));
+    assert!(!eval(r#"{"__resolveType":"VIP","result":false}"#, &gold));
     assert!(site.registry.is_matcher("site/matchers/vip.ts"));
 }
 
 #[test]
-fn a_panicking_custom_matcher_is_false_with_a_warning() {
+fn a_failing_custom_matcher_is_false_with_an_error_naming_it() {
     let mut site = Site::new("{}");
-    site.registry
-        .register("site/matchers/boom.ts", Arc::new(|_, _| panic!("boom")));
-    let out = site.run(
+    site.registry.register("site/matchers/boom.ts");
+    let host = Custom(|_: &str, _: &Value, _: &super::MatcherContext<'_>| Err("boom".into()));
+    let out = site.run_with(
         &[
             r#"{"__resolveType":"site/matchers/boom.ts"}"#,
             r#"{"__resolveType":"website/matchers/always.ts"}"#,
         ],
         &request("/"),
+        &host,
     );
     assert_eq!(out.results, vec![false, true]);
-    assert_eq!(
-        out.effects.warnings,
-        vec!["custom matcher panicked: site/matchers/boom.ts"]
+    assert_eq!(out.effects.errors.len(), 1);
+    assert_eq!(out.effects.errors[0].resolve_type, "site/matchers/boom.ts");
+    assert_eq!(out.effects.errors[0].message, "boom");
+    // A host without the callback fails the same way.
+    let out = site.run(
+        &[r#"{"__resolveType":"site/matchers/boom.ts"}"#],
+        &request("/"),
     );
+    assert!(!out.first());
+    assert_eq!(out.effects.errors[0].resolve_type, "site/matchers/boom.ts");
 }
 
 #[test]
 fn custom_registration_replaces_a_builtin() {
     let mut site = Site::new("{}");
-    site.registry.register(keys::NEVER, Arc::new(|_, _| true));
+    let yes = Custom(|_: &str, _: &Value, _: &super::MatcherContext<'_>| Ok(true));
+    site.registry.register(keys::NEVER);
     assert!(
-        site.eval(
-            r#"{"__resolveType":"website/matchers/never.ts"}"#,
-            &request("/")
+        site.run_with(
+            &[r#"{"__resolveType":"website/matchers/never.ts"}"#],
+            &request("/"),
+            &yes
         )
         .first()
     );
     // A replaced random.ts is a plain matcher: never sticky.
-    site.registry.register(keys::RANDOM, Arc::new(|_, _| true));
-    let out = site.eval(&random_rule("0"), &request("/"));
+    site.registry.register(keys::RANDOM);
+    let out = site.run_with(&[&random_rule("0")], &request("/"), &yes);
     assert!(out.first());
     assert_eq!(out.segment.cache_token(), None);
 }
@@ -637,14 +658,20 @@ fn custom_registration_replaces_a_builtin() {
 struct Flags;
 
 impl FeatureFlagAdapter for Flags {
-    fn is_feature_enabled(&self, key: &str) -> bool {
-        key == "new-checkout"
+    fn is_feature_enabled(&self, key: &str) -> Result<bool, String> {
+        Ok(key == "new-checkout")
     }
-    fn feature_flag_variant(&self, key: &str) -> Option<String> {
-        if key == "panic" {
-            panic!("adapter failure");
+    fn feature_flag_variant(&self, key: &str) -> Result<Option<String>, String> {
+        if key == "broken" {
+            return Err("adapter failure".into());
         }
-        (key == "exp").then(|| "b".to_string())
+        Ok((key == "exp").then(|| "b".to_string()))
+    }
+}
+
+impl Host for Flags {
+    fn feature_flags(&self) -> Option<&dyn FeatureFlagAdapter> {
+        Some(self)
     }
 }
 
@@ -655,19 +682,17 @@ fn feature_flag_bridge() {
     site.registry.register_feature_flag_bridge(key);
     let rule = |fields: &str| format!(r#"{{"__resolveType":"{key}"{fields}}}"#);
     let req = request("/");
-    let with = |r: &str| site.run_with(&[r], &req, Some(&Flags));
+    let with = |r: &str| site.run_with(&[r], &req, &Flags);
     assert!(with(&rule(r#","flagKey":"new-checkout""#)).first());
     assert!(!with(&rule(r#","flagKey":"old-checkout""#)).first());
     assert!(with(&rule(r#","flagKey":"exp","variant":"b""#)).first());
     assert!(!with(&rule(r#","flagKey":"exp","variant":"a""#)).first());
     assert!(!with(&rule(r#","flagKey":"new-checkout","variant":"a""#)).first());
     assert!(!with(&rule("")).first());
-    let out = with(&rule(r#","flagKey":"panic","variant":"a""#));
+    let out = with(&rule(r#","flagKey":"broken","variant":"a""#));
     assert!(!out.first());
-    assert_eq!(
-        out.effects.warnings,
-        vec![format!("feature flag adapter panicked: {key}")]
-    );
+    assert_eq!(out.effects.errors[0].resolve_type, key);
+    assert_eq!(out.effects.errors[0].message, "adapter failure");
     let out = site.run(&[&rule(r#","flagKey":"new-checkout""#)], &req);
     assert!(!out.first());
     assert_eq!(

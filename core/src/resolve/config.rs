@@ -3,13 +3,10 @@
 use super::registry::KeyRegistry;
 use super::secrets::{SecretKey, SecretKeyError};
 use crate::config::PlatformConfig;
+use crate::loader_cache::Freshness;
 use crate::matchers::MatcherRegistry;
-use crate::value::Value;
+use std::collections::HashMap;
 use std::collections::HashSet;
-use std::sync::Arc;
-
-/// The host's `onDanglingReference`: what a loader or action key nothing registered resolves to.
-pub type DanglingReferenceHook = Arc<dyn Fn(&str) -> Value + Send + Sync>;
 
 /// Default bound on `__resolveType` nesting (a second guard behind cycle detection).
 pub const DEFAULT_MAX_DEPTH: usize = 64;
@@ -23,6 +20,9 @@ pub struct ResolveConfig {
     pub sections: KeyRegistry,
     /// Registered loader keys (calls handed to the host).
     pub loaders: KeyRegistry,
+    /// Loaders whose results the loader cache keeps (`createCachedLoader`, opt-in per loader),
+    /// by registered key, with their freshness.
+    pub cached_loaders: HashMap<String, Freshness>,
     /// Section keys marked `layout = true` / `registerLayoutSections`.
     pub layout_sections: HashSet<String>,
     /// Origins whose absolute URLs in resolved pages become relative (`productionOrigins`).
@@ -37,8 +37,6 @@ pub struct ResolveConfig {
     pub production: bool,
     /// Bound on `__resolveType` nesting; 0 means [`DEFAULT_MAX_DEPTH`].
     pub max_depth: usize,
-    /// `onDanglingReference`; without it a dangling key warns and resolves to `null`.
-    pub on_dangling_reference: Option<DanglingReferenceHook>,
 }
 
 impl ResolveConfig {

@@ -7,7 +7,8 @@ use super::keys::{self, SKIP_RESOLVE_TYPES};
 use super::node::{CallId, Node};
 use crate::content::Snapshot;
 use crate::effects::Effects;
-use crate::matchers::{BlockLookup, Evaluator, FeatureFlagAdapter, Overrides, Segment};
+use crate::host::Host;
+use crate::matchers::{BlockLookup, Evaluator, Overrides, Segment};
 use crate::request::Request;
 use crate::value::{Key, Object, RESOLVE_TYPE, Value, intern};
 use rustc_hash::FxHashMap;
@@ -85,7 +86,7 @@ pub(crate) struct Resolver<'a> {
     pub request: &'a Request,
     pub route_params: &'a BTreeMap<String, String>,
     pub overrides: &'a Overrides,
-    pub feature_flags: Option<&'a dyn FeatureFlagAdapter>,
+    pub host: &'a dyn Host,
     pub segment: &'a mut Segment,
     pub effects: &'a mut Effects,
     pub calls: Vec<PendingCall>,
@@ -137,7 +138,7 @@ impl<'a> Resolver<'a> {
         request: &'a Request,
         route_params: &'a BTreeMap<String, String>,
         overrides: &'a Overrides,
-        feature_flags: Option<&'a dyn FeatureFlagAdapter>,
+        host: &'a dyn Host,
         segment: &'a mut Segment,
         effects: &'a mut Effects,
     ) -> Resolver<'a> {
@@ -147,7 +148,7 @@ impl<'a> Resolver<'a> {
             request,
             route_params,
             overrides,
-            feature_flags,
+            host,
             segment,
             effects,
             calls: Vec::new(),
@@ -443,18 +444,18 @@ impl<'a> Resolver<'a> {
     }
 
     /// A loader or action key nothing registered: the host's `onDanglingReference` answers
-    /// (a panic in it counts as `null` with a warning); without one, a warning and `null`.
+    /// (a failure counts as `null` with an error naming the key); without one, a warning and
+    /// `null`.
     fn dangling(&mut self, rt: &str) -> Value {
-        let Some(hook) = &self.config.on_dangling_reference else {
-            self.effects
-                .warn(format!("dangling reference: {rt} (no loader registered)"));
-            return Value::Null;
-        };
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(rt))) {
-            Ok(value) => value,
-            Err(_) => {
+        match self.host.on_dangling_reference(rt) {
+            None => {
                 self.effects
-                    .warn(format!("onDanglingReference panicked for {rt}"));
+                    .warn(format!("dangling reference: {rt} (no loader registered)"));
+                Value::Null
+            }
+            Some(Ok(value)) => value,
+            Some(Err(message)) => {
+                self.effects.error(rt, "onDanglingReference", message);
                 Value::Null
             }
         }
@@ -503,7 +504,7 @@ impl<'a> Resolver<'a> {
                 overrides: self.overrides,
                 segment: &mut *self.segment,
                 effects: &mut *self.effects,
-                feature_flags: self.feature_flags,
+                host: self.host,
                 production: self.config.production,
             }
             .variant_rule(variant.get("rule"), &inline_id);

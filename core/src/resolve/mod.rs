@@ -14,7 +14,7 @@ mod resolution;
 mod runtime;
 mod secrets;
 
-pub use config::{DEFAULT_MAX_DEPTH, DanglingReferenceHook, ResolveConfig};
+pub use config::{DEFAULT_MAX_DEPTH, ResolveConfig};
 pub use engine::{MAX_PAGE_NODES, MAX_RESOLVED_NESTING};
 pub use keys::{SKIP_RESOLVE_TYPES, is_flag};
 pub use layout_cache::{LAYOUT_TTL_SECONDS, LayoutCache};
@@ -23,6 +23,6 @@ pub use node::CallId;
 pub use origins::relativize;
 pub use page::{ResolvedPage, ResolvedSection};
 pub use registry::KeyRegistry;
-pub use resolution::{LoaderCall, RequestOptions, Resolution, Step};
+pub use resolution::{LoaderCall, RequestOptions, Resolution, ResolutionMisuse, Step};
 pub use runtime::Runtime;
 pub use secrets::{SecretKey, SecretKeyError};

@@ -12,15 +12,18 @@ use super::page::{ResolvedPage, ResolvedSection};
 use super::page_cache::{FirstPass, PageCache};
 use crate::content::Snapshot;
 use crate::effects::Effects;
-use crate::loader_cache::LoaderCache;
-use crate::matchers::{FeatureFlagAdapter, Overrides, Segment};
+use crate::errors::{ErrorCode, HasErrorCode};
+use crate::host::{Host, NoHost};
+use crate::loader_cache::{Freshness, LoaderCache, LoaderKey, Lookup, Ticket};
+use crate::matchers::{Overrides, Segment};
 use crate::request::Request;
 use crate::value::{Key, RESOLVE_TYPE, Value, intern};
+use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 /// A loader the host must run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LoaderCall {
     /// Identifies the call in [`Resolution::provide`].
     pub id: CallId,
@@ -28,10 +31,15 @@ pub struct LoaderCall {
     pub key: String,
     /// Fully resolved props, with the page's path, URL and query injected.
     pub props: Value,
+    /// A stale-while-revalidate refresh: the page already has the cached value; the answer
+    /// only refreshes the loader cache.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub refresh: bool,
 }
 
 /// What the host must do next.
-#[derive(Debug)]
+#[derive(Debug, Serialize)]
+#[serde(tag = "step", content = "value", rename_all = "camelCase")]
 pub enum Step {
     /// Run these loaders (concurrently), `provide` every result, then call `next` again.
     NeedLoaders(Vec<LoaderCall>),
@@ -39,11 +47,33 @@ pub enum Step {
     Done(Box<ResolvedPage>),
 }
 
+/// A host drove a resolution out of order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolutionMisuse {
+    /// `provide` for a call that was never handed out.
+    #[error("no loader call {0} is waiting for an answer")]
+    UnknownCall(CallId),
+    /// `provide` for a call answered before.
+    #[error("loader call {0} was already answered")]
+    AlreadyAnswered(CallId),
+    /// `next` or `provide` after the page was done.
+    #[error("the resolution is finished: its page was already returned")]
+    Finished,
+}
+
+impl HasErrorCode for ResolutionMisuse {
+    fn code(&self) -> ErrorCode {
+        match self {
+            ResolutionMisuse::UnknownCall(_) => ErrorCode::UnknownCall,
+            ResolutionMisuse::AlreadyAnswered(_) => ErrorCode::AlreadyAnswered,
+            ResolutionMisuse::Finished => ErrorCode::Finished,
+        }
+    }
+}
+
 /// Per-request inputs besides the request itself.
-#[derive(Default, Clone)]
+#[derive(Debug, Default, Clone)]
 pub struct RequestOptions {
-    /// The feature-flag adapter for this request (`isFeatureEnabled`, `getFeatureFlagVariant`).
-    pub feature_flags: Option<Arc<dyn FeatureFlagAdapter + Send + Sync>>,
     /// The request renders a draft or a preview overlay: the layout and page caches are
     /// neither read nor written.
     pub bypass_caches: bool,
@@ -56,11 +86,23 @@ enum CallState {
     Answered(Value),
 }
 
+/// Where a call's answer goes in the loader cache.
+#[derive(Debug)]
+struct CacheSlot {
+    key: LoaderKey,
+    ticket: Ticket,
+    freshness: Freshness,
+}
+
 #[derive(Debug)]
 struct Call {
     key: String,
     props: Node,
     state: CallState,
+    /// Set while a miss or a refresh may be stored in the loader cache.
+    slot: Option<CacheSlot>,
+    /// A stale refresh was handed out: its answer only refreshes the cache.
+    refreshing: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -83,6 +125,7 @@ pub struct Resolution {
     snapshot: Arc<Snapshot>,
     config: Arc<ResolveConfig>,
     request: Request,
+    caches: Arc<Caches>,
     layout_cache: Option<Arc<LayoutCache>>,
     page: Option<PageInfo>,
     entries: Vec<Entry>,
@@ -90,6 +133,9 @@ pub struct Resolution {
     calls: Vec<Call>,
     effects: Effects,
     segment: Segment,
+    /// `effects.errors` already told to the host's `onResolveError`.
+    reported_errors: usize,
+    done: bool,
 }
 
 impl Resolution {
@@ -99,8 +145,9 @@ impl Resolution {
         snapshot: Arc<Snapshot>,
         config: Arc<ResolveConfig>,
         request: Request,
-        caches: &Caches,
+        caches: &Arc<Caches>,
         options: RequestOptions,
+        host: &dyn Host,
     ) -> Resolution {
         let overrides = Overrides::from_request(&request);
         let mut segment = Segment::from_request(&request);
@@ -120,7 +167,7 @@ impl Resolution {
         };
         if let Some(page) = &found {
             // The page cache only serves requests that force nothing and carry no adapter.
-            let cacheable = use_caches && overrides.is_empty() && options.feature_flags.is_none();
+            let cacheable = use_caches && overrides.is_empty() && host.feature_flags().is_none();
             let cache_key = || format!("{}\u{0}{:?}", page.name, page.params);
             let cached = cacheable
                 .then(|| {
@@ -138,7 +185,7 @@ impl Resolution {
                         &request,
                         page,
                         &overrides,
-                        &options,
+                        host,
                         &mut segment,
                         layout_cache.as_deref(),
                     );
@@ -165,10 +212,11 @@ impl Resolution {
             }
         }
         let used = used_calls(&pass);
-        Resolution {
+        let mut resolution = Resolution {
             snapshot,
             config,
             request,
+            caches: caches.clone(),
             layout_cache,
             page: found,
             entries: pass.entries,
@@ -187,19 +235,106 @@ impl Resolution {
                     } else {
                         CallState::Answered(Value::Null)
                     },
+                    slot: None,
+                    refreshing: false,
                 })
                 .collect(),
             effects: pass.effects,
             segment,
+            reported_errors: 0,
+            done: false,
+        };
+        for event in &resolution.effects.errors {
+            host.on_resolve_error(event);
+        }
+        resolution.reported_errors = resolution.effects.errors.len();
+        resolution
+    }
+
+    /// The next round of loaders whose props are complete, or the finished page. Fresh loader
+    /// cache hits are answered here and never handed out; stale hits answer the page at once
+    /// and are handed out as `refresh` calls. Every call of a round must be answered with
+    /// [`Resolution::provide`] before calling `next` again; a call left unanswered counts as a
+    /// failed loader. Errors recorded so far go to the host's `onResolveError`.
+    #[allow(clippy::should_implement_trait)] // a state machine step, not an iterator
+    pub fn next(&mut self, host: &dyn Host) -> Result<Step, ResolutionMisuse> {
+        if self.done {
+            return Err(ResolutionMisuse::Finished);
+        }
+        let step = self.step();
+        self.report_errors(&step, host);
+        Ok(step)
+    }
+
+    /// The result of loader call `id`: its value, or an error message (the value becomes
+    /// `null` — or the loader cache's stale value when one may still be served —, an
+    /// `onResolveError` effect is recorded and the page is marked degraded). Misuse is an
+    /// error: a call never handed out, answered twice, or after the page was done.
+    pub fn provide(
+        &mut self,
+        id: CallId,
+        result: Result<Value, String>,
+    ) -> Result<(), ResolutionMisuse> {
+        if self.done {
+            return Err(ResolutionMisuse::Finished);
+        }
+        let call = self
+            .calls
+            .get(id)
+            .ok_or(ResolutionMisuse::UnknownCall(id))?;
+        match call.state {
+            CallState::Asked => {}
+            CallState::Answered(_) if call.refreshing => {}
+            CallState::Answered(_) => return Err(ResolutionMisuse::AlreadyAnswered(id)),
+            CallState::Waiting => return Err(ResolutionMisuse::UnknownCall(id)),
+        }
+        self.answer(id, result);
+        Ok(())
+    }
+
+    /// Drives the whole resolution with a synchronous loader function and no host callbacks.
+    pub fn run(self, loader: impl FnMut(&LoaderCall) -> Result<Value, String>) -> ResolvedPage {
+        self.run_with(&NoHost, loader)
+    }
+
+    /// Drives the whole resolution with a synchronous loader function and `host`'s callbacks.
+    pub fn run_with(
+        mut self,
+        host: &dyn Host,
+        mut loader: impl FnMut(&LoaderCall) -> Result<Value, String>,
+    ) -> ResolvedPage {
+        loop {
+            let step = self.step();
+            self.report_errors(&step, host);
+            match step {
+                Step::NeedLoaders(calls) => {
+                    for call in &calls {
+                        let result = loader(call);
+                        self.answer(call.id, result);
+                    }
+                }
+                Step::Done(page) => return *page,
+            }
         }
     }
 
-    /// The next round of loaders whose props are complete, or the finished page. Every call of
-    /// a round must be answered with [`Resolution::provide`] before calling `next` again; a call
-    /// left unanswered counts as a failed loader.
-    #[allow(clippy::should_implement_trait)] // a state machine step, not an iterator
-    pub fn next(&mut self) -> Step {
+    /// Tells the host of errors recorded since the last report (a finished page holds them
+    /// all).
+    fn report_errors(&mut self, step: &Step, host: &dyn Host) {
+        let errors = match step {
+            Step::Done(page) => &page.effects.errors,
+            Step::NeedLoaders(_) => &self.effects.errors,
+        };
+        for event in errors.iter().skip(self.reported_errors) {
+            host.on_resolve_error(event);
+        }
+        self.reported_errors = errors.len();
+    }
+
+    /// One step of the state machine (the caller checked it is not done).
+    fn step(&mut self) -> Step {
         for call in &mut self.calls {
+            call.refreshing = false;
             if matches!(call.state, CallState::Asked) {
                 call.state = CallState::Answered(Value::Null);
                 self.effects.error(
@@ -210,64 +345,133 @@ impl Resolution {
                 self.effects.degraded = true;
             }
         }
+        let now_ms = u64::try_from(self.request.now.timestamp_millis()).unwrap_or(0);
         let mut round = Vec::new();
-        for id in 0..self.calls.len() {
-            if !matches!(self.calls[id].state, CallState::Waiting) {
-                continue;
-            }
-            let props = self.calls[id]
-                .props
-                .materialize(&|dep| answered(&self.calls, dep));
-            if let Some(props) = props {
+        // A cache hit answers a call at once and may complete the props of later calls.
+        let mut progressed = true;
+        while progressed {
+            progressed = false;
+            for id in 0..self.calls.len() {
+                if !matches!(self.calls[id].state, CallState::Waiting) {
+                    continue;
+                }
+                let Some(props) = self.calls[id]
+                    .props
+                    .materialize(&|dep| answered(&self.calls, dep))
+                else {
+                    continue;
+                };
                 let props = loader_props::inject(props.unwrap_or(Value::Null), &self.request);
-                self.calls[id].state = CallState::Asked;
+                let call = &mut self.calls[id];
+                let cached = self.config.cached_loaders.get(&call.key).map(|freshness| {
+                    let key = LoaderKey::new(&call.key, &props);
+                    let lookup = self.caches.loaders.lookup(&key, now_ms);
+                    (key, *freshness, lookup)
+                });
+                let refresh = match cached {
+                    None => {
+                        call.state = CallState::Asked;
+                        false
+                    }
+                    Some((_, _, Lookup::Hit(value))) => {
+                        call.state = CallState::Answered(value);
+                        progressed = true;
+                        continue;
+                    }
+                    Some((key, freshness, Lookup::Stale { value, refresh })) => {
+                        call.state = CallState::Answered(value);
+                        progressed = true;
+                        let Some(ticket) = refresh else { continue };
+                        call.slot = Some(CacheSlot {
+                            key,
+                            ticket,
+                            freshness,
+                        });
+                        call.refreshing = true;
+                        true
+                    }
+                    Some((key, freshness, Lookup::Miss(ticket))) => {
+                        call.state = CallState::Asked;
+                        call.slot = Some(CacheSlot {
+                            key,
+                            ticket,
+                            freshness,
+                        });
+                        false
+                    }
+                };
                 round.push(LoaderCall {
                     id,
-                    key: self.calls[id].key.clone(),
+                    key: call.key.clone(),
                     props,
+                    refresh,
                 });
             }
         }
         if round.is_empty() {
+            self.done = true;
             Step::Done(Box::new(self.assemble()))
         } else {
             Step::NeedLoaders(round)
         }
     }
 
-    /// The result of loader call `id`: its value, or an error message (the value becomes
-    /// `null`, an `onResolveError` effect is recorded and the page is marked degraded).
-    pub fn provide(&mut self, id: CallId, result: Result<Value, String>) {
+    /// Records the answer of a call handed out by [`Resolution::step`].
+    fn answer(&mut self, id: CallId, result: Result<Value, String>) {
+        let now_ms = u64::try_from(self.request.now.timestamp_millis()).unwrap_or(0);
+        let cache: &LoaderCache = &self.caches.loaders;
         let Some(call) = self.calls.get_mut(id) else {
             return;
         };
-        let value = match result {
-            Ok(v) => v,
-            Err(message) => {
-                self.effects.error(&call.key, "Commerce loader", message);
-                self.effects.degraded = true;
-                Value::Null
-            }
-        };
-        call.state = CallState::Answered(value);
-    }
-
-    /// Drives the whole resolution with a synchronous loader function.
-    pub fn run(
-        mut self,
-        mut loader: impl FnMut(&LoaderCall) -> Result<Value, String>,
-    ) -> ResolvedPage {
-        loop {
-            match self.next() {
-                Step::NeedLoaders(calls) => {
-                    for call in &calls {
-                        let result = loader(call);
-                        self.provide(call.id, result);
+        let slot = call.slot.take();
+        if call.refreshing {
+            // The page already has the stale value: the answer only refreshes the cache.
+            call.refreshing = false;
+            if let Some(slot) = slot {
+                match result {
+                    Ok(value) => {
+                        cache.store(&slot.key, value, slot.freshness, slot.ticket, now_ms);
+                    }
+                    Err(message) => {
+                        cache.fail(&slot.key, slot.ticket, now_ms);
+                        self.effects.warn(format!(
+                            "{}: refresh failed, the cached value was served: {message}",
+                            call.key
+                        ));
                     }
                 }
-                Step::Done(page) => return *page,
             }
+            return;
         }
+        let value = match result {
+            Ok(value) => {
+                if let Some(slot) = slot {
+                    cache.store(
+                        &slot.key,
+                        value.clone(),
+                        slot.freshness,
+                        slot.ticket,
+                        now_ms,
+                    );
+                }
+                value
+            }
+            Err(message) => match slot.and_then(|s| cache.fail(&s.key, s.ticket, now_ms)) {
+                Some(stale) => {
+                    self.effects.warn(format!(
+                        "{}: the loader failed, a stale cached value was served: {message}",
+                        call.key
+                    ));
+                    stale
+                }
+                None => {
+                    self.effects.error(&call.key, "Commerce loader", message);
+                    self.effects.degraded = true;
+                    Value::Null
+                }
+            },
+        };
+        call.state = CallState::Answered(value);
     }
 
     fn assemble(&mut self) -> ResolvedPage {
@@ -409,22 +613,18 @@ fn first_pass(
     request: &Request,
     page: &PageInfo,
     overrides: &Overrides,
-    options: &RequestOptions,
+    host: &dyn Host,
     segment: &mut Segment,
     layout_cache: Option<&LayoutCache>,
 ) -> FirstPass {
     let mut effects = Effects::default();
-    let flags = options
-        .feature_flags
-        .as_deref()
-        .map(|f| f as &dyn FeatureFlagAdapter);
     let mut resolver = Resolver::new(
         snapshot,
         config,
         request,
         &page.params,
         overrides,
-        flags,
+        host,
         segment,
         &mut effects,
     );

@@ -5,6 +5,7 @@ use super::config::ResolveConfig;
 use super::layout_cache::LayoutCache;
 use super::resolution::{Caches, RequestOptions, Resolution};
 use crate::content::{ContentStore, ReloadError, ReloadResponse, Snapshot};
+use crate::host::{Host, NoHost};
 use crate::loader_cache::LoaderCache;
 use crate::request::Request;
 use chrono::{DateTime, Utc};
@@ -55,19 +56,26 @@ impl Runtime {
         &self.config
     }
 
-    /// Starts resolving the page for `request` (the synchronous pass runs now).
+    /// Starts resolving the page for `request` with no host callbacks (the synchronous pass
+    /// runs now).
     pub fn resolve_page(&self, request: Request) -> Resolution {
-        self.resolve_page_with(request, RequestOptions::default())
+        self.resolve_page_with(request, RequestOptions::default(), &NoHost)
     }
 
-    /// Starts resolving with per-request options.
-    pub fn resolve_page_with(&self, request: Request, options: RequestOptions) -> Resolution {
+    /// Starts resolving with per-request options and the host's callbacks.
+    pub fn resolve_page_with(
+        &self,
+        request: Request,
+        options: RequestOptions,
+        host: &dyn Host,
+    ) -> Resolution {
         Resolution::for_page(
             self.store.current(),
             self.config.clone(),
             request,
             &self.caches,
             options,
+            host,
         )
     }
 
