@@ -2,24 +2,20 @@
 //! read off its transport.
 
 use crate::uri::decode_uri_component;
-use serde::Deserialize;
 
 /// An HTTP request as the admin protocol sees it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AdminRequest {
     /// The method (`GET`, `POST`, ...), compared ignoring ASCII case.
     pub method: String,
     /// The path, percent-encoded as it arrived (`/live/previews/site%2Fsections%2FHero.tsx`).
     pub path: String,
     /// The query without `?` (empty when there is none).
-    #[serde(default)]
     pub query: String,
     /// Header pairs in arrival order; a name may repeat. Names compare ignoring ASCII case.
-    #[serde(default)]
     pub headers: Vec<(String, String)>,
     /// The body. A host may stop reading once it holds more than
     /// [`AdminConfig::body_limit`](super::AdminConfig::body_limit) bytes.
-    #[serde(default)]
     pub body: Vec<u8>,
 }
 
