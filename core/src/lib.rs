@@ -3,6 +3,7 @@
 //! Content is a flat map of JSON blocks held in immutable snapshots; resolving a request is a
 //! state machine that hands loader calls to its host and never does I/O itself.
 
+pub mod admin;
 pub mod check;
 pub mod config;
 pub mod content;

@@ -1,0 +1,89 @@
+//! What the admin protocol needs from the configuration: the development flag, the tokens and
+//! the body limits.
+
+use crate::config::{PlatformConfig, Secret, WorkerOptions};
+use std::collections::HashMap;
+
+/// Default largest `POST /.sitefile` body: 64 MiB (the largest real site is about 7 MB).
+pub const DEFAULT_RELOAD_MAX_BYTES: usize = 64 * 1024 * 1024;
+/// Default largest body of the other admin endpoints: 16 MiB (a preview may carry a whole
+/// content overlay).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// The purge token's state.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum PurgeToken {
+    /// `purgeTokenEnv: false`: the purge endpoints answer 404.
+    Disabled,
+    /// The variable is unset or empty: every purge is refused with 401.
+    #[default]
+    Unset,
+    /// Purges need `Authorization: Bearer <token>`.
+    Token(Secret),
+}
+
+/// The admin protocol's configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminConfig {
+    /// `NODE_ENV=development`: no reload token needed, stack traces in invoke errors.
+    pub development: bool,
+    /// `PLATFORM_RELEASE_RELOAD_TOKEN`.
+    pub reload_token: Option<Secret>,
+    /// The value of the variable named by `purgeTokenEnv`.
+    pub purge_token: PurgeToken,
+    /// Largest `POST /.sitefile` body ([`DEFAULT_RELOAD_MAX_BYTES`]).
+    pub reload_max_bytes: usize,
+    /// Largest body of the other endpoints ([`DEFAULT_MAX_BODY_BYTES`]).
+    pub max_body_bytes: usize,
+    /// The empty preview frame served by `GET /live/previews` (`previewShell`); `None` builds one
+    /// from `render_head`.
+    pub preview_shell: Option<String>,
+    /// HTML placed in the `<head>` of every preview and render document (stylesheets, fonts).
+    pub render_head: String,
+}
+
+impl Default for AdminConfig {
+    fn default() -> AdminConfig {
+        AdminConfig {
+            development: false,
+            reload_token: None,
+            purge_token: PurgeToken::Unset,
+            reload_max_bytes: DEFAULT_RELOAD_MAX_BYTES,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            preview_shell: None,
+            render_head: String::new(),
+        }
+    }
+}
+
+impl AdminConfig {
+    /// The configuration from the environment (`platform`, read from `vars`), the worker options
+    /// and the raw variables (the purge token lives in the variable `purgeTokenEnv` names).
+    pub fn new(
+        platform: &PlatformConfig,
+        worker: &WorkerOptions,
+        vars: &HashMap<String, String>,
+    ) -> AdminConfig {
+        AdminConfig {
+            development: platform.is_development(),
+            reload_token: platform.runtime.release_reload_token.clone(),
+            purge_token: match worker.purge_token(vars) {
+                Err(()) => PurgeToken::Disabled,
+                Ok(None) => PurgeToken::Unset,
+                Ok(Some(token)) => PurgeToken::Token(Secret::new(token)),
+            },
+            preview_shell: worker.preview_shell.clone(),
+            ..AdminConfig::default()
+        }
+    }
+
+    /// The largest body accepted on `path`; a host may stop reading past it and hand over what it
+    /// read (more than the limit is answered 413).
+    pub fn body_limit(&self, path: &str) -> usize {
+        if super::route::is_sitefile(path) {
+            self.reload_max_bytes
+        } else {
+            self.max_body_bytes
+        }
+    }
+}

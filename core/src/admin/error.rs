@@ -1,0 +1,81 @@
+//! The one error body of every admin response: `{"error": {"code", "message"}}`, with a stable
+//! code per condition.
+
+use super::cors::Cors;
+use super::response::AdminResponse;
+use serde::Serialize;
+
+/// Why an admin request failed; each has a stable `code` and an HTTP status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdminErrorCode {
+    /// 401: the token is missing, wrong, or not configured.
+    Unauthorized,
+    /// 404: purging is disabled (`purgeTokenEnv: false`).
+    PurgeDisabled,
+    /// 404: no loader or action is registered under the invoked key.
+    UnknownHandler,
+    /// 405: the route does not take this method (see `Allow`).
+    MethodNotAllowed,
+    /// 400: the body is not JSON, or nests too deep.
+    InvalidJson,
+    /// 400: the body is JSON of the wrong shape.
+    InvalidBody,
+    /// 413: the body is larger than the configured limit.
+    BodyTooLarge,
+    /// 415: a body encoding the endpoint does not read.
+    UnsupportedMediaType,
+    /// 500: the invoked loader or action failed.
+    InvokeFailed,
+    /// 503: no schema has been set.
+    SchemaNotInitialized,
+}
+
+impl AdminErrorCode {
+    /// The HTTP status of this error.
+    pub fn status(self) -> u16 {
+        match self {
+            AdminErrorCode::Unauthorized => 401,
+            AdminErrorCode::PurgeDisabled | AdminErrorCode::UnknownHandler => 404,
+            AdminErrorCode::MethodNotAllowed => 405,
+            AdminErrorCode::InvalidJson | AdminErrorCode::InvalidBody => 400,
+            AdminErrorCode::BodyTooLarge => 413,
+            AdminErrorCode::UnsupportedMediaType => 415,
+            AdminErrorCode::InvokeFailed => 500,
+            AdminErrorCode::SchemaNotInitialized => 503,
+        }
+    }
+}
+
+/// An admin error: the body's `error` object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AdminError {
+    /// The stable code.
+    pub code: AdminErrorCode,
+    /// A human-readable message.
+    pub message: String,
+    /// The failure's stack trace (invoke errors in development only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stack: Option<String>,
+}
+
+impl AdminError {
+    /// An error without a stack trace.
+    pub fn new(code: AdminErrorCode, message: impl Into<String>) -> AdminError {
+        AdminError {
+            code,
+            message: message.into(),
+            stack: None,
+        }
+    }
+
+    /// `{"error": {...}}` as a JSON value (also the shape of one failed call in a batch).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({ "error": self })
+    }
+
+    /// The response carrying this error, with its status.
+    pub(crate) fn into_response(self, cors: &Cors) -> AdminResponse {
+        AdminResponse::json(self.code.status(), &self.to_json(), cors)
+    }
+}

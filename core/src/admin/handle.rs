@@ -1,0 +1,96 @@
+//! The entry point: a request in, an outcome out.
+
+use super::config::AdminConfig;
+use super::cors::Cors;
+use super::error::{AdminError, AdminErrorCode};
+use super::invoke::{self, InvokeJob};
+use super::meta::meta;
+use super::preview::{self, PreviewJob};
+use super::purge::{self, PurgeJob};
+use super::request::AdminRequest;
+use super::response::AdminResponse;
+use super::route::Route;
+use super::site::AdminSite;
+use super::sitefile::{self, ReloadJob};
+use chrono::{DateTime, Utc};
+
+/// What the host does with an admin request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AdminOutcome {
+    /// Not an admin route: the host handles the request as it would without the admin protocol.
+    Pass,
+    /// Send this response.
+    Respond(AdminResponse),
+    /// The content was reloaded: with Fast Deploy write the snapshot to the key-value store, then
+    /// send [`ReloadJob::finish`].
+    Reloaded(ReloadJob),
+    /// Delete [`PurgeJob::keys`] from the edge cache storage, then send [`PurgeJob::finish`].
+    Purge(PurgeJob),
+    /// Resolve and render the job's target, then send [`PreviewJob::finish`].
+    Preview(PreviewJob),
+    /// Run the job's calls, then send [`InvokeJob::finish`].
+    Invoke(InvokeJob),
+}
+
+/// Handles one admin request against `site` at `now` (the time a reload records). Every
+/// response carries CORS headers; `OPTIONS` on an admin route is answered 204; a method the route
+/// does not take is 405 with `Allow`.
+pub fn handle<S: AdminSite + ?Sized>(
+    site: &S,
+    config: &AdminConfig,
+    request: &AdminRequest,
+    now: DateTime<Utc>,
+) -> AdminOutcome {
+    let Some(route) = Route::parse(&request.path) else {
+        return AdminOutcome::Pass;
+    };
+    let cors = Cors::for_request(request);
+    if request.is("OPTIONS") {
+        let mut response = AdminResponse::empty(204, &cors);
+        response.set_header("Allow", &route.allow());
+        return AdminOutcome::Respond(response);
+    }
+    if !route.methods().iter().any(|m| request.is(m)) {
+        let allow = route.allow();
+        let error = AdminError::new(
+            AdminErrorCode::MethodNotAllowed,
+            format!("Method {} is not allowed here; use {allow}", request.method),
+        );
+        let mut response = error.into_response(&cors);
+        response.set_header("Allow", &allow);
+        return AdminOutcome::Respond(response);
+    }
+    let outcome = match &route {
+        Route::Meta => meta(site, request, &cors).map(AdminOutcome::Respond),
+        Route::Sitefile if request.is("GET") => {
+            Ok(AdminOutcome::Respond(sitefile::read(site, request, &cors)))
+        }
+        Route::Sitefile => {
+            sitefile::reload(site, config, request, now, &cors).map(AdminOutcome::Reloaded)
+        }
+        Route::PreviewShell => Ok(AdminOutcome::Respond(preview::shell(config, &cors))),
+        Route::Preview(target) => {
+            preview::parse(Some(target), &site.snapshot(), config, request, &cors)
+                .map(AdminOutcome::Preview)
+        }
+        Route::Render => preview::parse(None, &site.snapshot(), config, request, &cors)
+            .map(AdminOutcome::Preview),
+        Route::Invoke(key) => {
+            invoke::parse(Some(key), config, request, &cors).map(AdminOutcome::Invoke)
+        }
+        Route::InvokeBatch => invoke::parse(None, config, request, &cors).map(AdminOutcome::Invoke),
+        Route::Liveness => Ok(AdminOutcome::Respond(AdminResponse::text(200, "OK", &cors))),
+        Route::Purge => purge::purge(site, config, request, &cors).map(AdminOutcome::Purge),
+        Route::PurgeLoaders => {
+            purge::purge_loaders(site, config, request, &cors).map(AdminOutcome::Respond)
+        }
+    };
+    outcome.unwrap_or_else(|error| {
+        let unauthorized = error.code == AdminErrorCode::Unauthorized;
+        let mut response = error.into_response(&cors);
+        if unauthorized && matches!(route, Route::Purge | Route::PurgeLoaders) {
+            response.set_header("WWW-Authenticate", "Bearer");
+        }
+        AdminOutcome::Respond(response)
+    })
+}

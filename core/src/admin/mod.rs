@@ -1,0 +1,42 @@
+//! The admin protocol as request → outcome, without I/O.
+//!
+//! A host turns its HTTP request into an [`AdminRequest`] and calls [`handle`] with its site
+//! (an [`AdminSite`]), an [`AdminConfig`] and the current time. The [`AdminOutcome`] is either
+//! final (a response to send, or [`AdminOutcome::Pass`] for a path that is not an admin route)
+//! or a job the host finishes: write a reloaded snapshot to the key-value store, delete purged
+//! cache entries, render a preview, or run loader and action calls. Each job's `finish` builds
+//! the response. Routing, methods, tokens, ETags, CORS, body bounds and error bodies are decided
+//! here, once, for every binding.
+
+mod auth;
+mod body;
+mod config;
+mod cors;
+mod error;
+mod etag;
+mod handle;
+mod html;
+mod invoke;
+mod meta;
+mod preview;
+mod purge;
+mod request;
+mod response;
+mod route;
+mod schema;
+mod site;
+mod sitefile;
+
+pub use config::{AdminConfig, DEFAULT_MAX_BODY_BYTES, DEFAULT_RELOAD_MAX_BYTES, PurgeToken};
+pub use cors::{CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, Cors};
+pub use error::{AdminError, AdminErrorCode};
+pub use etag::if_none_match;
+pub use handle::{AdminOutcome, handle};
+pub use invoke::{InvokeCall, InvokeJob, InvokeResult, InvokeShape};
+pub use preview::{OVERLAY_KEY, PAGE_COMPONENT, PreviewJob, RenderedSection};
+pub use purge::PurgeJob;
+pub use request::AdminRequest;
+pub use response::{AdminResponse, NO_STORE, REVALIDATE};
+pub use schema::{Schema, SchemaError};
+pub use site::AdminSite;
+pub use sitefile::{ReloadJob, revision_etag};

@@ -1,0 +1,74 @@
+//! `POST /_cache/purge` (edge entries of paths) and `POST /_cache/purge-loaders`.
+
+use super::auth::check_purge;
+use super::body::{check_size, parse_object};
+use super::config::AdminConfig;
+use super::cors::Cors;
+use super::error::{AdminError, AdminErrorCode};
+use super::request::AdminRequest;
+use super::response::AdminResponse;
+use super::site::AdminSite;
+use serde_json::json;
+
+/// An edge purge that has been taken out of the purge index: the host deletes `keys` from its
+/// cache storage, then sends [`PurgeJob::finish`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PurgeJob {
+    keys: Vec<String>,
+    response: AdminResponse,
+}
+
+impl PurgeJob {
+    /// The cache keys to delete, sorted.
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
+
+    /// The 200 response: `{"purged": [keys], "total": n}`.
+    pub fn finish(self) -> AdminResponse {
+        self.response
+    }
+}
+
+/// `POST /_cache/purge` with `{"paths": ["/", "/p?x=1"]}`; other fields are ignored (every
+/// variant of a path is purged).
+pub(crate) fn purge<S: AdminSite + ?Sized>(
+    site: &S,
+    config: &AdminConfig,
+    request: &AdminRequest,
+    cors: &Cors,
+) -> Result<PurgeJob, AdminError> {
+    check_purge(config, request)?;
+    check_size(&request.body, config.max_body_bytes)?;
+    let bad = || {
+        AdminError::new(
+            AdminErrorCode::InvalidBody,
+            "The body must include \"paths\": a non-empty array of paths starting with /",
+        )
+    };
+    let body = parse_object(&request.body, "The purge body")?.ok_or_else(bad)?;
+    let paths: Vec<&str> = body
+        .get("paths")
+        .and_then(|p| p.as_array())
+        .filter(|p| !p.is_empty())
+        .and_then(|p| p.iter().map(|v| v.as_str()).collect::<Option<_>>())
+        .filter(|p: &Vec<&str>| p.iter().all(|s| s.starts_with('/')))
+        .ok_or_else(bad)?;
+    let mut keys: Vec<String> = paths.iter().flat_map(|p| site.purge_edge(p)).collect();
+    keys.sort();
+    keys.dedup();
+    let response = AdminResponse::json(200, &json!({ "purged": keys, "total": keys.len() }), cors);
+    Ok(PurgeJob { keys, response })
+}
+
+/// `POST /_cache/purge-loaders`: clears the loader cache (the body is not read).
+pub(crate) fn purge_loaders<S: AdminSite + ?Sized>(
+    site: &S,
+    config: &AdminConfig,
+    request: &AdminRequest,
+    cors: &Cors,
+) -> Result<AdminResponse, AdminError> {
+    check_purge(config, request)?;
+    site.purge_loaders();
+    Ok(AdminResponse::json(200, &json!({ "cleared": true }), cors))
+}

@@ -1,0 +1,110 @@
+//! Which admin route a path names, and the methods it takes.
+
+/// An admin route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// `/live/_meta`, `/platform/meta`.
+    Meta,
+    /// `/.sitefile`, `/platform/sitefile`.
+    Sitefile,
+    /// `/live/previews`, `/platform/previews` (with or without a trailing slash).
+    PreviewShell,
+    /// `/live/previews/<target>`, `/platform/previews/<target>` (target still encoded).
+    Preview(String),
+    /// `/platform/render`.
+    Render,
+    /// `/platform/invoke/<key>` (key still encoded).
+    Invoke(String),
+    /// `/platform/invoke`.
+    InvokeBatch,
+    /// `/platform/_liveness`.
+    Liveness,
+    /// `/_cache/purge`.
+    Purge,
+    /// `/_cache/purge-loaders`.
+    PurgeLoaders,
+}
+
+const PREVIEW_PREFIXES: [&str; 2] = ["/live/previews", "/platform/previews"];
+
+/// Whether `path` is the content route (its body limit is the reload limit).
+pub(crate) fn is_sitefile(path: &str) -> bool {
+    matches!(path, "/.sitefile" | "/platform/sitefile")
+}
+
+impl Route {
+    /// The route `path` names; `None` for a path that is not an admin route.
+    pub(crate) fn parse(path: &str) -> Option<Route> {
+        if is_sitefile(path) {
+            return Some(Route::Sitefile);
+        }
+        let route = match path {
+            "/live/_meta" | "/platform/meta" => Route::Meta,
+            "/platform/render" => Route::Render,
+            "/platform/invoke" | "/platform/invoke/" => Route::InvokeBatch,
+            "/platform/_liveness" => Route::Liveness,
+            "/_cache/purge" => Route::Purge,
+            "/_cache/purge-loaders" => Route::PurgeLoaders,
+            _ => {
+                if let Some(key) = path.strip_prefix("/platform/invoke/") {
+                    return Some(Route::Invoke(key.to_string()));
+                }
+                let rest = PREVIEW_PREFIXES
+                    .iter()
+                    .find_map(|prefix| path.strip_prefix(prefix))?;
+                return match rest {
+                    "" | "/" => Some(Route::PreviewShell),
+                    _ => rest
+                        .strip_prefix('/')
+                        .map(|target| Route::Preview(target.to_string())),
+                };
+            }
+        };
+        Some(route)
+    }
+
+    /// The methods the route takes (besides `OPTIONS`, which every route answers).
+    pub(crate) fn methods(&self) -> &'static [&'static str] {
+        match self {
+            Route::Meta | Route::PreviewShell | Route::Liveness => &["GET"],
+            Route::Sitefile | Route::Preview(_) | Route::Render => &["GET", "POST"],
+            Route::Invoke(_) | Route::InvokeBatch | Route::Purge | Route::PurgeLoaders => &["POST"],
+        }
+    }
+
+    /// The `Allow` header of a 405: the route's methods and `OPTIONS`.
+    pub(crate) fn allow(&self) -> String {
+        let mut methods = self.methods().to_vec();
+        methods.push("OPTIONS");
+        methods.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_and_passes() {
+        assert_eq!(Route::parse("/live/_meta"), Some(Route::Meta));
+        assert_eq!(Route::parse("/platform/sitefile"), Some(Route::Sitefile));
+        assert_eq!(Route::parse("/live/previews/"), Some(Route::PreviewShell));
+        assert_eq!(
+            Route::parse("/platform/previews/a%2Fb"),
+            Some(Route::Preview("a%2Fb".into()))
+        );
+        assert_eq!(
+            Route::parse("/platform/invoke/site/loaders/x.ts"),
+            Some(Route::Invoke("site/loaders/x.ts".into()))
+        );
+        for path in [
+            "/",
+            "/live/previewsx",
+            "/platform/other",
+            "/_cache",
+            "/.sitefile/x",
+        ] {
+            assert_eq!(Route::parse(path), None, "{path}");
+        }
+    }
+}

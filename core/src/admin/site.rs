@@ -1,0 +1,27 @@
+//! What the admin protocol needs from a site. The `Site` facade implements it; tests implement it
+//! on the core's own pieces.
+
+use super::schema::Schema;
+use crate::content::{ReloadError, ReloadResponse, Snapshot};
+use chrono::{DateTime, Utc};
+use std::sync::Arc;
+
+/// A site the admin protocol reads and changes.
+pub trait AdminSite {
+    /// The snapshot serving now (content map and revision).
+    fn snapshot(&self) -> Arc<Snapshot>;
+
+    /// The schema document, `None` until the host sets one (`/live/_meta` answers 503).
+    fn schema(&self) -> Option<Arc<Schema>>;
+
+    /// Applies a reload body (delta or full) at `now`: swaps the content, clears the loader cache
+    /// and every content-derived cache. A refused body leaves the content unchanged.
+    fn reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadResponse, ReloadError>;
+
+    /// Removes a purge target (`/path` or `/path?query`) from the edge purge index and returns
+    /// the cache keys the host must delete from its storage.
+    fn purge_edge(&self, target: &str) -> Vec<String>;
+
+    /// Clears the loader cache.
+    fn purge_loaders(&self);
+}

@@ -1,0 +1,259 @@
+//! The admin protocol through the public API: configuration, schema ETags, reload sequences
+//! and the host-facing jobs. The status rows live in `tests/conformance/admin/*.json`.
+
+mod admin_site;
+
+use admin_site::TestSite;
+use chrono::{DateTime, Utc};
+use serde_json::json;
+use sitefile_core::Device;
+use sitefile_core::admin::{
+    AdminConfig, AdminErrorCode, AdminOutcome, AdminRequest, AdminResponse, AdminSite,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_RELOAD_MAX_BYTES, InvokeResult, PurgeToken, Schema,
+    SchemaError, handle,
+};
+use sitefile_core::config::{PlatformConfig, WorkerOptions};
+use sitefile_core::value::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+fn now() -> DateTime<Utc> {
+    "2026-11-22T10:00:00Z".parse().unwrap()
+}
+
+fn respond(outcome: AdminOutcome) -> AdminResponse {
+    match outcome {
+        AdminOutcome::Respond(r) => r,
+        AdminOutcome::Reloaded(job) => job.finish(false),
+        other => panic!("expected a response, got {other:?}"),
+    }
+}
+
+fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn config_for(pairs: &[(&str, &str)], options: &WorkerOptions) -> AdminConfig {
+    let env = vars(pairs);
+    AdminConfig::new(&PlatformConfig::from_env(&env).unwrap(), options, &env)
+}
+
+#[test]
+fn config_comes_from_the_environment_and_options() {
+    let defaults = WorkerOptions::default();
+    let c = config_for(
+        &[
+            ("NODE_ENV", "development"),
+            ("PLATFORM_RELEASE_RELOAD_TOKEN", "r"),
+            ("PURGE_TOKEN", "p"),
+        ],
+        &defaults,
+    );
+    assert!(c.development);
+    assert_eq!(c.reload_token.as_ref().map(|s| s.expose()), Some("r"));
+    assert!(matches!(&c.purge_token, PurgeToken::Token(t) if t.expose() == "p"));
+    let debug = format!("{c:?}");
+    assert!(
+        !debug.contains("\"r\"") && !debug.contains("\"p\""),
+        "{debug}"
+    );
+
+    let c = config_for(&[("PURGE_TOKEN", "")], &defaults);
+    assert!(!c.development);
+    assert_eq!(c.purge_token, PurgeToken::Unset);
+    let off = WorkerOptions {
+        purge_token_env: None,
+        ..WorkerOptions::default()
+    };
+    assert_eq!(
+        config_for(&[("PURGE_TOKEN", "p")], &off).purge_token,
+        PurgeToken::Disabled
+    );
+    assert_eq!(c.body_limit("/.sitefile"), DEFAULT_RELOAD_MAX_BYTES);
+    assert_eq!(c.body_limit("/platform/sitefile"), DEFAULT_RELOAD_MAX_BYTES);
+    assert_eq!(c.body_limit("/platform/invoke"), DEFAULT_MAX_BODY_BYTES);
+}
+
+#[test]
+fn schema_etag_is_a_hash_of_the_document() {
+    let a =
+        Schema::from_json(br#"{"schema":{"x":1,"y":[1]},"manifest":{"blocks":{"sections":{}}}}"#)
+            .unwrap();
+    let b = Schema::from_json(
+        b"{ \"manifest\": {\"blocks\": {}}, \"schema\": {\"y\": [1], \"x\": 1}, \"etag\": \"old\" }",
+    )
+    .unwrap();
+    let c = Schema::from_json(br#"{"schema":{"x":2},"manifest":{}}"#).unwrap();
+    assert_eq!(
+        a.etag(),
+        b.etag(),
+        "key order, whitespace and a stale etag do not count"
+    );
+    assert_ne!(a.etag(), c.etag());
+    assert!(a.etag().starts_with("\"meta-") && a.etag().ends_with('"'));
+    let body: serde_json::Value = serde_json::from_slice(b.body()).unwrap();
+    assert_eq!(body["etag"], json!(b.etag()));
+    assert_eq!(body["manifest"]["blocks"]["sections"], json!({}));
+    for bad in [
+        &b"[]"[..],
+        br#"{"schema":{}}"#,
+        br#"{"manifest":{}}"#,
+        br#"{"schema":{},"manifest":{"blocks":[]}}"#,
+    ] {
+        assert!(matches!(Schema::from_json(bad), Err(SchemaError::Shape(_))));
+    }
+    assert!(matches!(Schema::from_json(b"{"), Err(SchemaError::Json(_))));
+}
+
+#[test]
+fn a_reload_changes_the_etag_and_a_refused_one_changes_nothing() {
+    let site = TestSite::new(&json!({"a": {"x": 1}}), WorkerOptions::default());
+    let config = config_for(
+        &[("PLATFORM_RELEASE_RELOAD_TOKEN", "t")],
+        &WorkerOptions::default(),
+    );
+    let get = |tag: &str| {
+        respond(handle(
+            &site,
+            &config,
+            &AdminRequest::new("GET", "/.sitefile").with_header("If-None-Match", tag),
+            now(),
+        ))
+    };
+    let first = get("").header("ETag").unwrap().to_string();
+    assert_eq!(get(&first).status, 304);
+
+    let before = site.snapshot();
+    let bad = AdminRequest::new("POST", "/.sitefile")
+        .with_header("Authorization", "t")
+        .with_body(&b"{\"blocks\": [1"[..]);
+    let refused = respond(handle(&site, &config, &bad, now()));
+    assert_eq!(refused.status, 400);
+    assert!(
+        Arc::ptr_eq(&before, &site.snapshot()),
+        "the old snapshot keeps serving"
+    );
+
+    let good = bad.clone().with_body(&b"{\"blocks\": {\"b\": {}}}"[..]);
+    let AdminOutcome::Reloaded(job) = handle(&site, &config, &good, now()) else {
+        panic!("reload refused");
+    };
+    assert_eq!(job.response().new_block_count, 2);
+    assert_eq!(job.response().revision, site.snapshot().revision());
+    let answered: serde_json::Value = serde_json::from_slice(&job.finish(true).body).unwrap();
+    assert_eq!(answered["kvWritten"], json!(true));
+    let second = get(&first);
+    assert_eq!(second.status, 200);
+    assert_eq!(
+        second.header("ETag").unwrap(),
+        format!("\"{}\"", site.snapshot().revision())
+    );
+    assert_eq!(get(second.header("ETag").unwrap()).status, 304);
+}
+
+#[test]
+fn previews_follow_the_device_hint() {
+    let site = TestSite::new(&json!({}), WorkerOptions::default());
+    let request = |hint: &str| {
+        AdminRequest::new("GET", "/live/previews/site/sections/Hero.tsx")
+            .with_query(&format!("deviceHint={hint}"))
+    };
+    let job = |hint: &str| match handle(&site, &AdminConfig::default(), &request(hint), now()) {
+        AdminOutcome::Preview(job) => job,
+        other => panic!("{other:?}"),
+    };
+    let desktop_ua = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7)";
+    let phone_ua = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0) Mobile";
+    assert_eq!(
+        Device::from_user_agent(&job("mobile").user_agent(desktop_ua)),
+        Device::Mobile
+    );
+    assert_eq!(
+        job("mobile").user_agent(phone_ua),
+        phone_ua,
+        "already mobile: kept"
+    );
+    assert_eq!(
+        Device::from_user_agent(&job("TABLET").user_agent(phone_ua)),
+        Device::Tablet
+    );
+    assert_eq!(
+        Device::from_user_agent(&job("desktop").user_agent(phone_ua)),
+        Device::Desktop
+    );
+    assert_eq!(job("watch").device_hint, None);
+    assert_eq!(job("watch").user_agent(phone_ua), phone_ua);
+    assert!(!job("mobile").is_page());
+}
+
+#[test]
+fn invoke_calls_without_a_result_fail_and_errors_share_one_shape() {
+    let site = TestSite::new(&json!({}), WorkerOptions::default());
+    let batch = AdminRequest::new("POST", "/platform/invoke").with_body(&br#"{"a":{},"b":{}}"#[..]);
+    let AdminOutcome::Invoke(job) = handle(&site, &AdminConfig::default(), &batch, now()) else {
+        panic!("not an invoke");
+    };
+    let response = job.finish(vec![InvokeResult::Value(Value::from(1i64))], Vec::new());
+    let body: serde_json::Value = serde_json::from_slice(&response.body).unwrap();
+    assert_eq!(body["a"], json!(1));
+    assert_eq!(body["b"]["error"]["code"], json!("invoke_failed"));
+    assert_eq!(AdminErrorCode::InvokeFailed.status(), 500);
+    assert_eq!(
+        serde_json::to_value(AdminErrorCode::SchemaNotInitialized).unwrap(),
+        json!("schema_not_initialized")
+    );
+}
+
+#[test]
+fn purge_hands_the_keys_to_delete_and_forgets_them() {
+    let site = TestSite::new(&json!({}), WorkerOptions::default());
+    site.cache_edge("https://shop.example/p?x=1");
+    site.cache_edge("https://shop.example/q");
+    let config = config_for(&[("PURGE_TOKEN", "k")], &WorkerOptions::default());
+    let request = AdminRequest::new("POST", "/_cache/purge")
+        .with_header("Authorization", "Bearer k")
+        .with_body(&br#"{"paths":["/p","/p"]}"#[..]);
+    let AdminOutcome::Purge(job) = handle(&site, &config, &request, now()) else {
+        panic!("not a purge");
+    };
+    assert_eq!(job.keys(), ["https://shop.example/p?x=1#device=desktop"]);
+    assert_eq!(job.finish().status, 200);
+    assert_eq!(site.index.len(), 1);
+}
+
+#[test]
+fn reload_and_purge_loaders_clear_the_loader_cache_but_not_the_schema_etag() {
+    let site = TestSite::new(&json!({}), WorkerOptions::default())
+        .with_schema(&json!({"schema": {}, "manifest": {}}));
+    let config = config_for(
+        &[("NODE_ENV", "development"), ("PURGE_TOKEN", "k")],
+        &WorkerOptions::default(),
+    );
+    let meta = || {
+        respond(handle(
+            &site,
+            &config,
+            &AdminRequest::new("GET", "/live/_meta"),
+            now(),
+        ))
+    };
+    let etag = meta().header("ETag").unwrap().to_string();
+    site.cache_loader("site/loaders/a.ts");
+    let reload = AdminRequest::new("POST", "/.sitefile").with_body(&b"{\"a\":{}}"[..]);
+    assert_eq!(respond(handle(&site, &config, &reload, now())).status, 200);
+    assert_eq!(site.loaders.stats().entries, 0);
+    assert_eq!(
+        meta().header("ETag").unwrap(),
+        etag,
+        "same schema, same ETag"
+    );
+
+    site.cache_loader("site/loaders/a.ts");
+    let purge =
+        AdminRequest::new("POST", "/_cache/purge-loaders").with_header("Authorization", "Bearer k");
+    assert_eq!(respond(handle(&site, &config, &purge, now())).status, 200);
+    assert_eq!(site.loaders.stats().entries, 0);
+}
