@@ -4,8 +4,8 @@
 use criterion::BatchSize;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use sitefile_benches::{bundle_snapshot, load_site, request, site_bundle, site_files, urls};
-use sitefile_core::content::blocks_from_files;
 use sitefile_core::NoHost;
+use sitefile_core::content::blocks_from_files;
 use sitefile_core::resolve::{RequestOptions, ResolveConfig, Runtime};
 use sitefile_core::value::Value;
 use std::hint::black_box;

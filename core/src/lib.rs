@@ -18,6 +18,7 @@ pub mod matchers;
 pub mod pages;
 pub mod request;
 pub mod resolve;
+pub mod site;
 pub mod uri;
 pub mod value;
 
@@ -26,4 +27,5 @@ pub use effects::{Effects, ResolveErrorEvent};
 pub use errors::{ErrorBody, ErrorCode, HasErrorCode};
 pub use host::{FeatureFlagAdapter, Host, NoHost};
 pub use request::{Geo, RandomSource, Request, RequestError};
+pub use site::{Site, SiteSetup};
 pub use value::{Key, Object, Value};

@@ -16,4 +16,4 @@ pub use files::{LoadProblem, blocks_from_files};
 pub use reload::{ReloadError, ReloadMode, ReloadOutcome, ReloadResponse, plan_reload};
 pub use revision::block_digest;
 pub use snapshot::Snapshot;
-pub use store::{ContentStore, Observer};
+pub use store::{ContentStore, Observer, ReloadRefused};

@@ -9,6 +9,26 @@ use std::sync::Arc;
 /// Called with every snapshot that becomes current (the `initPlatform` hook).
 pub type Observer = Box<dyn Fn(&Arc<Snapshot>) + Send + Sync>;
 
+/// A reload that did not happen; the current snapshot keeps serving.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReloadRefused {
+    /// The body was refused.
+    #[error(transparent)]
+    Body(#[from] ReloadError),
+    /// The host's hook failed before the swap (Fast Deploy could not write the snapshot).
+    #[error("the reload hook failed: {0}")]
+    Hook(String),
+}
+
+impl crate::errors::HasErrorCode for ReloadRefused {
+    fn code(&self) -> crate::errors::ErrorCode {
+        match self {
+            ReloadRefused::Body(e) => e.code(),
+            ReloadRefused::Hook(_) => crate::errors::ErrorCode::HookFailed,
+        }
+    }
+}
+
 /// Holds the current snapshot. Readers take an `Arc` and keep a consistent view for as long as
 /// they hold it; a swap never mixes two revisions.
 pub struct ContentStore {
@@ -50,6 +70,26 @@ impl ContentStore {
     pub fn reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadResponse, ReloadError> {
         let _one_writer = self.writer.lock();
         let ReloadOutcome { snapshot, response } = plan_reload(&self.current(), body, now)?;
+        self.swap(snapshot);
+        Ok(response)
+    }
+
+    /// Applies a reload body, running `before_swap` with the new snapshot under the
+    /// single-writer lock before it becomes current (Fast Deploy writes it to the key-value
+    /// store there and answers whether it did: the response's `kvWritten`). A refused body or a
+    /// failing hook leaves the current snapshot serving.
+    pub fn reload_with(
+        &self,
+        body: &[u8],
+        now: DateTime<Utc>,
+        before_swap: &mut dyn FnMut(&Arc<Snapshot>) -> Result<bool, String>,
+    ) -> Result<ReloadResponse, ReloadRefused> {
+        let _one_writer = self.writer.lock();
+        let ReloadOutcome {
+            snapshot,
+            mut response,
+        } = plan_reload(&self.current(), body, now).map_err(ReloadRefused::Body)?;
+        response.kv_written = before_swap(&snapshot).map_err(ReloadRefused::Hook)?;
         self.swap(snapshot);
         Ok(response)
     }

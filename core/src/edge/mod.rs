@@ -9,6 +9,7 @@ mod headers;
 pub mod key;
 pub mod normalize;
 pub mod plan;
+mod plan_form;
 pub mod profile;
 pub mod purge;
 pub mod redirects;

@@ -34,4 +34,8 @@ pub struct ResolvedPage {
     pub effects: Effects,
     /// The content revision it was resolved from.
     pub revision: String,
+    /// The resolved value of a single-value resolution (a block, section or props: previews,
+    /// render, invoke); absent for pages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
 }

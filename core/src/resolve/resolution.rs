@@ -136,6 +136,8 @@ pub struct Resolution {
     /// `effects.errors` already told to the host's `onResolveError`.
     reported_errors: usize,
     done: bool,
+    /// One value is resolved (a block, a section or props), not a page.
+    single: bool,
 }
 
 impl Resolution {
@@ -221,28 +223,75 @@ impl Resolution {
             page: found,
             entries: pass.entries,
             seo: pass.seo,
-            calls: pass
-                .calls
-                .into_iter()
-                .zip(used)
-                .map(|(PendingCall { key, props }, used)| Call {
-                    key,
-                    props,
-                    // A call nothing refers to any more (its section came from a cache) is
-                    // never handed to the host.
-                    state: if used {
-                        CallState::Waiting
-                    } else {
-                        CallState::Answered(Value::Null)
-                    },
-                    slot: None,
-                    refreshing: false,
-                })
-                .collect(),
+            calls: pending_calls(pass.calls, used),
             effects: pass.effects,
             segment,
             reported_errors: 0,
             done: false,
+            single: false,
+        };
+        for event in &resolution.effects.errors {
+            host.on_resolve_error(event);
+        }
+        resolution.reported_errors = resolution.effects.errors.len();
+        resolution
+    }
+
+    /// Resolves one value — a saved block, a section or a props object — against `snapshot`
+    /// for `request` (previews, `/platform/render`, invoke props). Never cached. The page it
+    /// finishes with has no page block; its `value` is the resolved value and `sections` holds
+    /// it when it is a registered section.
+    pub(crate) fn for_value(
+        snapshot: Arc<Snapshot>,
+        config: Arc<ResolveConfig>,
+        request: Request,
+        value: &Value,
+        caches: &Arc<Caches>,
+        host: &dyn Host,
+    ) -> Resolution {
+        let overrides = Overrides::from_request(&request);
+        let mut segment = Segment::from_request(&request);
+        let mut effects = Effects::default();
+        let params = BTreeMap::new();
+        let mut resolver = Resolver::new(
+            &snapshot,
+            &config,
+            &request,
+            &params,
+            &overrides,
+            host,
+            &mut segment,
+            &mut effects,
+        );
+        let (node, lazy) = resolver.resolve_section(&intern(SINGLE_VALUE_BLOCK), &[], value);
+        let calls = std::mem::take(&mut resolver.calls);
+        let pass = FirstPass {
+            entries: vec![Entry {
+                node,
+                lazy,
+                global: false,
+                layout: None,
+            }],
+            seo: None,
+            calls,
+            effects,
+        };
+        let used = used_calls(&pass);
+        let mut resolution = Resolution {
+            snapshot,
+            config,
+            request,
+            caches: caches.clone(),
+            layout_cache: None,
+            page: None,
+            entries: pass.entries,
+            seo: None,
+            calls: pending_calls(pass.calls, used),
+            effects: pass.effects,
+            segment,
+            reported_errors: 0,
+            done: false,
+            single: true,
         };
         for event in &resolution.effects.errors {
             host.on_resolve_error(event);
@@ -481,8 +530,12 @@ impl Resolution {
         let device = self.request.device();
         let mut globals: Vec<ResolvedSection> = Vec::new();
         let mut sections: Vec<ResolvedSection> = Vec::new();
+        let mut single_value = None;
         for entry in &self.entries {
             let value = entry.node.materialize(&result).flatten();
+            if self.single {
+                single_value = Some(value.clone().unwrap_or(Value::Null));
+            }
             if let (Some(block), Some(cache), Some(v)) = (&entry.layout, &self.layout_cache, &value)
             {
                 cache.put(
@@ -538,6 +591,7 @@ impl Resolution {
             seo,
             effects,
             revision: self.snapshot.revision().to_string(),
+            value: single_value.map(|v| relativize(&v, origins)),
         }
     }
 }
@@ -568,6 +622,26 @@ fn section_of(
         props: Value::object(props),
         deferred: false,
     })
+}
+
+/// The calls of a first pass, waiting to be handed out. A call nothing refers to any more (its
+/// section came from a cache) is never handed to the host.
+fn pending_calls(calls: Vec<PendingCall>, used: Vec<bool>) -> Vec<Call> {
+    calls
+        .into_iter()
+        .zip(used)
+        .map(|(PendingCall { key, props }, used)| Call {
+            key,
+            props,
+            state: if used {
+                CallState::Waiting
+            } else {
+                CallState::Answered(Value::Null)
+            },
+            slot: None,
+            refreshing: false,
+        })
+        .collect()
 }
 
 /// Which calls the entries and SEO still refer to, directly or through other calls' props
@@ -706,6 +780,9 @@ fn globals(snapshot: &Snapshot) -> Vec<RawSection> {
     }
     raw
 }
+
+/// The block name single-value resolutions are addressed by (override ids, error events).
+const SINGLE_VALUE_BLOCK: &str = "__sitefile_value";
 
 /// How many flags, wrappers, named blocks and `resolved` values a page's `sections` is followed
 /// through to reach its list.

@@ -4,10 +4,11 @@
 use super::config::ResolveConfig;
 use super::layout_cache::LayoutCache;
 use super::resolution::{Caches, RequestOptions, Resolution};
-use crate::content::{ContentStore, ReloadError, ReloadResponse, Snapshot};
+use crate::content::{Block, ContentStore, ReloadError, ReloadResponse, Snapshot};
 use crate::host::{Host, NoHost};
 use crate::loader_cache::LoaderCache;
 use crate::request::Request;
+use crate::value::{Key, Value};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
@@ -75,6 +76,49 @@ impl Runtime {
             request,
             &self.caches,
             options,
+            host,
+        )
+    }
+
+    /// Starts resolving one value (a saved block, a section or props) against the current
+    /// content: previews, `/platform/render` and invoke props. Never cached.
+    pub fn resolve_value(&self, request: Request, value: &Value, host: &dyn Host) -> Resolution {
+        Resolution::for_value(
+            self.store.current(),
+            self.config.clone(),
+            request,
+            value,
+            &self.caches,
+            host,
+        )
+    }
+
+    /// Starts resolving the page for `request` against `draft` blocks laid over the current
+    /// content (a `null` block deletes it). The overlay lives in this resolution only: the
+    /// layout and page caches are neither read nor written, and no other request sees it.
+    pub fn resolve_page_in_draft(
+        &self,
+        request: Request,
+        draft: &[(Key, Value)],
+        host: &dyn Host,
+    ) -> Resolution {
+        let current = self.store.current();
+        let mut blocks = current.shared_blocks().clone();
+        for (name, block) in draft {
+            if block.is_null() {
+                blocks.remove(name);
+            } else {
+                blocks.insert(name.clone(), Arc::new(Block::new(block.clone())));
+            }
+        }
+        Resolution::for_page(
+            Arc::new(Snapshot::from_shared(blocks)),
+            self.config.clone(),
+            request,
+            &self.caches,
+            RequestOptions {
+                bypass_caches: true,
+            },
             host,
         )
     }

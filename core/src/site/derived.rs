@@ -1,0 +1,49 @@
+//! What a site derives from one content snapshot for the edge: its redirects and the published
+//! preview hosts. Rebuilt on every swap, never per request.
+
+use crate::config::PreviewHostsSetting;
+use crate::content::Snapshot;
+use crate::draft::PreviewHosts;
+use crate::edge::{RedirectTable, SiteFacts};
+use std::sync::Arc;
+
+/// The per-snapshot facts of the edge.
+#[derive(Debug)]
+pub(crate) struct Derived {
+    pub snapshot: Arc<Snapshot>,
+    pub redirects: RedirectTable,
+    pub preview_hosts: PreviewHosts,
+}
+
+/// The settings the derived facts are built with (fixed at setup).
+#[derive(Debug, Clone)]
+pub(crate) struct DeriveSettings {
+    pub preview_hosts: PreviewHostsSetting,
+    pub site_name: Option<String>,
+    pub trust_forwarded_host: bool,
+}
+
+impl Derived {
+    /// The facts of `snapshot`.
+    pub fn build(snapshot: &Arc<Snapshot>, settings: &DeriveSettings) -> Derived {
+        Derived {
+            snapshot: snapshot.clone(),
+            redirects: RedirectTable::build(snapshot.revision(), snapshot.blocks()),
+            preview_hosts: PreviewHosts::new(
+                &settings.preview_hosts,
+                snapshot.site_block(),
+                settings.site_name.as_deref(),
+            )
+            .trusting_forwarded_host(settings.trust_forwarded_host),
+        }
+    }
+
+    /// The facts as the edge policy reads them.
+    pub fn facts(&self) -> SiteFacts<'_> {
+        SiteFacts {
+            uses_location: self.snapshot.uses_location(),
+            redirects: &self.redirects,
+            preview_hosts: &self.preview_hosts,
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! The `Site` facade: the one type every binding drives. It owns the runtime (content, caches,
+//! resolution), the edge policy, the admin protocol's configuration, the purge index, the schema
+//! and the facts derived from each content snapshot, rebuilt on every swap.
+//!
+//! A binding converts its host's values to these calls and back, does I/O, and runs host code
+//! (loaders, rendering, custom matchers through [`Host`]); it decides nothing the spec decides.
+
+mod derived;
+mod edge;
+
+pub use edge::{EdgeDecision, OriginAnswer};
+
+use crate::admin::{self, AdminConfig, AdminOutcome, AdminRequest, AdminSite, Schema};
+use crate::check::{Problem, check};
+use crate::config::{ConfigError, PlatformConfig, WorkerOptions, build_time_hash};
+use crate::content::{LoadProblem, ReloadError, ReloadRefused, ReloadResponse, Snapshot};
+use crate::edge::{EdgePlan, EdgePolicy, PurgeIndex, RequestInputs};
+use crate::host::Host;
+use crate::loader_cache::LoaderCache;
+use crate::matchers::{Overrides, Segment};
+use crate::request::Request;
+use crate::resolve::{Resolution, ResolveConfig, Runtime, SecretKeyError};
+use crate::value::{Key, Value};
+use chrono::{DateTime, Utc};
+use derived::{DeriveSettings, Derived};
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Everything a site is set up with.
+#[derive(Default)]
+pub struct SiteSetup {
+    /// Registered sections, loaders, matchers and the setup options that shape pages.
+    pub resolve: ResolveConfig,
+    /// The `createDecoWorkerEntry` options of the edge.
+    pub worker: WorkerOptions,
+    /// The environment variables (`PLATFORM_*`, `NODE_ENV`, the purge and cache-version ones).
+    pub vars: HashMap<String, String>,
+}
+
+impl SiteSetup {
+    /// A setup reading `vars` (the process environment, say) with `resolve` and `worker`.
+    pub fn new(
+        resolve: ResolveConfig,
+        worker: WorkerOptions,
+        vars: HashMap<String, String>,
+    ) -> Self {
+        SiteSetup {
+            resolve,
+            worker,
+            vars,
+        }
+    }
+}
+
+/// Why a site could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    /// A `PLATFORM_*` variable or an option is unusable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `PLATFORM_CRYPTO_KEY` is unusable.
+    #[error(transparent)]
+    CryptoKey(#[from] SecretKeyError),
+}
+
+impl crate::errors::HasErrorCode for SetupError {
+    fn code(&self) -> crate::errors::ErrorCode {
+        crate::errors::ErrorCode::InvalidConfig
+    }
+}
+
+/// One site: content, resolution, edge policy, admin protocol.
+pub struct Site {
+    runtime: Runtime,
+    platform: PlatformConfig,
+    policy: EdgePolicy,
+    admin: AdminConfig,
+    purge_index: PurgeIndex,
+    schema: RwLock<Option<Arc<Schema>>>,
+    derived: Arc<RwLock<Arc<Derived>>>,
+}
+
+impl Site {
+    /// A site serving `snapshot` with `setup`. The environment is validated here: an unusable
+    /// variable is an error naming it (never its value when it is a secret).
+    pub fn new(snapshot: Snapshot, setup: SiteSetup) -> Result<Site, SetupError> {
+        let platform = PlatformConfig::from_env(&setup.vars)?;
+        let resolve = setup.resolve.with_platform(&platform)?;
+        let build_hash = build_time_hash(Some(snapshot.revision()));
+        let policy = EdgePolicy::from_config(
+            setup.worker.clone(),
+            &platform,
+            &setup.vars,
+            Some(&build_hash),
+        );
+        let admin = AdminConfig::new(&platform, &setup.worker, &setup.vars);
+        let runtime =
+            Runtime::with_loader_cache(snapshot, resolve, LoaderCache::from_config(&platform));
+        let settings = DeriveSettings {
+            preview_hosts: platform.draft.allowed_preview_hosts.clone(),
+            site_name: platform.runtime.site_name.clone(),
+            trust_forwarded_host: setup.worker.trust_forwarded_host,
+        };
+        let current = runtime.store().current();
+        let derived = Arc::new(RwLock::new(Arc::new(Derived::build(&current, &settings))));
+        let on_swap = derived.clone();
+        runtime.store().observe(Box::new(move |snapshot| {
+            if !Arc::ptr_eq(&on_swap.read().snapshot, snapshot) {
+                *on_swap.write() = Arc::new(Derived::build(snapshot, &settings));
+            }
+        }));
+        Ok(Site {
+            runtime,
+            platform,
+            policy,
+            admin,
+            purge_index: PurgeIndex::new(),
+            schema: RwLock::new(None),
+            derived,
+        })
+    }
+
+    /// The snapshot serving now.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.runtime.store().current()
+    }
+
+    /// The content revision serving now.
+    pub fn revision(&self) -> String {
+        self.snapshot().revision().to_string()
+    }
+
+    /// The runtime (content store and caches).
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// The configuration read from the environment.
+    pub fn platform(&self) -> &PlatformConfig {
+        &self.platform
+    }
+
+    /// The edge policy.
+    pub fn policy(&self) -> &EdgePolicy {
+        &self.policy
+    }
+
+    /// The admin protocol's configuration.
+    pub fn admin_config(&self) -> &AdminConfig {
+        &self.admin
+    }
+
+    /// Starts resolving the page for `request` (`resolveDecoPage`); drive it with
+    /// [`Resolution::next`] and [`Resolution::provide`].
+    pub fn resolve_page(&self, request: Request, host: &dyn Host) -> Resolution {
+        self.runtime
+            .resolve_page_with(request, Default::default(), host)
+    }
+
+    /// Starts resolving the page for `request` with `draft` blocks laid over the current
+    /// content: never cached, never visible to other requests.
+    pub fn resolve_page_in_draft(
+        &self,
+        request: Request,
+        draft: &[(Key, Value)],
+        host: &dyn Host,
+    ) -> Resolution {
+        self.runtime.resolve_page_in_draft(request, draft, host)
+    }
+
+    /// Starts resolving one value — a saved block (`{"__resolveType": "<name>"}`), a section or
+    /// a props object — for previews, `/platform/render` and invoke props.
+    pub fn resolve_value(&self, request: Request, value: &Value, host: &dyn Host) -> Resolution {
+        self.runtime.resolve_value(request, value, host)
+    }
+
+    /// Applies a reload body (delta or full). Every content-derived cache is cleared and the
+    /// derived facts rebuilt; a refused body leaves the content serving.
+    pub fn reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadResponse, ReloadError> {
+        self.runtime.reload(body, now)
+    }
+
+    /// Applies a reload body, running `before_swap` under the single-writer lock with the new
+    /// snapshot before it serves (Fast Deploy writes it and answers `kvWritten`). A failing hook
+    /// refuses the reload and leaves the content serving.
+    pub fn reload_with(
+        &self,
+        body: &[u8],
+        now: DateTime<Utc>,
+        before_swap: &mut dyn FnMut(&Arc<Snapshot>) -> Result<bool, String>,
+    ) -> Result<ReloadResponse, ReloadRefused> {
+        self.runtime.store().reload_with(body, now, before_swap)
+    }
+
+    /// The edge plan for `request`: cache key, profile, cacheability and headers. The A/B
+    /// cohort and the matcher override are read from the request here.
+    pub fn edge_plan(&self, request: &Request) -> EdgePlan {
+        let derived = self.derived.read().clone();
+        let cohort = Segment::from_request(request).cache_token();
+        let inputs = RequestInputs {
+            cohort: cohort.as_deref(),
+            has_override: !Overrides::from_request(request).is_empty(),
+            ..RequestInputs::default()
+        };
+        self.policy.plan(request, &derived.facts(), &inputs)
+    }
+
+    /// The decision once the origin answered `origin` for `plan`, merged into the plan. A
+    /// stored response's key is recorded in the purge index.
+    pub fn after_origin(&self, plan: &EdgePlan, origin: &OriginAnswer) -> EdgeDecision {
+        let finished = self.policy.after_origin(plan, origin.facts());
+        let evict = match (&finished.store, &plan.key) {
+            (Some(_), Some(key)) => self.purge_index.record(key),
+            _ => Vec::new(),
+        };
+        let mut merged = plan.clone();
+        merged.cacheable = finished.store.is_some();
+        merged.reason = finished.reason;
+        merged.headers = finished.headers;
+        EdgeDecision {
+            plan: merged,
+            status: finished.status,
+            store: finished.store,
+            evict,
+        }
+    }
+
+    /// Purges a target (`/path` or `/path?query`) from the edge: the keys the host deletes.
+    pub fn purge(&self, target: &str) -> Vec<String> {
+        self.purge_index.purge(target, self.policy.options())
+    }
+
+    /// Empties the loader cache (`/_cache/purge-loaders`).
+    pub fn purge_loaders(&self) {
+        self.runtime.loader_cache().clear();
+    }
+
+    /// Every content problem of the serving snapshot, plus `load` problems met reading it.
+    pub fn check(&self, load: &[LoadProblem]) -> Vec<Problem> {
+        check(&self.snapshot(), self.runtime.config(), load)
+    }
+
+    /// Sets the schema `/live/_meta` serves (its ETag is computed once, here).
+    pub fn set_schema(&self, schema: Schema) {
+        *self.schema.write() = Some(Arc::new(schema));
+    }
+
+    /// Answers an admin request (`/live/_meta`, `/.sitefile`, previews, render, invoke,
+    /// liveness, purges), or says what the host must do for it.
+    pub fn handle_admin(&self, request: &AdminRequest, now: DateTime<Utc>) -> AdminOutcome {
+        admin::handle(self, &self.admin, request, now)
+    }
+}
+
+impl AdminSite for Site {
+    fn snapshot(&self) -> Arc<Snapshot> {
+        Site::snapshot(self)
+    }
+
+    fn schema(&self) -> Option<Arc<Schema>> {
+        self.schema.read().clone()
+    }
+
+    fn reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadResponse, ReloadError> {
+        Site::reload(self, body, now)
+    }
+
+    fn purge_edge(&self, target: &str) -> Vec<String> {
+        self.purge(target)
+    }
+
+    fn purge_loaders(&self) {
+        Site::purge_loaders(self)
+    }
+}

@@ -1,0 +1,336 @@
+//! The `Site` facade through its public API: host callbacks per call, single-value and draft
+//! resolution, reload with a hook, the edge plan and the decision after the origin, purges, the
+//! admin protocol and the serde forms bindings exchange.
+
+use serde_json::{Value as Json, json};
+use sitefile_core::admin::{AdminOutcome, AdminRequest, Schema};
+use sitefile_core::content::Snapshot;
+use sitefile_core::matchers::MatcherContext;
+use sitefile_core::resolve::{Resolution, ResolveConfig, Step};
+use sitefile_core::site::OriginAnswer;
+use sitefile_core::value::{Value, intern};
+use sitefile_core::{
+    ErrorCode, HasErrorCode, Host, NoHost, Request, ResolveErrorEvent, Site, SiteSetup,
+};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+fn now() -> chrono::DateTime<chrono::Utc> {
+    "2026-06-01T12:00:00Z".parse().unwrap()
+}
+
+fn site(blocks: Json, vars: &[(&str, &str)]) -> Site {
+    let blocks: Vec<_> = blocks
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (intern(k), Value::from(v.clone())))
+        .collect();
+    let mut resolve = ResolveConfig::by_convention();
+    resolve.matchers.register("site/matchers/vip.ts");
+    let vars: HashMap<String, String> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Site::new(
+        Snapshot::from_blocks(blocks),
+        SiteSetup::new(resolve, Default::default(), vars),
+    )
+    .unwrap()
+}
+
+fn content() -> Json {
+    json!({
+        "pages-home": {"path": "/", "sections": [
+            {"__resolveType": "Hero"},
+            {"__resolveType": "website/flags/multivariate.ts", "variants": [
+                {"rule": {"__resolveType": "site/matchers/vip.ts"},
+                 "value": {"__resolveType": "site/sections/Vip.tsx", "tier": "gold"}},
+                {"rule": {"__resolveType": "website/matchers/always.ts"},
+                 "value": {"__resolveType": "site/sections/Plain.tsx"}}
+            ]}
+        ]},
+        "Hero": {"__resolveType": "site/sections/Hero.tsx", "title": "Hello",
+                 "products": {"__resolveType": "site/loaders/products.ts", "count": 2}}
+    })
+}
+
+fn request(url: &str) -> Request {
+    Request::new(url).unwrap().with_now(now())
+}
+
+/// Drives a resolution to its page, answering every loader with its props' `count`.
+fn drive(mut resolution: Resolution, host: &dyn Host) -> Json {
+    loop {
+        match resolution.next(host).unwrap() {
+            Step::NeedLoaders(calls) => {
+                for call in calls {
+                    let count = call.props.get("count").cloned().unwrap_or(Value::Null);
+                    resolution.provide(call.id, Ok(count)).unwrap();
+                }
+            }
+            Step::Done(page) => return serde_json::to_value(&*page).unwrap(),
+        }
+    }
+}
+
+fn components(page: &Json) -> Vec<&str> {
+    page["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["component"].as_str().unwrap())
+        .collect()
+}
+
+/// A host whose VIP matcher reads a cookie and fails without it, and that records every
+/// `onResolveError` it is told of.
+#[derive(Default)]
+struct RecordingHost {
+    errors: RefCell<Vec<ResolveErrorEvent>>,
+}
+
+impl Host for RecordingHost {
+    fn custom_matcher(&self, _: &str, _: &Value, ctx: &MatcherContext<'_>) -> Result<bool, String> {
+        match ctx.cookie("tier") {
+            Some(tier) => Ok(tier == "gold"),
+            None => Err("no tier cookie".into()),
+        }
+    }
+
+    fn on_resolve_error(&self, event: &ResolveErrorEvent) {
+        self.errors.borrow_mut().push(event.clone());
+    }
+}
+
+#[test]
+fn host_callbacks_are_passed_per_call_and_may_fail() {
+    let site = site(content(), &[]);
+    let host = RecordingHost::default();
+    let gold = request("https://shop.example/").with_cookie("tier", "gold");
+    let page = drive(site.resolve_page(gold, &host), &host);
+    assert_eq!(
+        components(&page),
+        ["site/sections/Hero.tsx", "site/sections/Vip.tsx"]
+    );
+    assert_eq!(page["sections"][0]["props"]["products"], json!(2));
+    assert!(host.errors.borrow().is_empty());
+
+    let page = drive(
+        site.resolve_page(request("https://shop.example/"), &host),
+        &host,
+    );
+    assert_eq!(
+        components(&page),
+        ["site/sections/Hero.tsx", "site/sections/Plain.tsx"]
+    );
+    assert_eq!(
+        page["effects"]["errors"][0]["resolveType"],
+        "site/matchers/vip.ts"
+    );
+    assert_eq!(page["effects"]["errors"][0]["message"], "no tier cookie");
+    let told = host.errors.borrow();
+    assert_eq!(told.len(), 1, "onResolveError is told once per error");
+    assert_eq!(told[0].message, "no tier cookie");
+}
+
+#[test]
+fn a_single_value_resolves_with_its_loaders() {
+    let site = site(content(), &[]);
+    let saved = Value::from(json!({"__resolveType": "Hero"}));
+    let page = drive(
+        site.resolve_value(request("https://shop.example/"), &saved, &NoHost),
+        &NoHost,
+    );
+    assert_eq!(page["page"], Json::Null);
+    assert_eq!(page["sections"][0]["component"], "site/sections/Hero.tsx");
+    assert_eq!(
+        page["value"],
+        json!({"__resolveType": "site/sections/Hero.tsx", "title": "Hello", "products": 2})
+    );
+    let props =
+        Value::from(json!({"items": {"__resolveType": "site/loaders/products.ts", "count": 5}}));
+    let page = drive(
+        site.resolve_value(request("https://shop.example/"), &props, &NoHost),
+        &NoHost,
+    );
+    assert_eq!(page["value"], json!({"items": 5}));
+}
+
+#[test]
+fn a_draft_overlay_is_seen_by_its_own_request_only() {
+    let site = site(content(), &[]);
+    let draft = vec![(
+        intern("Hero"),
+        Value::from(json!({"__resolveType": "site/sections/Hero.tsx", "title": "Draft"})),
+    )];
+    let before = site.revision();
+    let page = drive(
+        site.resolve_page_in_draft(request("https://shop.example/"), &draft, &NoHost),
+        &NoHost,
+    );
+    assert_eq!(page["sections"][0]["props"]["title"], "Draft");
+    let published = drive(
+        site.resolve_page(request("https://shop.example/"), &NoHost),
+        &NoHost,
+    );
+    assert_eq!(published["sections"][0]["props"]["title"], "Hello");
+    assert_eq!(site.revision(), before, "the draft never becomes content");
+    let deleted = vec![(intern("pages-home"), Value::Null)];
+    let page = drive(
+        site.resolve_page_in_draft(request("https://shop.example/"), &deleted, &NoHost),
+        &NoHost,
+    );
+    assert_eq!(page["page"], Json::Null, "a null draft block deletes it");
+}
+
+#[test]
+fn reload_runs_the_hook_before_the_swap_and_a_failing_hook_keeps_the_content() {
+    let site = site(content(), &[]);
+    let before = site.revision();
+    let mut seen = None;
+    let response = site
+        .reload_with(br#"{"blocks": {"Hero": null}}"#, now(), &mut |snapshot| {
+            seen = Some(snapshot.revision().to_string());
+            Ok(true)
+        })
+        .unwrap();
+    assert!(response.kv_written);
+    assert_eq!(Some(response.revision.clone()), seen);
+    assert_eq!(site.revision(), response.revision);
+    let refused = site
+        .reload_with(br#"{"blocks": {"x": {}}}"#, now(), &mut |_| {
+            Err("kv down".into())
+        })
+        .unwrap_err();
+    assert_eq!(refused.code(), ErrorCode::HookFailed);
+    assert_eq!(site.revision(), response.revision, "content unchanged");
+    assert_ne!(site.revision(), before);
+    let bad = site.reload(b"[1]", now()).unwrap_err();
+    assert_eq!(bad.code().as_str(), "INVALID_CONTENT");
+}
+
+#[test]
+fn derived_facts_follow_every_swap() {
+    let site = site(content(), &[]);
+    let plan = site.edge_plan(&request("https://shop.example/old"));
+    assert_ne!(plan.action.as_str(), "redirect");
+    site.reload(
+        br#"{"blocks": {"r": {"__resolveType": "website/loaders/redirect.ts",
+            "redirect": {"from": "/old", "to": "/new", "type": "permanent"}}}}"#,
+        now(),
+    )
+    .unwrap();
+    let plan = site.edge_plan(&request("https://shop.example/old"));
+    let form = serde_json::to_value(&plan).unwrap();
+    assert_eq!(form["action"], "redirect");
+    assert_eq!(form["status"], 301);
+    assert_eq!(form["headers"], json!([["Location", "/new"]]));
+}
+
+#[test]
+fn the_edge_plan_and_the_after_origin_decision_merge_and_feed_the_purge_index() {
+    let site = site(content(), &[]);
+    let req = request("https://shop.example/?utm_source=x");
+    let plan = site.edge_plan(&req);
+    assert!(plan.cacheable);
+    let key = plan.key.as_ref().unwrap().as_str().to_string();
+    let decision = site.after_origin(
+        &plan,
+        &OriginAnswer {
+            status: 200,
+            headers: vec![("Content-Type".into(), "text/html".into())],
+        },
+    );
+    let form = serde_json::to_value(&decision).unwrap();
+    assert_eq!(form["cacheable"], true);
+    assert_eq!(form["originStatus"], 200);
+    assert!(form["storeHeaders"].is_array());
+    assert_eq!(
+        site.purge("/"),
+        vec![key],
+        "a stored key is reachable by purge"
+    );
+    assert!(site.purge("/").is_empty());
+
+    // A private Set-Cookie is not stored: the merged plan says why.
+    let decision = site.after_origin(
+        &plan,
+        &OriginAnswer {
+            status: 200,
+            headers: vec![("Set-Cookie".into(), "session=1".into())],
+        },
+    );
+    assert!(!decision.plan.cacheable);
+    assert!(decision.store.is_none());
+    assert_eq!(decision.plan.reason.as_deref(), Some("private-set-cookie"));
+    assert!(site.purge("/").is_empty());
+
+    // A request carrying a matcher override bypasses the cache: core reads it from the request.
+    let forced = request("https://shop.example/?x-platform-matchers-override=VIP%3D1");
+    assert!(!site.edge_plan(&forced).cacheable);
+}
+
+#[test]
+fn the_admin_protocol_is_answered_by_the_site() {
+    let site = site(content(), &[("NODE_ENV", "development")]);
+    let read = site.handle_admin(&AdminRequest::new("GET", "/.sitefile"), now());
+    let AdminOutcome::Respond(response) = read else {
+        panic!("GET /.sitefile is answered by core");
+    };
+    assert_eq!(response.status, 200);
+    let etag = response
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("etag"))
+        .map(|(_, v)| v.clone())
+        .unwrap();
+    assert_eq!(etag, format!("\"{}\"", site.revision()));
+
+    let meta = AdminRequest::new("GET", "/live/_meta");
+    let AdminOutcome::Respond(response) = site.handle_admin(&meta, now()) else {
+        panic!("meta is answered by core");
+    };
+    assert_eq!(response.status, 503);
+    site.set_schema(
+        Schema::from_json(br#"{"schema": {"definitions": {}}, "manifest": {"blocks": {}}}"#)
+            .unwrap(),
+    );
+    let AdminOutcome::Respond(response) = site.handle_admin(&meta, now()) else {
+        panic!("meta is answered by core");
+    };
+    assert_eq!(response.status, 200);
+
+    let reload =
+        AdminRequest::new("POST", "/.sitefile").with_body(br#"{"blocks": {"x": {}}}"#.to_vec());
+    assert!(matches!(
+        site.handle_admin(&reload, now()),
+        AdminOutcome::Reloaded(_)
+    ));
+    assert!(site.snapshot().block("x").is_some());
+}
+
+#[test]
+fn loader_calls_and_steps_have_one_serde_form() {
+    let site = site(content(), &[]);
+    let mut resolution = site.resolve_page(request("https://shop.example/"), &NoHost);
+    let step = resolution.next(&NoHost).unwrap();
+    let form = serde_json::to_value(&step).unwrap();
+    assert_eq!(form["step"], "needLoaders");
+    let call = &form["value"][0];
+    assert_eq!(call["id"], 0);
+    assert_eq!(call["key"], "site/loaders/products.ts");
+    assert_eq!(call["props"]["count"], 2);
+    assert_eq!(call["props"]["__pagePath"], "/");
+    assert!(call.get("refresh").is_none());
+    resolution
+        .provide(0, Ok(Value::from(json!([1, 2]))))
+        .unwrap();
+    let done = serde_json::to_value(resolution.next(&NoHost).unwrap()).unwrap();
+    assert_eq!(done["step"], "done");
+    assert_eq!(done["value"]["page"], "pages-home");
+    assert_eq!(
+        done["value"]["sections"][0]["props"]["products"],
+        json!([1, 2])
+    );
+}
