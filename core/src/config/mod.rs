@@ -1,7 +1,6 @@
 //! Configuration: the environment variables of the spec's tables, typed, with their defaults,
 //! and the configuration each part takes built from them. Nothing here reads the process
-//! environment: the host passes it in. The edge options live with the edge
-//! ([`crate::edge::options`]).
+//! environment: the host passes it in. The edge options live with the edge (`edge::options`).
 
 mod env;
 mod error;
