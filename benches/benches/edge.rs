@@ -4,7 +4,7 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sitefile_benches::urls;
 use sitefile_core::Request;
-use sitefile_core::config::WorkerOptions;
+use sitefile_core::edge::WorkerOptions;
 use sitefile_core::edge::{KeyContext, build_cache_key, detect_profile};
 use std::hint::black_box;
 

@@ -1,50 +1,60 @@
-//! Shared helpers of the benchmarks: reading the corpus (`../shared/corpus`, or
-//! `$SITEFILE_CORPUS`) and building requests.
+//! Shared helpers of the benchmarks and the corpus test: reading the corpus
+//! (`$SITEFILE_CORPUS`, else `../shared/corpus` beside the repository) and building requests.
 
 use sitefile_core::Request;
 
-use sitefile_core::content::{Snapshot, blocks_from_files, load_bundle, write_bundle};
+use sitefile_core::content::{Snapshot, load_bundle, write_bundle};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// A desktop browser's User-Agent.
 pub const DESKTOP: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36";
 
-/// Where the corpus lives.
+/// Where the corpus lives: `$SITEFILE_CORPUS`, else `../shared/corpus` relative to the
+/// repository root.
 pub fn corpus_dir() -> PathBuf {
-    // `$SITEFILE_CORPUS`, else `../shared/corpus` beside the repository, else the shared
-    // location on build machines.
-    if let Some(dir) = std::env::var_os("SITEFILE_CORPUS") {
-        return PathBuf::from(dir);
+    match std::env::var_os("SITEFILE_CORPUS") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
     }
-    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
-    if beside.is_dir() {
-        beside
-    } else {
-        PathBuf::from("/work/shared/corpus")
+}
+
+/// The corpus, for a test that needs it. Without one the test should pass without running:
+/// this says so on one line of stderr (written past the test harness's capture, so `cargo test`
+/// shows it; `.config/nextest.toml` shows it under nextest) and returns `None`. With `CI=true`
+/// a missing corpus is a failure instead: CI must run every test.
+pub fn corpus_for_test(test: &str) -> Option<PathBuf> {
+    let dir = corpus_dir();
+    if dir.join("urls.txt").is_file() {
+        return Some(dir);
     }
+    let why = format!(
+        "no corpus at {} (set SITEFILE_CORPUS, or place it at ../shared/corpus beside the repository)",
+        dir.display()
+    );
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{test}: {why}; CI=true requires the corpus"
+    );
+    // A failed write to stderr leaves nothing better to report it on.
+    let _ = writeln!(std::io::stderr(), "{test}: did not run: {why}");
+    None
 }
 
 /// The files of a site's blocks directory as `(file name, bytes)`.
 pub fn site_files(site: &str) -> Vec<(String, Vec<u8>)> {
     let dir = corpus_dir().join(site).join("blocks");
-    std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| {
-            let path = e.expect("directory entry").path();
-            let name = path
-                .file_name()
-                .expect("file name")
-                .to_string_lossy()
-                .into_owned();
-            (name, std::fs::read(&path).expect("readable block file"))
-        })
-        .collect()
+    sitefile_site_dir::read_block_files(&dir)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .files
 }
 
-/// Loads a site from its files.
+/// Loads a site the way the command line does.
 pub fn load_site(site: &str) -> Snapshot {
-    Snapshot::from_blocks(blocks_from_files(site_files(site)).0)
+    sitefile_site_dir::load(&corpus_dir().join(site))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .snapshot
 }
 
 /// The canonical bundle bytes of a site.

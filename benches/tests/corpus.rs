@@ -1,8 +1,9 @@
 //! Every URL of the shared corpus (`../shared/corpus/urls.txt`, or `$SITEFILE_CORPUS`) resolves
 //! for desktop and mobile visitors, with loaders answered by stub data. Prints per-site counts
-//! of warnings and errors the content really contains.
+//! of warnings and errors the content really contains. Without a corpus it says so and passes,
+//! unless `CI=true`.
 
-use sitefile_benches::{DESKTOP, corpus_dir, load_site, urls};
+use sitefile_benches::{DESKTOP, corpus_for_test, load_site, urls};
 use sitefile_core::Request;
 use sitefile_core::resolve::{ResolveConfig, Runtime};
 use sitefile_core::value::{Value, intern};
@@ -22,11 +23,9 @@ struct Counts {
 
 #[test]
 fn every_corpus_url_resolves_on_desktop_and_mobile() {
-    assert!(
-        corpus_dir().join("urls.txt").is_file(),
-        "the corpus is required at {} (or set SITEFILE_CORPUS)",
-        corpus_dir().display()
-    );
+    if corpus_for_test("every_corpus_url_resolves_on_desktop_and_mobile").is_none() {
+        return;
+    }
     let by_site = urls();
     assert_eq!(by_site.len(), 6, "six corpus sites");
     let mut failures = Vec::new();

@@ -91,6 +91,18 @@ fn load_problem(p: &LoadProblem) -> Problem {
             kind: "fileCollision",
             message: p.to_string(),
         },
+        LoadProblem::NonUtf8Name { file } => Problem {
+            severity: Severity::Error,
+            block: file.clone(),
+            kind: "nonUtf8Name",
+            message: p.to_string(),
+        },
+        LoadProblem::Symlink { file } => Problem {
+            severity: Severity::Error,
+            block: file.clone(),
+            kind: "symlink",
+            message: p.to_string(),
+        },
     }
 }
 

@@ -15,14 +15,17 @@ pub enum Device {
     Desktop,
 }
 
-static TABLET: LazyLock<Regex> = LazyLock::new(|| {
-    // `android` without a later `mobile`: the regex crate has no look-ahead, so it is checked apart.
-    Regex::new(r"(?i)ipad|tablet").expect("static regex")
+// Constant patterns: `classifies_common_agents` proves they compile. Were one ever invalid, it
+// would match nothing and the user agent would fall through to the next class.
+// `android` without a later `mobile`: the regex crate has no look-ahead, so it is checked apart.
+static TABLET: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"(?i)ipad|tablet").ok());
+static MOBILE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?i)mobile|android|iphone|ipod|webos|blackberry|opera mini|iemobile").ok()
 });
-static MOBILE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)mobile|android|iphone|ipod|webos|blackberry|opera mini|iemobile")
-        .expect("static regex")
-});
+
+fn matches(pattern: &LazyLock<Option<Regex>>, text: &str) -> bool {
+    pattern.as_ref().is_some_and(|r| r.is_match(text))
+}
 
 impl Device {
     /// Classifies a user agent: tablet first, then mobile, else desktop.
@@ -31,9 +34,9 @@ impl Device {
         let android_tablet = lower
             .find("android")
             .is_some_and(|i| !lower[i..].contains("mobile"));
-        if android_tablet || TABLET.is_match(&lower) {
+        if android_tablet || matches(&TABLET, &lower) {
             Device::Tablet
-        } else if MOBILE.is_match(&lower) {
+        } else if matches(&MOBILE, &lower) {
             Device::Mobile
         } else {
             Device::Desktop

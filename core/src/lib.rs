@@ -3,6 +3,9 @@
 //! Content is a flat map of JSON blocks held in immutable snapshots; resolving a request is a
 //! state machine that hands loader calls to its host and never does I/O itself.
 
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod admin;
 pub mod check;
 pub mod config;

@@ -12,7 +12,8 @@ use sitefile_core::admin::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_RELOAD_MAX_BYTES, InvokeResult, PurgeToken, Schema,
     SchemaError, handle,
 };
-use sitefile_core::config::{PlatformConfig, WorkerOptions};
+use sitefile_core::config::PlatformConfig;
+use sitefile_core::edge::WorkerOptions;
 use sitefile_core::value::Value;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -10,7 +10,8 @@ use sitefile_core::admin::{
     AdminConfig, AdminOutcome, AdminRequest, AdminResponse, AdminSite, InvokeResult,
     RenderedSection, handle,
 };
-use sitefile_core::config::{PlatformConfig, WorkerOptions};
+use sitefile_core::config::PlatformConfig;
+use sitefile_core::edge::WorkerOptions;
 use sitefile_core::value::Value;
 use std::collections::HashMap;
 use std::path::Path;

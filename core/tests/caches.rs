@@ -128,7 +128,10 @@ fn every_content_swap_clears_the_loader_cache() {
 
     fill(0);
     runtime
-        .reload(br#"{"blocks": {"Other": {"a": 1}}}"#, chrono::Utc::now())
+        .reload(
+            br#"{"blocks": {"Other": {"a": 1}}}"#,
+            "2026-06-01T12:00:00Z".parse().unwrap(),
+        )
         .unwrap();
     assert_eq!(
         runtime.loader_cache().stats().entries,
@@ -155,7 +158,10 @@ fn every_content_swap_clears_the_loader_cache() {
         panic!("empty after the swap");
     };
     runtime
-        .reload(br#"{"blocks": {"Other": null}}"#, chrono::Utc::now())
+        .reload(
+            br#"{"blocks": {"Other": null}}"#,
+            "2026-06-01T12:00:00Z".parse().unwrap(),
+        )
         .unwrap();
     assert!(
         !runtime

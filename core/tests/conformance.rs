@@ -9,6 +9,9 @@
 //! "expect": {page, path, params, sections, seo, effects: {...}, rounds: [[keys]]}}`.
 //! Only keys present in `expect` (and in `expect.effects`) are compared.
 
+// The harness reads the case files; the core under test does no I/O.
+#![allow(clippy::disallowed_methods)]
+
 use serde_json::{Value as Json, json};
 use sitefile_core::content::Snapshot;
 use sitefile_core::matchers::MatcherContext;
@@ -18,6 +21,9 @@ use sitefile_core::resolve::{
 use sitefile_core::value::{Key, Value};
 use sitefile_core::{FeatureFlagAdapter, Host, Request};
 use std::collections::HashMap;
+
+/// The instant a case's `reload` is applied at, and a case request's default `now`.
+const RELOADED_AT: &str = "2026-01-01T00:00:00Z";
 use std::path::{Path, PathBuf};
 
 struct Flags {
@@ -144,7 +150,7 @@ fn request_for(case: &Json) -> Request {
     for (k, v) in r["cookies"].as_object().into_iter().flatten() {
         request = request.with_cookie(k, v.as_str().unwrap_or_default());
     }
-    let now = r["now"].as_str().unwrap_or("2026-01-01T00:00:00Z");
+    let now = r["now"].as_str().unwrap_or(RELOADED_AT);
     request
         .with_now(now.parse().expect("case now is RFC 3339"))
         .with_seed(r["seed"].as_u64().unwrap_or(0))
@@ -159,7 +165,7 @@ fn run_case(case: &Json) -> Json {
     let runtime = Runtime::new(Snapshot::from_blocks(blocks), config_for(case));
     if let Some(reload) = case.get("reload") {
         runtime
-            .reload(reload.to_string().as_bytes(), chrono::Utc::now())
+            .reload(reload.to_string().as_bytes(), RELOADED_AT.parse().unwrap())
             .expect("case reload body is accepted");
     }
     let host = host_for(case);

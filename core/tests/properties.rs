@@ -16,6 +16,10 @@ use sitefile_core::{NoHost, Request};
 use std::collections::BTreeMap;
 
 /// 256 cases per property unless `PROPTEST_CASES` says otherwise.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the harness reads its own setting; the core under test does not"
+)]
 fn config() -> ProptestConfig {
     let default = ProptestConfig::default();
     ProptestConfig {

@@ -1,8 +1,8 @@
 //! `sitefile bundle`: write the canonical bundle `blocks.gen.json` beside the blocks directory.
 
-use crate::site_dir;
 use clap::Args;
 use sitefile_core::content::write_bundle;
+use sitefile_site_dir as site_dir;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

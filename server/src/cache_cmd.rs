@@ -2,12 +2,15 @@
 //! profile, whether it may be cached and why not, and the headers the response would get.
 
 use crate::resolve_cmd::build_request;
-use crate::site_dir;
 use clap::Args;
-use sitefile_core::config::{PlatformConfig, WorkerOptions, build_time_hash};
+use sitefile_core::config::PlatformConfig;
 use sitefile_core::draft::PreviewHosts;
-use sitefile_core::edge::{EdgePolicy, OriginFacts, RedirectTable, RequestInputs, SiteFacts};
+use sitefile_core::edge::{
+    EdgePolicy, OriginFacts, RedirectTable, RequestInputs, SiteFacts, WorkerOptions,
+    build_time_hash,
+};
 use sitefile_core::matchers::{Overrides, Segment};
+use sitefile_site_dir as site_dir;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,9 +1,9 @@
 //! `sitefile check`: report every content problem of a site.
 
-use crate::site_dir;
 use clap::Args;
 use sitefile_core::check::{Severity, check};
 use sitefile_core::resolve::ResolveConfig;
+use sitefile_site_dir as site_dir;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -4,7 +4,6 @@ mod bundle_cmd;
 mod cache_cmd;
 mod check_cmd;
 mod resolve_cmd;
-mod site_dir;
 mod workspace_cmd;
 
 use clap::{Parser, Subcommand};

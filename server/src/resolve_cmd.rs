@@ -1,6 +1,5 @@
 //! `sitefile resolve`: resolve one URL of a site and print the page as JSON.
 
-use crate::site_dir;
 use chrono::{DateTime, Utc};
 use clap::Args;
 use serde_json::json;
@@ -8,6 +7,7 @@ use sitefile_core::Request;
 use sitefile_core::config::PlatformConfig;
 use sitefile_core::resolve::{ResolveConfig, Runtime};
 use sitefile_core::value::Value;
+use sitefile_site_dir as site_dir;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -274,3 +274,60 @@ fn bundle_is_canonical_and_serves_without_the_directory() {
     assert_eq!(problems[0]["kind"], "invalidJson");
     assert_eq!(problems[0]["block"], "pages-home");
 }
+
+/// A `.json` symlink and a `.json` name that is not UTF-8 are skipped, and each is named: by
+/// `check` (an error), by `bundle` (a warning), and `bundle --strict` refuses to write.
+#[cfg(unix)]
+#[test]
+fn symlinked_and_non_utf8_block_files_are_named_problems() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let root = site(
+        "skipped",
+        &[(
+            "pages-home.json",
+            r#"{"path":"/","sections":[{"__resolveType":"site/sections/A.tsx"}]}"#,
+        )],
+    );
+    let blocks = root.join(".platform/blocks");
+    let outside = root.join("outside.json");
+    std::fs::write(&outside, r#"{"__resolveType":"site/sections/B.tsx"}"#).unwrap();
+    std::os::unix::fs::symlink(&outside, blocks.join("Linked.json")).unwrap();
+    std::fs::write(
+        blocks.join(OsStr::from_bytes(b"Bad\xff.json")),
+        r#"{"__resolveType":"site/sections/C.tsx"}"#,
+    )
+    .unwrap();
+
+    let check = sitefile(&["check", root.to_str().unwrap(), "--json"]);
+    assert_eq!(check.status.code(), Some(1));
+    let problems = json(&check);
+    let kinds: Vec<(&str, &str)> = problems
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["kind"].as_str().unwrap(), p["block"].as_str().unwrap()))
+        .collect();
+    assert!(kinds.contains(&("symlink", "Linked.json")), "{problems:#}");
+    assert!(
+        kinds.contains(&("nonUtf8Name", "Bad\u{fffd}.json")),
+        "{problems:#}"
+    );
+
+    let strict = sitefile(&["bundle", root.to_str().unwrap(), "--strict"]);
+    assert_eq!(strict.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&strict.stderr);
+    assert!(stderr.contains("Linked.json skipped"), "{stderr}");
+    assert!(stderr.contains("not UTF-8"), "{stderr}");
+    assert!(!root.join(".platform/blocks.gen.json").exists());
+
+    let out = sitefile(&["bundle", root.to_str().unwrap()]);
+    assert!(out.status.success());
+    let bundle = std::fs::read_to_string(root.join(".platform/blocks.gen.json")).unwrap();
+    assert!(bundle.contains("pages-home"));
+    assert!(
+        !bundle.contains("B.tsx") && !bundle.contains("C.tsx"),
+        "{bundle}"
+    );
+}

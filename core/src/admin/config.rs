@@ -1,7 +1,8 @@
 //! What the admin protocol needs from the configuration: the development flag, the tokens and
 //! the body limits.
 
-use crate::config::{PlatformConfig, Secret, WorkerOptions};
+use crate::config::{PlatformConfig, Secret};
+use crate::edge::WorkerOptions;
 use std::collections::HashMap;
 
 /// Default largest `POST /.sitefile` body: 64 MiB (the largest real site is about 7 MB).

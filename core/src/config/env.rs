@@ -2,11 +2,11 @@
 //! the process environment).
 
 use super::error::ConfigError;
-use super::hosts::DEFAULT_PREVIEW_API_DOMAINS;
+use super::hosts::{DEFAULT_PREVIEW_API_DOMAINS, valid_host};
 use super::parse::{
     parse_bool, parse_byte_size, parse_http_url, parse_list, parse_pairs, parse_rate,
 };
-use crate::draft::valid_host;
+use crate::loader_cache::LoaderCacheConfig;
 use crate::resolve::SecretKey;
 use std::collections::HashMap;
 use std::fmt;
@@ -493,10 +493,14 @@ impl PlatformConfig {
         self.caching.cache_disable || self.is_development()
     }
 
-    /// Whether the loader cache keeps results (off with `PLATFORM_CACHE_DISABLE` and in
-    /// development).
-    pub fn loader_cache_enabled(&self) -> bool {
-        !self.caching.cache_disable && !self.is_development()
+    /// The loader cache's configuration: capped by `PLATFORM_LOADER_CACHE_MAX_BYTES`, off with
+    /// `PLATFORM_CACHE_DISABLE` and in development.
+    pub fn loader_cache(&self) -> LoaderCacheConfig {
+        LoaderCacheConfig {
+            max_bytes: self.caching.loader_cache_max_bytes,
+            disabled: self.caching.cache_disable,
+            development: self.is_development(),
+        }
     }
 
     /// Whether telemetry is exported (`PLATFORM_OTEL`, `auto` = on unless in development).
@@ -689,7 +693,7 @@ mod tests {
         assert_eq!(c.draft.allowed_preview_hosts, PreviewHostsSetting::FromSite);
         assert_eq!(c.draft.preview_api_domains.len(), 5);
         assert!(!c.is_dev_mode());
-        assert!(c.loader_cache_enabled());
+        assert!(c.loader_cache().is_enabled());
         assert!(c.otel_enabled());
         assert!(!c.fast_deploy_enabled());
         assert_eq!(c.deployment_id(None), None);
@@ -732,7 +736,14 @@ mod tests {
         ])
         .unwrap();
         assert!(c.is_development() && c.is_dev_mode());
-        assert!(!c.loader_cache_enabled());
+        assert_eq!(
+            c.loader_cache(),
+            LoaderCacheConfig {
+                max_bytes: 8 << 20,
+                disabled: false,
+                development: true
+            }
+        );
         assert!(c.otel_enabled());
         assert_eq!(c.runtime.site, "other");
         assert_eq!(
@@ -771,7 +782,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(c.draft.allowed_preview_hosts, PreviewHostsSetting::Off);
-        assert!(c.is_dev_mode() && c.loader_cache_enabled());
+        assert!(c.is_dev_mode() && c.loader_cache().is_enabled());
         let c = cfg(&[
             ("PLATFORM_ANALYTICS_ENABLED", "TRUE"),
             ("PLATFORM_DEPLOYMENT_ID", "d"),
@@ -787,7 +798,7 @@ mod tests {
             ("PLATFORM_LOADER_CACHE_MAX_BYTES", ""),
         ])
         .unwrap();
-        assert!(!c.loader_cache_enabled());
+        assert!(c.loader_cache().disabled && !c.loader_cache().is_enabled());
         assert_eq!(
             c.caching.loader_cache_max_bytes, DEFAULT_LOADER_CACHE_MAX_BYTES,
             "empty = unset"

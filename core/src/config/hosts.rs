@@ -17,3 +17,17 @@ pub const DEFAULT_PREVIEW_API_DOMAINS: [&str; 5] = [
 
 /// Domain of platform-hosted sites: `<site>.platform.site` and `<env>--<site>.platform.site`.
 pub const PLATFORM_HOSTED_DOMAIN: &str = "platform.site";
+
+/// Whether `host` is a lower-case DNS name (or IPv4 address): dot-separated labels of `a-z0-9-`,
+/// none empty, none starting or ending with `-`.
+pub fn valid_host(host: &str) -> bool {
+    !host.is_empty()
+        && host.split('.').all(|label| {
+            let b = label.as_bytes();
+            !b.is_empty()
+                && b.iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+                && b[0] != b'-'
+                && b[b.len() - 1] != b'-'
+        })
+}

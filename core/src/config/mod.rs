@@ -1,12 +1,11 @@
-//! Configuration: the environment variables of the spec's tables and the setup options, typed,
-//! with their defaults. Nothing here reads the process environment: the host passes it in.
+//! Configuration: the environment variables of the spec's tables, typed, with their defaults,
+//! and the configuration each part takes built from them. Nothing here reads the process
+//! environment: the host passes it in. The edge options live with the edge (`edge::options`).
 
 mod env;
 mod error;
 pub mod hosts;
 mod parse;
-mod site;
-mod worker;
 
 pub use env::{
     AnalyticsConfig, AppsConfig, CachingConfig, DEFAULT_LOADER_CACHE_MAX_BYTES, DevelopmentConfig,
@@ -15,8 +14,3 @@ pub use env::{
 };
 pub use error::ConfigError;
 pub use parse::parse_byte_size;
-pub use site::SiteSetupOptions;
-pub use worker::{
-    CI_COMMIT_SHA_VAR, DEFAULT_BYPASS_PATHS, DEFAULT_SAFE_COOKIES, OutboundUserAgent, PageJsonCors,
-    WorkerOptions, build_time_hash, compiled_build_id, path_under,
-};

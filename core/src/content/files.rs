@@ -27,6 +27,18 @@ pub enum LoadProblem {
         /// The file that was ignored.
         ignored: String,
     },
+    /// A `.json` file's name is not UTF-8, so no block name can be decoded from it; it was
+    /// skipped.
+    NonUtf8Name {
+        /// The file name, invalid sequences replaced by U+FFFD.
+        file: String,
+    },
+    /// A `.json` entry is a symbolic link; it was skipped (content is self-contained: the
+    /// directory's own regular files, nothing it points elsewhere to).
+    Symlink {
+        /// The file name.
+        file: String,
+    },
 }
 
 impl std::fmt::Display for LoadProblem {
@@ -42,6 +54,13 @@ impl std::fmt::Display for LoadProblem {
             } => write!(
                 f,
                 "block {block:?}: files {ignored} and {kept} hold the same block; {kept} wins"
+            ),
+            LoadProblem::NonUtf8Name { file } => {
+                write!(f, "file {file} skipped: its name is not UTF-8")
+            }
+            LoadProblem::Symlink { file } => write!(
+                f,
+                "file {file} skipped: a symbolic link (block files must be regular files)"
             ),
         }
     }

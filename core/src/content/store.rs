@@ -109,7 +109,7 @@ mod tests {
             counter.fetch_add(1, Ordering::SeqCst);
         }));
         assert_eq!(seen.load(Ordering::SeqCst), 1);
-        let now = Utc::now();
+        let now: DateTime<Utc> = "2026-06-01T12:00:00Z".parse().unwrap();
         let before = store.current();
         store.reload(br#"{"blocks":{"a":{"x":1}}}"#, now).unwrap();
         assert_eq!(seen.load(Ordering::SeqCst), 2);

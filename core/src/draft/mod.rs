@@ -14,4 +14,4 @@ pub use decision::{
 pub use hosts::{
     PreviewHosts, SITE_BLOCK_NAMES, normalize_host, request_host, request_host_behind_proxy,
 };
-pub use pointer::{DraftPointer, valid_host};
+pub use pointer::DraftPointer;

@@ -1,6 +1,7 @@
 //! The draft pointer: `<host[:port]><path[?query]>@<version>`.
 
 use super::api_domains::ApiDomains;
+use crate::config::hosts::valid_host;
 use std::fmt;
 
 /// Where a draft lives and which version of it.
@@ -9,20 +10,6 @@ pub struct DraftPointer {
     authority: String,
     path: String,
     version: String,
-}
-
-/// Whether `host` is a lower-case DNS name (or IPv4 address): dot-separated labels of `a-z0-9-`,
-/// none empty, none starting or ending with `-`.
-pub fn valid_host(host: &str) -> bool {
-    !host.is_empty()
-        && host.split('.').all(|label| {
-            let b = label.as_bytes();
-            !b.is_empty()
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-                && b[0] != b'-'
-                && b[b.len() - 1] != b'-'
-        })
 }
 
 impl DraftPointer {

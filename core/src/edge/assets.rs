@@ -18,13 +18,13 @@ pub enum AssetKind {
     Static,
 }
 
-/// The asset kind of a path, if any.
+/// The asset kind of a path, if any (`fingerprint`: `fingerprintedAssetPattern`, if any).
 pub fn classify_asset(
     path: &str,
-    fingerprint: &Regex,
+    fingerprint: Option<&Regex>,
     static_paths: &[String],
 ) -> Option<AssetKind> {
-    if fingerprint.is_match(path) {
+    if fingerprint.is_some_and(|re| re.is_match(path)) {
         Some(AssetKind::Fingerprinted)
     } else if static_paths
         .iter()
@@ -57,24 +57,27 @@ mod tests {
         let re = Regex::new(DEFAULT_FINGERPRINT_PATTERN).unwrap();
         let statics = vec!["/fonts/".to_string()];
         assert_eq!(
-            classify_asset("/assets/app-3f9a1b2c.js", &re, &statics),
+            classify_asset("/assets/app-3f9a1b2c.js", Some(&re), &statics),
             Some(AssetKind::Fingerprinted)
         );
         assert_eq!(
-            classify_asset("/_build/assets/index-AbCdEf_12.css", &re, &statics),
+            classify_asset("/_build/assets/index-AbCdEf_12.css", Some(&re), &statics),
             Some(AssetKind::Fingerprinted)
         );
         assert_eq!(
-            classify_asset("/assets/app-1234.js", &re, &statics),
+            classify_asset("/assets/app-1234.js", Some(&re), &statics),
             None,
             "hash too short"
         );
-        assert_eq!(classify_asset("/assets/logo.png", &re, &statics), None);
         assert_eq!(
-            classify_asset("/fonts/inter.woff2", &re, &statics),
+            classify_asset("/assets/logo.png", Some(&re), &statics),
+            None
+        );
+        assert_eq!(
+            classify_asset("/fonts/inter.woff2", Some(&re), &statics),
             Some(AssetKind::Static)
         );
-        assert_eq!(classify_asset("/camisetas", &re, &statics), None);
+        assert_eq!(classify_asset("/camisetas", Some(&re), &statics), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Whether a request may use the edge cache, and whether an origin response may be stored.
 
+use super::options::WorkerOptions;
 use super::profile::{CacheProfile, ProfileTimings};
-use crate::config::WorkerOptions;
 use crate::request::Request;
 use std::fmt;
 
@@ -342,7 +342,7 @@ mod tests {
     proptest! {
         #[test]
         fn one_unsafe_cookie_prevents_storing(
-            safe in proptest::collection::vec(proptest::sample::select(crate::config::DEFAULT_SAFE_COOKIES.to_vec()), 0..4),
+            safe in proptest::collection::vec(proptest::sample::select(crate::edge::DEFAULT_SAFE_COOKIES.to_vec()), 0..4),
             unsafe_name in "[a-z_]{1,12}",
             at in 0usize..5,
         ) {

@@ -6,8 +6,8 @@
 //! The parts live in the fragment, which no request can carry, so a client cannot forge them.
 
 use super::normalize::normalize_query;
+use super::options::WorkerOptions;
 use super::segment_key::SegmentKey;
-use crate::config::WorkerOptions;
 use crate::request::{Geo, Request};
 use sha2::{Digest, Sha256};
 use url::form_urlencoded::byte_serialize;

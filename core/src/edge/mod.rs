@@ -8,6 +8,7 @@ pub mod cdn;
 mod headers;
 pub mod key;
 pub mod normalize;
+pub mod options;
 pub mod plan;
 mod plan_form;
 pub mod profile;
@@ -28,6 +29,10 @@ pub use cacheability::{
 pub use cdn::{CdnCacheControl, CdnContext, SEGMENT_TOKEN_PARAM, segment_token};
 pub use key::{CacheKey, GeoCacheKey, KeyContext, build_cache_key, geo_part, url_key};
 pub use normalize::{TRACKING_PARAMS, is_tracking_param, normalize_query};
+pub use options::{
+    CI_COMMIT_SHA_VAR, DEFAULT_BYPASS_PATHS, DEFAULT_SAFE_COOKIES, OutboundUserAgent, PageJsonCors,
+    WorkerOptions, build_time_hash, compiled_build_id, path_under,
+};
 pub use plan::{EdgeAction, EdgePlan, EdgePolicy, RequestInputs, SiteFacts};
 pub use profile::{
     CacheProfile, DetectProfile, PRIVATE_CACHE_CONTROL, ProfileTable, ProfileTimings, Window,

@@ -6,11 +6,12 @@ use super::cacheability::{Bypass, RequestFacts, request_bypass};
 use super::cdn::{CdnContext, SEGMENT_TOKEN_PARAM, segment_token};
 use super::headers::{add_vary, set};
 use super::key::{CacheKey, KeyContext, build_cache_key, is_fetch, url_key};
+use super::options::WorkerOptions;
 use super::profile::{CacheProfile, PRIVATE_CACHE_CONTROL, detect_profile};
 use super::redirects::{Redirect, RedirectTable};
 use super::security::{CspNonce, security_headers};
 use super::segment_key::SegmentKey;
-use crate::config::{PlatformConfig, WorkerOptions};
+use crate::config::PlatformConfig;
 use crate::draft::{DraftDecision, PreviewHosts, decide_draft};
 use crate::request::Request;
 use std::collections::HashMap;
@@ -203,7 +204,7 @@ impl EdgePolicy {
         let readable = matches!(request.method(), "GET" | "HEAD");
         if let Some(kind) = classify_asset(
             request.path(),
-            &o.fingerprinted_asset_pattern,
+            o.fingerprinted_asset_pattern.as_ref(),
             &o.static_paths,
         )
         .filter(|_| readable)

@@ -1,5 +1,6 @@
 //! Cache profiles: detection from the URL and the timings of each layer.
 
+use crate::loader_cache::Freshness;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -117,6 +118,14 @@ pub struct ProfileTimings {
 pub const PRIVATE_CACHE_CONTROL: &str = "private, no-cache, no-store, must-revalidate";
 
 impl ProfileTimings {
+    /// The loader-layer timings.
+    pub fn loader_freshness(&self) -> Freshness {
+        Freshness {
+            max_age_ms: self.loader_fresh_ms,
+            stale_ms: self.loader_stale_ms,
+        }
+    }
+
     /// The built-in timings of a profile.
     pub const fn builtin(profile: CacheProfile) -> ProfileTimings {
         const fn w(fresh: u32, swr: u32, sie: u32) -> Window {
@@ -380,6 +389,22 @@ pub fn detect_profile(url: &Url, custom: Option<&DetectProfile>) -> CacheProfile
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn loader_freshness_of_profiles() {
+        assert_eq!(
+            ProfileTimings::builtin(CacheProfile::Product).loader_freshness(),
+            Freshness {
+                max_age_ms: 30_000,
+                stale_ms: 600_000
+            }
+        );
+        assert!(
+            !ProfileTimings::builtin(CacheProfile::Private)
+                .loader_freshness()
+                .is_cacheable()
+        );
+    }
 
     fn detect(u: &str) -> CacheProfile {
         let url = Url::parse(&format!("https://shop.com{u}")).unwrap();

@@ -3,7 +3,7 @@
 
 use super::key::CacheKey;
 use super::normalize::normalize_target;
-use crate::config::WorkerOptions;
+use super::options::WorkerOptions;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

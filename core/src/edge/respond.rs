@@ -233,9 +233,9 @@ impl EdgePolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{PreviewHostsSetting, WorkerOptions};
+    use crate::config::PreviewHostsSetting;
     use crate::draft::PreviewHosts;
-    use crate::edge::{CacheProfile, RedirectTable, RequestInputs, SiteFacts};
+    use crate::edge::{CacheProfile, RedirectTable, RequestInputs, SiteFacts, WorkerOptions};
     use crate::request::Request;
 
     fn plan_for(url: &str, method: &str) -> (EdgePolicy, EdgePlan) {

@@ -3,11 +3,29 @@
 
 use super::freshness::Freshness;
 use super::key::LoaderKey;
-use crate::config::PlatformConfig;
 use crate::value::Value;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+
+/// What the host's configuration asks of the loader cache (the platform configuration builds it:
+/// `PlatformConfig::loader_cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoaderCacheConfig {
+    /// The cap, in bytes (`PLATFORM_LOADER_CACHE_MAX_BYTES`).
+    pub max_bytes: u64,
+    /// Caching is switched off (`PLATFORM_CACHE_DISABLE=true`).
+    pub disabled: bool,
+    /// The site runs in development, where nothing is cached.
+    pub development: bool,
+}
+
+impl LoaderCacheConfig {
+    /// Whether results are kept: neither disabled nor in development.
+    pub fn is_enabled(&self) -> bool {
+        !self.disabled && !self.development
+    }
+}
 
 /// A refresh not reported within this time may be handed to another caller.
 pub const REFRESH_TIMEOUT_MS: u64 = 10_000;
@@ -141,11 +159,11 @@ impl LoaderCache {
         }
     }
 
-    /// The cache the configuration asks for: capped by `PLATFORM_LOADER_CACHE_MAX_BYTES`, off
-    /// with `PLATFORM_CACHE_DISABLE=true` and in development.
-    pub fn from_config(config: &PlatformConfig) -> LoaderCache {
-        if config.loader_cache_enabled() {
-            LoaderCache::new(config.caching.loader_cache_max_bytes)
+    /// The cache the configuration asks for: capped at `max_bytes`, off when disabled and in
+    /// development.
+    pub fn from_config(config: &LoaderCacheConfig) -> LoaderCache {
+        if config.is_enabled() {
+            LoaderCache::new(config.max_bytes)
         } else {
             LoaderCache::disabled()
         }
@@ -461,19 +479,24 @@ mod tests {
             t,
             0
         ));
-        let dev = PlatformConfig::from_env([("NODE_ENV", "development")]).unwrap();
+        let on = LoaderCacheConfig {
+            max_bytes: 1024,
+            disabled: false,
+            development: false,
+        };
+        let cache = LoaderCache::from_config(&on);
+        assert!(cache.is_enabled());
+        assert_eq!(cache.stats().cap, 1024);
+        let dev = LoaderCacheConfig {
+            development: true,
+            ..on
+        };
         assert!(!LoaderCache::from_config(&dev).is_enabled());
-        let off = PlatformConfig::from_env([("PLATFORM_CACHE_DISABLE", "true")]).unwrap();
+        let off = LoaderCacheConfig {
+            disabled: true,
+            ..on
+        };
         assert!(!LoaderCache::from_config(&off).is_enabled());
-        let capped =
-            PlatformConfig::from_env([("PLATFORM_LOADER_CACHE_MAX_BYTES", "1KB")]).unwrap();
-        assert_eq!(LoaderCache::from_config(&capped).stats().cap, 1024);
-        assert_eq!(
-            LoaderCache::from_config(&PlatformConfig::default())
-                .stats()
-                .cap,
-            33_554_432
-        );
     }
 
     #[derive(Debug, Clone)]

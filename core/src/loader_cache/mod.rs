@@ -6,6 +6,8 @@ mod cache;
 mod freshness;
 mod key;
 
-pub use cache::{CacheStats, LoaderCache, Lookup, REFRESH_TIMEOUT_MS, Ticket, entry_size};
+pub use cache::{
+    CacheStats, LoaderCache, LoaderCacheConfig, Lookup, REFRESH_TIMEOUT_MS, Ticket, entry_size,
+};
 pub use freshness::Freshness;
 pub use key::LoaderKey;

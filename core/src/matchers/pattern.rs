@@ -20,8 +20,11 @@ const CACHE_CAPACITY: usize = 1024;
 /// Upper bound on the compiled program, so a pathological pattern cannot take much memory.
 const COMPILED_SIZE_LIMIT: usize = 1 << 20;
 
-static REDOS_HEURISTIC: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(\+|\*|\{[^}]*,\})\s*(\+|\*|\{[^}]*,\})").expect("static regex"));
+/// Two adjacent unbounded quantifiers. A constant pattern:
+/// `heuristic_rejects_nested_unbounded_quantifiers` proves it compiles; were it ever invalid,
+/// every content pattern would be rejected (failing closed).
+static REDOS_HEURISTIC: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(\+|\*|\{[^}]*,\})\s*(\+|\*|\{[^}]*,\})").ok());
 
 type Cache = [HashMap<Box<str>, Option<Arc<Regex>>>; 2];
 
@@ -29,7 +32,10 @@ static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(|| Mutex::new(Default::defa
 
 /// Whether a pattern passes the length limit and the ReDoS heuristic.
 fn is_safe(pattern: &str) -> bool {
-    pattern.encode_utf16().count() <= MAX_PATTERN_LENGTH && !REDOS_HEURISTIC.is_match(pattern)
+    pattern.encode_utf16().count() <= MAX_PATTERN_LENGTH
+        && REDOS_HEURISTIC
+            .as_ref()
+            .is_some_and(|heuristic| !heuristic.is_match(pattern))
 }
 
 /// The compiled pattern (unanchored), or `None` when it is unsafe or invalid.

@@ -259,6 +259,10 @@ fn saved_matcher_cycles_are_false_with_a_warning() {
 }
 
 #[test]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the test times the evaluation; the code under test reads no clock"
+)]
 fn deep_nesting_and_fan_out_are_bounded() {
     let mut rule = r#"{"__resolveType":"website/matchers/always.ts"}"#.to_string();
     for _ in 0..40 {

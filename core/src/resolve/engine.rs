@@ -429,9 +429,8 @@ impl<'a> Resolver<'a> {
                     .filter(|(k, _)| &**k != RESOLVE_TYPE && &**k != "block")
                     .cloned(),
             );
-            let target = Value::object(entries);
-            let target = target.as_object().expect("built as an object");
-            return self.resolve_typed(target, block, depth + 1);
+            let target = Object::from_entries(entries);
+            return self.resolve_typed(&target, block, depth + 1);
         }
         if self.snapshot.block(rt).is_some() {
             return self.resolve_named(o, rt, depth);
@@ -553,10 +552,10 @@ impl<'a> Resolver<'a> {
             self.effects.warn(format!("cyclic reference: {chain}"));
             return Node::Value(Value::Null);
         }
-        let block = self
-            .snapshot
-            .block(name)
-            .expect("caller checked the block exists");
+        // The caller checked the block exists; were it gone, the reference would dangle.
+        let Some(block) = self.snapshot.block(name) else {
+            return Node::Value(Value::Null);
+        };
         let merged = merged_reference(block, reference);
         let key = intern(name);
         self.expanding.push(key.clone());

@@ -706,7 +706,8 @@ fn first_pass(
     if config.resolve_globals {
         raw.extend(globals(snapshot));
     }
-    let block = snapshot.block(&page.name).expect("routes point at blocks");
+    // Routes point at blocks; a missing one would contribute no sections and no SEO.
+    let block = snapshot.block(&page.name).unwrap_or(&Value::Null);
     let page_key = intern(&page.name);
     let page_start = raw.len();
     raw.extend(sections_list(

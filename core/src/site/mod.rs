@@ -12,9 +12,11 @@ pub use edge::{EdgeDecision, OriginAnswer};
 
 use crate::admin::{self, AdminConfig, AdminOutcome, AdminRequest, AdminSite, Schema};
 use crate::check::{Problem, check};
-use crate::config::{ConfigError, PlatformConfig, WorkerOptions, build_time_hash};
+use crate::config::{ConfigError, PlatformConfig};
 use crate::content::{LoadProblem, ReloadError, ReloadRefused, ReloadResponse, Snapshot};
-use crate::edge::{EdgePlan, EdgePolicy, PurgeIndex, RequestInputs};
+use crate::edge::{
+    EdgePlan, EdgePolicy, PurgeIndex, RequestInputs, WorkerOptions, build_time_hash,
+};
 use crate::host::Host;
 use crate::loader_cache::LoaderCache;
 use crate::matchers::{Overrides, Segment};
@@ -95,8 +97,11 @@ impl Site {
             Some(&build_hash),
         );
         let admin = AdminConfig::new(&platform, &setup.worker, &setup.vars);
-        let runtime =
-            Runtime::with_loader_cache(snapshot, resolve, LoaderCache::from_config(&platform));
+        let runtime = Runtime::with_loader_cache(
+            snapshot,
+            resolve,
+            LoaderCache::from_config(&platform.loader_cache()),
+        );
         let settings = DeriveSettings {
             preview_hosts: platform.draft.allowed_preview_hosts.clone(),
             site_name: platform.runtime.site_name.clone(),

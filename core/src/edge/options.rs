@@ -1,14 +1,14 @@
 //! Typed `createDecoWorkerEntry` options (the data ones; callbacks such as `buildSegment`,
 //! `cacheStorage` and `proxyHandler` stay with the host, which passes their results in).
 
-use super::error::ConfigError;
-use super::hosts::EDITOR_ORIGINS;
-use crate::edge::assets::DEFAULT_FINGERPRINT_PATTERN;
-use crate::edge::cdn::CdnCacheControl;
-use crate::edge::key::GeoCacheKey;
-use crate::edge::profile::{DetectProfile, ProfileTable};
-use crate::edge::security::{CspMode, SecurityHeaders};
-use crate::edge::speculation::SpeculationRules;
+use super::assets::DEFAULT_FINGERPRINT_PATTERN;
+use super::cdn::CdnCacheControl;
+use super::key::GeoCacheKey;
+use super::profile::{DetectProfile, ProfileTable};
+use super::security::{CspMode, SecurityHeaders};
+use super::speculation::SpeculationRules;
+use crate::config::ConfigError;
+use crate::config::hosts::EDITOR_ORIGINS;
 use regex::Regex;
 use serde_json::Value as Json;
 use std::collections::HashMap;
@@ -112,8 +112,9 @@ pub struct WorkerOptions {
     pub extra_bypass_paths: Vec<String>,
     /// Prefixes of non-fingerprinted files cached long and immutable (`staticPaths`).
     pub static_paths: Vec<String>,
-    /// Assets cached for a year (`fingerprintedAssetPattern`).
-    pub fingerprinted_asset_pattern: Regex,
+    /// Assets cached for a year (`fingerprintedAssetPattern`); `None`: no path is a
+    /// fingerprinted asset.
+    pub fingerprinted_asset_pattern: Option<Regex>,
     /// Variable holding the deploy version (`cacheVersionEnv`; `None` = `false`).
     pub cache_version_env: Option<String>,
     /// Variable holding the purge token (`purgeTokenEnv`; `None` = `false`, purging disabled).
@@ -181,7 +182,7 @@ impl Default for WorkerOptions {
             bypass_paths: Vec::new(),
             extra_bypass_paths: Vec::new(),
             static_paths: vec!["/fonts/".into()],
-            fingerprinted_asset_pattern: default_fingerprint(),
+            fingerprinted_asset_pattern: DEFAULT_FINGERPRINT.clone(),
             cache_version_env: Some("BUILD_HASH".into()),
             purge_token_env: Some("PURGE_TOKEN".into()),
             cdn_cache_control: CdnCacheControl::ServerFnSegment,
@@ -203,12 +204,10 @@ impl Default for WorkerOptions {
     }
 }
 
-static DEFAULT_FINGERPRINT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(DEFAULT_FINGERPRINT_PATTERN).expect("static regex"));
-
-fn default_fingerprint() -> Regex {
-    DEFAULT_FINGERPRINT.clone()
-}
+/// The default pattern, compiled once. A constant: `default_fingerprint_pattern_compiles`
+/// proves it compiles; were it ever invalid, no asset would be cached for a year by default.
+static DEFAULT_FINGERPRINT: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(DEFAULT_FINGERPRINT_PATTERN).ok());
 
 /// Whether `path` lies under a bypass entry: equal to it or below it at a segment boundary
 /// (`/_build` covers `/_build` and `/_build/x`, not `/_buildings`; `/live/` covers `/live`).
@@ -310,8 +309,10 @@ impl WorkerOptions {
                     let src = v
                         .as_str()
                         .ok_or_else(|| bad("a regular expression source"))?;
-                    o.fingerprinted_asset_pattern = Regex::new(src)
-                        .map_err(|e| bad(&format!("a valid regular expression ({e})")))?;
+                    o.fingerprinted_asset_pattern = Some(
+                        Regex::new(src)
+                            .map_err(|e| bad(&format!("a valid regular expression ({e})")))?,
+                    );
                 }
                 "cacheVersionEnv" => o.cache_version_env = string_or_false()?,
                 "purgeTokenEnv" => o.purge_token_env = string_or_false()?,
@@ -493,6 +494,12 @@ mod tests {
     }
 
     #[test]
+    fn default_fingerprint_pattern_compiles() {
+        let re = WorkerOptions::default().fingerprinted_asset_pattern;
+        assert!(re.is_some_and(|re| re.is_match("/_build/assets/app-3f9a1b2c.js")));
+    }
+
+    #[test]
     fn from_json_reads_every_data_option() {
         let o = WorkerOptions::from_json(&json!({
             "admin": {}, "buildSegment": null, "deviceSpecificKeys": false, "geoCacheKey": "city",
@@ -513,7 +520,10 @@ mod tests {
         );
         assert_eq!(o.geo_cache_key, GeoCacheKey::City);
         assert_eq!(o.safe_cookies, vec!["a"]);
-        assert!(o.fingerprinted_asset_pattern.is_match("/static/x"));
+        assert!(
+            o.fingerprinted_asset_pattern
+                .is_some_and(|re| re.is_match("/static/x"))
+        );
         assert_eq!(o.cache_version_env, None);
         assert_eq!(o.purge_token_env.as_deref(), Some("TOK"));
         assert!(matches!(o.cdn_cache_control, CdnCacheControl::MatchProfile));

@@ -1,5 +1,6 @@
 //! Reading a site's content from disk: `.platform/blocks/*.json`, or the bundle
-//! `.platform/blocks.gen.json` when there is no directory.
+//! `.platform/blocks.gen.json` when there is no directory. Shared by the `sitefile` command
+//! line, the benchmarks and the bindings, so they all read a site the same way.
 
 use sitefile_core::content::{LoadProblem, Snapshot, blocks_from_files, load_bundle};
 use std::path::{Path, PathBuf};
@@ -99,29 +100,59 @@ pub fn load(dir: &Path) -> Result<LoadedSite, SiteError> {
 
 /// Loads every `.json` file of a blocks directory.
 pub fn load_directory(blocks: &Path) -> Result<(Snapshot, Vec<LoadProblem>), SiteError> {
+    let BlockFiles {
+        files,
+        skipped: mut problems,
+    } = read_block_files(blocks)?;
+    let (blocks, parse_problems) = blocks_from_files(files);
+    problems.extend(parse_problems);
+    Ok((Snapshot::from_blocks(blocks), problems))
+}
+
+/// The block files of a directory, read but not parsed.
+#[derive(Debug)]
+pub struct BlockFiles {
+    /// `(file name, bytes)` of every regular `.json` file.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// The `.json` entries skipped: symbolic links (content is the directory's own files) and
+    /// names that are not UTF-8 (no block name can be decoded from them).
+    pub skipped: Vec<LoadProblem>,
+}
+
+/// Reads the block files of a blocks directory. Entries whose names do not end in `.json` are
+/// not block files and are passed over.
+pub fn read_block_files(blocks: &Path) -> Result<BlockFiles, SiteError> {
     let io = |source| SiteError::Io {
         path: blocks.to_path_buf(),
         source,
     };
     let mut files = Vec::new();
+    let mut skipped = Vec::new();
     for entry in std::fs::read_dir(blocks).map_err(io)? {
         let entry = entry.map_err(io)?;
-        let path = entry.path();
-        if !entry.file_type().map_err(io)?.is_file() {
+        let name = entry.file_name();
+        let shown = name.to_string_lossy().into_owned();
+        if !shown.ends_with(".json") {
             continue;
         }
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        // `DirEntry::file_type` does not follow symbolic links.
+        let file_type = entry.file_type().map_err(io)?;
+        if file_type.is_symlink() {
+            skipped.push(LoadProblem::Symlink { file: shown });
+            continue;
+        }
+        if !file_type.is_file() {
+            continue;
+        }
+        let Some(name) = name.to_str() else {
+            skipped.push(LoadProblem::NonUtf8Name { file: shown });
             continue;
         };
-        if !name.ends_with(".json") {
-            continue;
-        }
-        let bytes = std::fs::read(&path).map_err(|source| SiteError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let path = entry.path();
+        let bytes = std::fs::read(&path).map_err(|source| SiteError::Io { path, source })?;
         files.push((name.to_string(), bytes));
     }
-    let (blocks, problems) = blocks_from_files(files);
-    Ok((Snapshot::from_blocks(blocks), problems))
+    // Directory order is the file system's; report in a stable one.
+    skipped.sort_by_key(|p| p.to_string());
+    Ok(BlockFiles { files, skipped })
 }
