@@ -3,13 +3,10 @@
 
 use crate::resolve_cmd::build_request;
 use clap::Args;
-use sitefile_core::config::PlatformConfig;
-use sitefile_core::draft::PreviewHosts;
-use sitefile_core::edge::{
-    EdgePolicy, OriginFacts, RedirectTable, RequestInputs, SiteFacts, WorkerOptions,
-    build_time_hash,
-};
-use sitefile_core::matchers::{Overrides, Segment};
+use sitefile_core::edge::WorkerOptions;
+use sitefile_core::resolve::ResolveConfig;
+use sitefile_core::site::OriginAnswer;
+use sitefile_core::{Site, SiteSetup};
 use sitefile_site_dir as site_dir;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -58,10 +55,6 @@ fn worker_options(path: Option<&PathBuf>) -> Result<WorkerOptions, String> {
 /// Runs the command: exit 0 with the plan, 2 on bad input or configuration.
 pub fn run(args: CacheArgs) -> ExitCode {
     let vars: HashMap<String, String> = std::env::vars().collect();
-    let config = match PlatformConfig::from_env(&vars) {
-        Ok(c) => c,
-        Err(e) => return crate::fail(&e.to_string()),
-    };
     let options = match worker_options(args.options.as_ref()) {
         Ok(o) => o,
         Err(e) => return crate::fail(&e),
@@ -70,51 +63,30 @@ pub fn run(args: CacheArgs) -> ExitCode {
         Ok(r) => r.with_method(&args.method),
         Err(e) => return crate::fail(&e),
     };
-    let site = match site_dir::load(&args.site_dir) {
+    let loaded = match site_dir::load(&args.site_dir) {
         Ok(s) => s,
         Err(e) => return crate::fail(&e.to_string()),
     };
-    let snapshot = &site.snapshot;
-    let redirects = RedirectTable::build(snapshot.revision(), snapshot.blocks());
-    let preview_hosts = PreviewHosts::new(
-        &config.draft.allowed_preview_hosts,
-        snapshot.site_block(),
-        config.runtime.site_name.as_deref(),
-    )
-    .trusting_forwarded_host(options.trust_forwarded_host);
-    let build_hash = build_time_hash(Some(snapshot.revision()));
-    let policy = EdgePolicy::from_config(options, &config, &vars, Some(&build_hash));
-    let cohort = Segment::from_request(&request).cache_token();
-    let inputs = RequestInputs {
-        cohort: cohort.as_deref(),
-        has_override: !Overrides::from_request(&request).is_empty(),
-        ..RequestInputs::default()
+    let setup = SiteSetup::new(ResolveConfig::by_convention(), options, vars);
+    let site = match Site::new(loaded.snapshot, setup) {
+        Ok(site) => site,
+        Err(e) => return crate::fail(&e.to_string()),
     };
-    let facts = SiteFacts {
-        uses_location: snapshot.uses_location(),
-        redirects: &redirects,
-        preview_hosts: &preview_hosts,
-    };
-    let mut plan = policy.plan(&request, &facts, &inputs);
+    let mut plan = site.edge_plan(&request);
     if args.status.is_some() || !args.set_cookies.is_empty() || args.degraded {
-        let mut origin: Vec<(String, String)> = args
+        let mut headers: Vec<(String, String)> = args
             .set_cookies
             .iter()
             .map(|c| ("Set-Cookie".to_string(), c.clone()))
             .collect();
         if args.degraded {
-            origin.push(("X-Platform-Degraded".into(), "true".into()));
+            headers.push(("X-Platform-Degraded".into(), "true".into()));
         }
-        let finished = policy.after_origin(
-            &plan,
-            OriginFacts {
-                status: args.status.unwrap_or(200),
-                headers: &origin,
-            },
-        );
-        plan.cacheable = finished.store.is_some();
-        plan.reason = finished.reason;
-        plan.headers = finished.headers;
+        let origin = OriginAnswer {
+            status: args.status.unwrap_or(200),
+            headers,
+        };
+        plan = site.after_origin(&plan, &origin).plan;
     }
     match serde_json::to_string_pretty(&plan.to_json()) {
         Ok(text) => {
