@@ -5,6 +5,7 @@
 use super::config::ResolveConfig;
 use super::keys::{self, SKIP_RESOLVE_TYPES};
 use super::node::{CallId, Node};
+use super::registry::KeyRegistry;
 use crate::content::Snapshot;
 use crate::effects::Effects;
 use crate::matchers::{BlockLookup, Evaluator, FeatureFlagAdapter, Overrides, Segment};
@@ -609,5 +610,70 @@ pub(crate) fn merged_reference(block: &Value, reference: &Object) -> Value {
             Value::object(entries)
         }
         _ => block.clone(),
+    }
+}
+
+/// The props of resolved section `section` as components receive them: every entry but
+/// `__resolveType`, with the sections nested in them in the reference's
+/// `{"Component": <section key>, "props": {...}}` shape (`normalizeNestedSections`).
+pub(crate) fn section_props(section: &Object, sections: &KeyRegistry) -> Value {
+    NestSections {
+        sections,
+        done: FxHashMap::default(),
+    }
+    .props(section)
+}
+
+/// Turns every object whose `__resolveType` is a registered section into
+/// `{"Component": <key>, "props": {...}}`, at any depth: in lists, plain objects, objects of
+/// other types (kept as they are) and other nested sections' props. Parts without a
+/// `__resolveType` beneath them are kept as they are; a subtree shared by several parents
+/// (a named block used twice) is converted once and stays shared.
+struct NestSections<'a> {
+    sections: &'a KeyRegistry,
+    /// Converted containers, by the address of the original.
+    done: FxHashMap<usize, Value>,
+}
+
+impl NestSections<'_> {
+    fn props(&mut self, section: &Object) -> Value {
+        Value::object(
+            section
+                .entries()
+                .iter()
+                .filter(|(k, _)| &**k != RESOLVE_TYPE)
+                .map(|(k, v)| (k.clone(), self.value(v)))
+                .collect(),
+        )
+    }
+
+    fn value(&mut self, value: &Value) -> Value {
+        let address = match value {
+            _ if !value.is_dynamic() => return value.clone(),
+            Value::Array(a) => std::sync::Arc::as_ptr(a) as usize,
+            Value::Object(o) => std::sync::Arc::as_ptr(o) as usize,
+            _ => return value.clone(),
+        };
+        if let Some(done) = self.done.get(&address) {
+            return done.clone();
+        }
+        let converted = match value {
+            Value::Array(a) => Value::array(a.items().iter().map(|v| self.value(v)).collect()),
+            Value::Object(o) => match o.resolve_type().filter(|rt| self.sections.contains(rt)) {
+                Some(rt) => Value::object(vec![
+                    (intern("Component"), Value::string(rt)),
+                    (intern("props"), self.props(o)),
+                ]),
+                None => Value::object(
+                    o.entries()
+                        .iter()
+                        .map(|(k, v)| (k.clone(), self.value(v)))
+                        .collect(),
+                ),
+            },
+            _ => value.clone(),
+        };
+        self.done.insert(address, converted.clone());
+        converted
     }
 }
