@@ -283,11 +283,16 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    /// Resolves any value at nesting depth `depth` (counted in `__resolveType` objects).
+    /// Resolves any value at nesting depth `depth` (counted in `__resolveType` objects). Once
+    /// the page is exhausted every value is `null`, including the one that spent the budget.
     pub fn resolve(&mut self, value: &Value, depth: usize) -> Node {
         if !value.is_dynamic() {
             self.charge(u64::from(value.nodes()));
-            return Node::Value(value.clone());
+            return Node::Value(if self.exhausted {
+                Value::Null
+            } else {
+                value.clone()
+            });
         }
         self.charge(1);
         if self.exhausted {
@@ -313,6 +318,10 @@ impl<'a> Resolver<'a> {
             Value::Array(a) => {
                 let mut items = Vec::with_capacity(a.items().len());
                 for (i, item) in a.items().iter().enumerate() {
+                    // Past the budget the rest of the list is left out, not a `null` each.
+                    if self.exhausted {
+                        break;
+                    }
                     self.origin.push_index(i);
                     items.push(self.resolve(item, depth));
                     self.origin.pop();
@@ -334,6 +343,9 @@ impl<'a> Resolver<'a> {
         for (k, v) in o.entries() {
             if Some(&**k) == skip {
                 continue;
+            }
+            if self.exhausted {
+                break;
             }
             self.origin.push_key(k);
             entries.push((k.clone(), self.resolve(v, depth)));
@@ -675,5 +687,74 @@ impl NestSections<'_> {
         };
         self.done.insert(address, converted.clone());
         converted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MAX_PAGE_NODES;
+    use crate::Request;
+    use crate::content::Snapshot;
+    use crate::resolve::{ResolveConfig, Runtime};
+    use crate::value::{Value, intern};
+
+    fn json(text: &str) -> Value {
+        Value::from_json_str(text).expect("test JSON")
+    }
+
+    #[test]
+    fn a_page_past_the_value_bound_keeps_what_came_first_and_stops() {
+        // 21 shared lists of 100,000 values, then a section: the list becomes dynamic, so it is
+        // resolved item by item; the 20th list crosses the bound.
+        let chunk = Value::array(vec![Value::Bool(true); 100_000]);
+        let mut items = vec![chunk; 21];
+        items.push(json(r#"{"__resolveType":"site/sections/Card.tsx"}"#));
+        let big = Value::object(vec![
+            (
+                intern("__resolveType"),
+                Value::string("site/sections/Hero.tsx"),
+            ),
+            (intern("items"), Value::array(items)),
+        ]);
+        let after = json(r#"{"__resolveType":"site/sections/After.tsx","n":1}"#);
+        let page = Value::object(vec![
+            (intern("path"), Value::string("/")),
+            (intern("sections"), Value::array(vec![big, after])),
+        ]);
+        let runtime = Runtime::new(
+            Snapshot::from_blocks(vec![(intern("pages-home"), page)]),
+            ResolveConfig::by_convention(),
+        );
+        let page = runtime
+            .resolve_page(Request::new("https://shop.example/").expect("URL"))
+            .run(|_| Ok(Value::Null));
+
+        let values: u64 = page
+            .sections
+            .iter()
+            .map(|s| u64::from(s.props.nodes()))
+            .sum();
+        assert!(values <= MAX_PAGE_NODES, "{values} values");
+        assert!(values > MAX_PAGE_NODES - 200_000, "{values} values");
+        assert_eq!(
+            page.sections.len(),
+            1,
+            "the section after the bound is gone"
+        );
+        let items = page.sections[0]
+            .props
+            .get("items")
+            .and_then(Value::as_array);
+        let items = items.expect("items kept");
+        assert_eq!(items.len(), 20, "19 whole lists, then null, then nothing");
+        assert!(items[..19].iter().all(|i| i.nodes() == 100_001));
+        assert!(items[19].is_null());
+        let sizes: Vec<_> = page
+            .effects
+            .errors
+            .iter()
+            .map(|e| (e.resolve_type.as_str(), e.context.as_str()))
+            .collect();
+        assert_eq!(sizes, vec![("page", "size")]);
     }
 }
