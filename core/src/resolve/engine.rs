@@ -105,6 +105,9 @@ pub(crate) struct Resolver<'a> {
     nesting: usize,
     /// A size or nesting limit was hit: the rest of the page resolves to `null`.
     exhausted: bool,
+    /// The last saved block expanded whose content is not an object or a list (names the
+    /// block when a page section resolves to it).
+    scalar_block: Option<Key>,
 }
 
 /// A named reference resolved earlier in this request.
@@ -128,6 +131,9 @@ pub const MAX_RESOLVED_NESTING: usize = 256;
 
 /// How many wrappers, flags and named blocks page SEO is followed through.
 const SEO_HOPS: usize = 10;
+
+/// The `onResolveError` context of a page section that cannot be one (the reference's).
+const SECTION_RESOLUTION: &str = "Section resolution";
 
 impl<'a> Resolver<'a> {
     /// A resolver for one request.
@@ -164,6 +170,7 @@ impl<'a> Resolver<'a> {
             produced: 0,
             nesting: 0,
             exhausted: false,
+            scalar_block: None,
         }
     }
 
@@ -195,8 +202,23 @@ impl<'a> Resolver<'a> {
     pub fn resolve_section(&mut self, block: &Key, path: &[&str], value: &Value) -> (Node, bool) {
         self.saw_lazy = false;
         self.in_chain = true;
+        self.scalar_block = None;
         let node = self.resolve_in(block, path, value);
         self.in_chain = false;
+        if let Node::Value(v) = &node
+            && !matches!(v, Value::Object(_) | Value::Array(_) | Value::Null)
+        {
+            let scalar = self.scalar_block.take();
+            let name = scalar.as_deref().or(value.resolve_type()).unwrap_or(block);
+            self.effects.error(
+                name,
+                SECTION_RESOLUTION,
+                format!(
+                    "{name:?} resolves to {}, not an object; the page section is dropped",
+                    kind_of(v)
+                ),
+            );
+        }
         (node, std::mem::take(&mut self.saw_lazy))
     }
 
@@ -373,11 +395,11 @@ impl<'a> Resolver<'a> {
             return Node::Value(Value::Null);
         }
         if depth > self.depth_limit {
-            self.effects.error(
-                rt,
-                "depth",
-                format!("nesting deeper than {} levels", self.depth_limit),
-            );
+            let mut message = format!("nesting deeper than {} levels", self.depth_limit);
+            if let Some(outer) = self.expanding.first() {
+                message.push_str(&format!(", reached through block {:?}", &**outer));
+            }
+            self.effects.error(rt, "depth", message);
             return Node::Value(Value::Null);
         }
         match rt {
@@ -534,6 +556,13 @@ impl<'a> Resolver<'a> {
     /// A reference to a saved block: `{...block, ...extra}` (extra wins, shallowly), memoised
     /// per request, cycles cut on the expansion stack.
     fn resolve_named(&mut self, reference: &Object, name: &str, depth: usize) -> Node {
+        if self
+            .snapshot
+            .block(name)
+            .is_some_and(|b| !matches!(b, Value::Object(_) | Value::Array(_)))
+        {
+            self.scalar_block = Some(intern(name));
+        }
         let memo_key = if reference.len() == 1 {
             name.to_string()
         } else {
@@ -622,6 +651,18 @@ pub(crate) fn merged_reference(block: &Value, reference: &Object) -> Value {
             Value::object(entries)
         }
         _ => block.clone(),
+    }
+}
+
+/// What kind of JSON value `v` is, with its article, for messages (`a string`).
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
     }
 }
 
