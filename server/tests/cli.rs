@@ -134,7 +134,13 @@ fn resolve_without_a_page_exits_3_and_bad_input_exits_2() {
     assert_eq!(json(&out)["page"], Value::Null);
     let bad = sitefile(&["resolve", root.to_str().unwrap(), "/", "--now", "yesterday"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("--now"));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains(
+            r#"--now: "yesterday" is not an RFC 3339 date-time (e.g. 2026-06-01T12:00:00Z)"#
+        ),
+        "{stderr}"
+    );
     let missing = sitefile(&["resolve", "/nonexistent/site", "/"]);
     assert_eq!(missing.status.code(), Some(2));
 }
