@@ -20,12 +20,16 @@ fn resolve_pages(c: &mut Criterion) {
         let requests: Vec<_> = urls.iter().map(|u| request(u)).collect();
         // One iteration resolves every URL of the site; divide by the count for a page.
         // `warm` is the steady state (page and layout caches filled); `cold` bypasses them, as
-        // a draft or preview request does, so every request runs the whole synchronous pass.
-        for (label, bypass_caches) in [("warm", false), ("cold", true)] {
-            let options = RequestOptions {
-                bypass_caches,
-                ..RequestOptions::default()
-            };
+        // a draft or preview request does, so every request runs the whole synchronous pass;
+        // `+serialise` also writes the page as the JSON bytes a binding hands its host.
+        let variants = [
+            ("warm", false, false),
+            ("cold", true, false),
+            ("warm+serialise", false, true),
+            ("cold+serialise", true, true),
+        ];
+        for (label, bypass_caches, serialise) in variants {
+            let options = RequestOptions { bypass_caches };
             group.bench_with_input(
                 BenchmarkId::new(format!("{label}/{site} ({} urls)", requests.len()), ""),
                 &requests,
@@ -35,7 +39,11 @@ fn resolve_pages(c: &mut Criterion) {
                             let page = runtime
                                 .resolve_page_with(r.clone(), options.clone(), &NoHost)
                                 .run(|_| Ok(Value::Null));
-                            black_box(page);
+                            if serialise {
+                                black_box(serde_json::to_vec(&page).ok());
+                            } else {
+                                black_box(page);
+                            }
                         }
                     })
                 },

@@ -2,7 +2,7 @@
 
 use crate::content::{LoadProblem, Snapshot};
 use crate::pages::{is_page_block, page_path};
-use crate::resolve::{ResolveConfig, is_flag};
+use crate::resolve::{ResolveConfig, StaticDepth, is_flag, non_object_sections};
 use crate::value::Value;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -26,7 +26,7 @@ pub struct Problem {
     pub block: String,
     /// A stable camelCase identifier (`invalidJson`, `danglingReference`, `cycle`,
     /// `unknownMatcher`, `pageWithoutPath`, `duplicatePath`, `unreachablePage`, `malformedPath`,
-    /// `fileCollision`).
+    /// `fileCollision`, `sectionNotObject`, `tooDeep`).
     pub kind: &'static str,
     /// What is wrong, for people.
     pub message: String,
@@ -73,6 +73,7 @@ pub fn check(snapshot: &Snapshot, config: &ResolveConfig, load: &[LoadProblem]) 
     }
     problems.extend(cycles(&graph));
     problems.extend(route_problems(snapshot));
+    problems.extend(section_problems(snapshot, config));
     problems.sort_by(|a, b| (a.severity, &a.block).cmp(&(b.severity, &b.block)));
     problems
 }
@@ -189,7 +190,9 @@ fn cycles(graph: &BTreeMap<&str, Vec<&str>>) -> Vec<Problem> {
                 stack.pop();
                 continue;
             }
-            stack.last_mut().expect("non-empty").1 += 1;
+            if let Some(top) = stack.last_mut() {
+                top.1 += 1;
+            }
             let next = edges[edge];
             match marks.get(next) {
                 None => {
@@ -214,6 +217,27 @@ fn cycles(graph: &BTreeMap<&str, Vec<&str>>) -> Vec<Problem> {
     found
 }
 
+/// `pattern` with its parameter names left out (`/:slug/p` → `/:/p`): a name starts with a
+/// letter, `_` or `$` and goes on with letters, digits, `_` and `$`.
+fn without_param_names(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == ':'
+            && chars
+                .next_if(|&n| n.is_alphabetic() || n == '_' || n == '$')
+                .is_some()
+        {
+            while chars
+                .next_if(|&n| n.is_alphanumeric() || n == '_' || n == '$')
+                .is_some()
+            {}
+        }
+    }
+    out
+}
+
 fn route_problems(snapshot: &Snapshot) -> Vec<Problem> {
     let routes = snapshot.routes();
     let mut problems: Vec<Problem> = routes
@@ -227,7 +251,6 @@ fn route_problems(snapshot: &Snapshot) -> Vec<Problem> {
         .collect();
     let mut first_with_path: HashMap<&str, &str> = HashMap::new();
     // Patterns that differ only in parameter names (`/:slug` and `/:id`) match the same paths.
-    let param_name = regex::Regex::new(r":[\p{L}_$][\p{L}\p{N}_$]*").expect("valid regex");
     let mut first_with_shape: HashMap<String, &str> = HashMap::new();
     for route in routes.routes() {
         if let Some(first) = first_with_path.get(route.pattern.as_str()) {
@@ -243,7 +266,7 @@ fn route_problems(snapshot: &Snapshot) -> Vec<Problem> {
             continue;
         }
         first_with_path.insert(&route.pattern, &route.name);
-        let shape = param_name.replace_all(&route.pattern, ":").into_owned();
+        let shape = without_param_names(&route.pattern);
         if let Some(first) = first_with_shape.get(&shape) {
             problems.push(Problem {
                 severity: Severity::Warning,
@@ -274,4 +297,215 @@ fn route_problems(snapshot: &Snapshot) -> Vec<Problem> {
         }
     }
     problems
+}
+
+/// What resolution starts from: each raw page section of every served page, its SEO and the
+/// Site block's globals, as (block, where in it, value).
+fn resolution_roots<'s>(
+    snapshot: &'s Snapshot,
+    config: &ResolveConfig,
+) -> Vec<(String, String, &'s Value)> {
+    let mut roots = Vec::new();
+    for route in snapshot.routes().routes() {
+        let Some(page) = snapshot.block(&route.name) else {
+            continue;
+        };
+        section_roots(&mut roots, &route.name, "sections", page.get("sections"));
+        if let Some(seo) = page.get("seo").filter(|v| !v.is_null()) {
+            roots.push((route.name.clone(), "seo".into(), seo));
+        }
+    }
+    let site = ["site", "Site"]
+        .into_iter()
+        .find_map(|name| Some((name, snapshot.block(name)?)));
+    if let (true, Some((name, site))) = (config.resolve_globals, site) {
+        for field in ["theme", "global", "pageSections"] {
+            section_roots(&mut roots, name, field, site.get(field));
+        }
+    }
+    roots
+}
+
+/// The raw sections `field` of `block` holds: each item of a list, else the value itself.
+fn section_roots<'s>(
+    roots: &mut Vec<(String, String, &'s Value)>,
+    block: &str,
+    field: &str,
+    value: Option<&'s Value>,
+) {
+    match value {
+        Some(Value::Array(items)) => roots.extend(
+            items
+                .items()
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (block.to_string(), format!("{field}.{i}"), v)),
+        ),
+        Some(v) if !v.is_null() => roots.push((block.to_string(), field.to_string(), v)),
+        _ => {}
+    }
+}
+
+/// Page sections resolution drops or cuts on every request: a saved block that is not an
+/// object used as one, and content nested past the depth limit.
+fn section_problems(snapshot: &Snapshot, config: &ResolveConfig) -> Vec<Problem> {
+    let limit = config.depth_limit();
+    let mut depth = StaticDepth::new(snapshot, config);
+    let mut problems = Vec::new();
+    for (block, at, value) in resolution_roots(snapshot, config) {
+        let through = value
+            .resolve_type()
+            .filter(|rt| snapshot.block(rt).is_some())
+            .map(|rt| format!(" (through block {rt:?})"))
+            .unwrap_or_default();
+        let seo = at == "seo";
+        let levels = if seo {
+            depth.seo(value)
+        } else {
+            depth.levels(value)
+        };
+        if levels > limit {
+            problems.push(Problem {
+                severity: Severity::Error,
+                block: block.clone(),
+                kind: "tooDeep",
+                message: format!(
+                    "{at}{through} nests {levels} levels of __resolveType, more than the limit \
+                     of {limit}; what lies deeper resolves to null"
+                ),
+            });
+        }
+        if seo {
+            continue;
+        }
+        for (name, kind) in non_object_sections(snapshot, config, value) {
+            problems.push(Problem {
+                severity: Severity::Error,
+                block: block.clone(),
+                kind: "sectionNotObject",
+                message: format!(
+                    "{at} uses block {name:?} as a section, but it is {kind}; the section is dropped"
+                ),
+            });
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::intern;
+
+    fn problems(blocks: &str, config: &ResolveConfig) -> Vec<(String, &'static str, String)> {
+        let blocks = Value::from_json_str(blocks).expect("test JSON");
+        let blocks = blocks.as_object().expect("an object").entries().to_vec();
+        let snapshot = Snapshot::from_blocks(blocks.into_iter().map(|(k, v)| (intern(&k), v)));
+        check(&snapshot, config, &[])
+            .into_iter()
+            .filter(|p| p.severity == Severity::Error)
+            .map(|p| (p.block, p.kind, p.message))
+            .collect()
+    }
+
+    #[test]
+    fn a_block_that_is_not_an_object_used_as_a_section_is_an_error_on_the_page() {
+        let found = problems(
+            r#"{
+              "pages-home": {"path": "/", "sections": [
+                {"__resolveType": "Title"},
+                {"__resolveType": "website/sections/Rendering/Lazy.tsx", "section": {"__resolveType": "Wrapped"}},
+                {"__resolveType": "website/flags/multivariate.ts", "variants": [
+                  {"rule": {"__resolveType": "website/matchers/never.ts"}, "value": {"__resolveType": "Count"}}]},
+                {"__resolveType": "site/sections/Hero.tsx", "t": {"__resolveType": "Title"}},
+                {"__resolveType": "List"}]},
+              "pages-list": {"path": "/l", "sections": {"__resolveType": "Saved List"}},
+              "Saved List": [{"__resolveType": "Title"}],
+              "Wrapped": {"__resolveType": "Title"},
+              "List": [{"__resolveType": "site/sections/Hero.tsx"}],
+              "Title": "hello",
+              "Count": 42
+            }"#,
+            &ResolveConfig::by_convention(),
+        );
+        let at = |block: &str, message: &str| {
+            found
+                .iter()
+                .any(|(b, k, m)| b == block && *k == "sectionNotObject" && m == message)
+        };
+        assert!(
+            at(
+                "pages-home",
+                r#"sections.0 uses block "Title" as a section, but it is a string; the section is dropped"#
+            ),
+            "{found:#?}"
+        );
+        assert!(
+            at(
+                "pages-home",
+                r#"sections.1 uses block "Title" as a section, but it is a string; the section is dropped"#
+            ),
+            "{found:#?}"
+        );
+        assert!(
+            at(
+                "pages-home",
+                r#"sections.2 uses block "Count" as a section, but it is a number; the section is dropped"#
+            ),
+            "{found:#?}"
+        );
+        assert!(
+            at(
+                "pages-list",
+                r#"sections uses block "Title" as a section, but it is a string; the section is dropped"#
+            ),
+            "{found:#?}"
+        );
+        // Inside props a non-object block is a value; a list block is a list of sections.
+        assert_eq!(found.len(), 4, "{found:#?}");
+    }
+
+    #[test]
+    fn content_nested_past_the_depth_limit_is_an_error_on_the_page_or_site() {
+        let config = ResolveConfig {
+            max_depth: 3,
+            ..ResolveConfig::by_convention()
+        };
+        let found = problems(
+            r#"{
+              "pages-deep": {"path": "/deep", "sections": [{"__resolveType": "A"}]},
+              "pages-ok": {"path": "/ok", "sections": [{"__resolveType": "B"}],
+                "seo": {"__resolveType": "website/sections/Seo/SeoV2.tsx", "x": {"__resolveType": "A"}}},
+              "site": {"global": [{"__resolveType": "site/sections/Header.tsx", "inner": {"__resolveType": "B"}}]},
+              "A": {"__resolveType": "B"},
+              "B": {"__resolveType": "C"},
+              "C": {"__resolveType": "site/sections/Hero.tsx"}
+            }"#,
+            &config,
+        );
+        let deep: Vec<_> = found.iter().filter(|(_, k, _)| *k == "tooDeep").collect();
+        // B alone is 3 levels (B, C, Hero); A adds one; the SEO's skip-listed type does not count
+        // but its props do; the Header global adds one.
+        let expected = [
+            (
+                "pages-deep",
+                r#"sections.0 (through block "A") nests 4 levels of __resolveType, more than the limit of 3; what lies deeper resolves to null"#,
+            ),
+            (
+                "pages-ok",
+                r#"seo nests 5 levels of __resolveType, more than the limit of 3; what lies deeper resolves to null"#,
+            ),
+            (
+                "site",
+                r#"global.0 nests 4 levels of __resolveType, more than the limit of 3; what lies deeper resolves to null"#,
+            ),
+        ];
+        assert_eq!(deep.len(), expected.len(), "{found:#?}");
+        for (block, message) in expected {
+            assert!(
+                deep.iter().any(|(b, _, m)| b == block && m == message),
+                "{block}: {message}\n{found:#?}"
+            );
+        }
+    }
 }

@@ -868,9 +868,13 @@ fn a_diamond_of_static_references_resolves_without_copying() {
     let page = runtime.resolve_page(request(0)).run(|_| Ok(Value::Null));
     assert_eq!(page.sections.len(), 1);
     assert!(page.effects.errors.is_empty(), "{:?}", page.effects.errors);
+    // Each level below the page section is a nested section: `{"Component", "props"}`.
     let mut at = &page.sections[0].props;
     for _ in 0..13 {
-        at = at.get("l").expect("each level keeps its props");
+        at = at
+            .get("l")
+            .and_then(|s| s.get("props"))
+            .expect("each level keeps its props");
     }
     assert!(at.get("r").is_some());
 }
@@ -903,9 +907,13 @@ fn a_shared_loader_block_under_a_diamond_runs_once() {
     });
     assert_eq!(calls, 1, "the shared loader block runs once");
     assert_eq!(page.sections.len(), 1);
+    // Each level below the page section is a nested section: `{"Component", "props"}`.
     let mut at = &page.sections[0].props;
     for _ in 0..9 {
-        at = at.get("r").expect("each level keeps its props");
+        at = at
+            .get("r")
+            .and_then(|s| s.get("props"))
+            .expect("each level keeps its props");
     }
     assert_eq!(
         at.get("l").map(Value::to_json_string).as_deref(),

@@ -64,7 +64,9 @@ pub fn build_request(
     }
     let now: DateTime<Utc> = match now {
         Some(s) => DateTime::parse_from_rfc3339(s)
-            .map_err(|e| format!("--now {s:?}: {e}"))?
+            .map_err(|_| {
+                format!("--now: {s:?} is not an RFC 3339 date-time (e.g. 2026-06-01T12:00:00Z)")
+            })?
             .with_timezone(&Utc),
         None => Utc::now(),
     };

@@ -134,7 +134,13 @@ fn resolve_without_a_page_exits_3_and_bad_input_exits_2() {
     assert_eq!(json(&out)["page"], Value::Null);
     let bad = sitefile(&["resolve", root.to_str().unwrap(), "/", "--now", "yesterday"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("--now"));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains(
+            r#"--now: "yesterday" is not an RFC 3339 date-time (e.g. 2026-06-01T12:00:00Z)"#
+        ),
+        "{stderr}"
+    );
     let missing = sitefile(&["resolve", "/nonexistent/site", "/"]);
     assert_eq!(missing.status.code(), Some(2));
 }
@@ -232,6 +238,63 @@ fn check_reports_every_problem_by_block() {
         clean.status.success(),
         "{}",
         String::from_utf8_lossy(&clean.stdout)
+    );
+}
+
+#[test]
+fn check_fails_on_sections_every_request_loses_and_resolve_names_them() {
+    // A page section that is a string block, and one at the end of 71 named blocks.
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "pages-home.json".into(),
+            r#"{"path":"/","sections":[{"__resolveType":"Title"},{"__resolveType":"C0"}]}"#.into(),
+        ),
+        ("Title.json".into(), r#""hello""#.into()),
+        (
+            "C70.json".into(),
+            r#"{"__resolveType":"site/sections/Hero.tsx"}"#.into(),
+        ),
+    ];
+    files.extend((0..70).map(|i| {
+        (
+            format!("C{i}.json"),
+            format!(r#"{{"__resolveType":"C{}"}}"#, i + 1),
+        )
+    }));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(f, b)| (f.as_str(), b.as_str()))
+        .collect();
+    let root = site("dropped", &files);
+
+    let out = sitefile(&["check", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        r#"error: pages-home: sections.0 uses block "Title" as a section, but it is a string; the section is dropped (sectionNotObject)"#,
+        r#"error: pages-home: sections.1 (through block "C0") nests 72 levels of __resolveType, more than the limit of 64; what lies deeper resolves to null (tooDeep)"#,
+    ] {
+        assert!(stdout.lines().any(|l| l == line), "{line}\n{stdout}");
+    }
+    assert!(stdout.contains(": 2 error(s), 0 warning(s)"), "{stdout}");
+
+    let out = sitefile(&["resolve", root.to_str().unwrap(), "/"]);
+    assert_eq!(out.status.code(), Some(0));
+    let page = json(&out);
+    assert_eq!(page["sections"], serde_json::json!([]));
+    let errors = page["effects"]["errors"].as_array().unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["resolveType"] == "Title" && e["context"] == "Section resolution"),
+        "{errors:#?}"
+    );
+    assert!(
+        errors.iter().any(|e| e["context"] == "depth"
+            && e["message"]
+                .as_str()
+                .is_some_and(|m| m.ends_with(r#"reached through block "C0""#))),
+        "{errors:#?}"
     );
 }
 

@@ -5,6 +5,7 @@
 use super::config::ResolveConfig;
 use super::keys::{self, SKIP_RESOLVE_TYPES};
 use super::node::{CallId, Node};
+use super::registry::KeyRegistry;
 use crate::content::Snapshot;
 use crate::effects::Effects;
 use crate::host::Host;
@@ -105,6 +106,9 @@ pub(crate) struct Resolver<'a> {
     nesting: usize,
     /// A size or nesting limit was hit: the rest of the page resolves to `null`.
     exhausted: bool,
+    /// The last saved block expanded whose content is not an object or a list (names the
+    /// block when a page section resolves to it).
+    scalar_block: Option<Key>,
 }
 
 /// A named reference resolved earlier in this request.
@@ -128,6 +132,9 @@ pub const MAX_RESOLVED_NESTING: usize = 256;
 
 /// How many wrappers, flags and named blocks page SEO is followed through.
 const SEO_HOPS: usize = 10;
+
+/// The `onResolveError` context of a page section that cannot be one (the reference's).
+const SECTION_RESOLUTION: &str = "Section resolution";
 
 impl<'a> Resolver<'a> {
     /// A resolver for one request.
@@ -164,6 +171,7 @@ impl<'a> Resolver<'a> {
             produced: 0,
             nesting: 0,
             exhausted: false,
+            scalar_block: None,
         }
     }
 
@@ -195,8 +203,23 @@ impl<'a> Resolver<'a> {
     pub fn resolve_section(&mut self, block: &Key, path: &[&str], value: &Value) -> (Node, bool) {
         self.saw_lazy = false;
         self.in_chain = true;
+        self.scalar_block = None;
         let node = self.resolve_in(block, path, value);
         self.in_chain = false;
+        if let Node::Value(v) = &node
+            && !matches!(v, Value::Object(_) | Value::Array(_) | Value::Null)
+        {
+            let scalar = self.scalar_block.take();
+            let name = scalar.as_deref().or(value.resolve_type()).unwrap_or(block);
+            self.effects.error(
+                name,
+                SECTION_RESOLUTION,
+                format!(
+                    "{name:?} resolves to {}, not an object; the page section is dropped",
+                    kind_of(v)
+                ),
+            );
+        }
         (node, std::mem::take(&mut self.saw_lazy))
     }
 
@@ -283,11 +306,16 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    /// Resolves any value at nesting depth `depth` (counted in `__resolveType` objects).
+    /// Resolves any value at nesting depth `depth` (counted in `__resolveType` objects). Once
+    /// the page is exhausted every value is `null`, including the one that spent the budget.
     pub fn resolve(&mut self, value: &Value, depth: usize) -> Node {
         if !value.is_dynamic() {
             self.charge(u64::from(value.nodes()));
-            return Node::Value(value.clone());
+            return Node::Value(if self.exhausted {
+                Value::Null
+            } else {
+                value.clone()
+            });
         }
         self.charge(1);
         if self.exhausted {
@@ -313,6 +341,10 @@ impl<'a> Resolver<'a> {
             Value::Array(a) => {
                 let mut items = Vec::with_capacity(a.items().len());
                 for (i, item) in a.items().iter().enumerate() {
+                    // Past the budget the rest of the list is left out, not a `null` each.
+                    if self.exhausted {
+                        break;
+                    }
                     self.origin.push_index(i);
                     items.push(self.resolve(item, depth));
                     self.origin.pop();
@@ -334,6 +366,9 @@ impl<'a> Resolver<'a> {
         for (k, v) in o.entries() {
             if Some(&**k) == skip {
                 continue;
+            }
+            if self.exhausted {
+                break;
             }
             self.origin.push_key(k);
             entries.push((k.clone(), self.resolve(v, depth)));
@@ -361,11 +396,11 @@ impl<'a> Resolver<'a> {
             return Node::Value(Value::Null);
         }
         if depth > self.depth_limit {
-            self.effects.error(
-                rt,
-                "depth",
-                format!("nesting deeper than {} levels", self.depth_limit),
-            );
+            let mut message = format!("nesting deeper than {} levels", self.depth_limit);
+            if let Some(outer) = self.expanding.first() {
+                message.push_str(&format!(", reached through block {:?}", &**outer));
+            }
+            self.effects.error(rt, "depth", message);
             return Node::Value(Value::Null);
         }
         match rt {
@@ -521,6 +556,13 @@ impl<'a> Resolver<'a> {
     /// A reference to a saved block: `{...block, ...extra}` (extra wins, shallowly), memoised
     /// per request, cycles cut on the expansion stack.
     fn resolve_named(&mut self, reference: &Object, name: &str, depth: usize) -> Node {
+        if self
+            .snapshot
+            .block(name)
+            .is_some_and(|b| !matches!(b, Value::Object(_) | Value::Array(_)))
+        {
+            self.scalar_block = Some(intern(name));
+        }
         let memo_key = if reference.len() == 1 {
             name.to_string()
         } else {
@@ -609,5 +651,345 @@ pub(crate) fn merged_reference(block: &Value, reference: &Object) -> Value {
             Value::object(entries)
         }
         _ => block.clone(),
+    }
+}
+
+/// What kind of JSON value `v` is, with its article, for messages (`a string`).
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The props of resolved section `section` as components receive them: every entry but
+/// `__resolveType`, with the sections nested in them in the reference's
+/// `{"Component": <section key>, "props": {...}}` shape (`normalizeNestedSections`).
+pub(crate) fn section_props(section: &Object, sections: &KeyRegistry) -> Value {
+    NestSections {
+        sections,
+        done: FxHashMap::default(),
+    }
+    .props(section)
+}
+
+/// Turns every object whose `__resolveType` is a registered section into
+/// `{"Component": <key>, "props": {...}}`, at any depth: in lists, plain objects, objects of
+/// other types (kept as they are) and other nested sections' props. Parts without a
+/// `__resolveType` beneath them are kept as they are; a subtree shared by several parents
+/// (a named block used twice) is converted once and stays shared.
+struct NestSections<'a> {
+    sections: &'a KeyRegistry,
+    /// Converted containers, by the address of the original.
+    done: FxHashMap<usize, Value>,
+}
+
+impl NestSections<'_> {
+    fn props(&mut self, section: &Object) -> Value {
+        Value::object(
+            section
+                .entries()
+                .iter()
+                .filter(|(k, _)| &**k != RESOLVE_TYPE)
+                .map(|(k, v)| (k.clone(), self.value(v)))
+                .collect(),
+        )
+    }
+
+    fn value(&mut self, value: &Value) -> Value {
+        let address = match value {
+            _ if !value.is_dynamic() => return value.clone(),
+            Value::Array(a) => std::sync::Arc::as_ptr(a) as usize,
+            Value::Object(o) => std::sync::Arc::as_ptr(o) as usize,
+            _ => return value.clone(),
+        };
+        if let Some(done) = self.done.get(&address) {
+            return done.clone();
+        }
+        let converted = match value {
+            Value::Array(a) => Value::array(a.items().iter().map(|v| self.value(v)).collect()),
+            Value::Object(o) => match o.resolve_type().filter(|rt| self.sections.contains(rt)) {
+                Some(rt) => Value::object(vec![
+                    (intern("Component"), Value::string(rt)),
+                    (intern("props"), self.props(o)),
+                ]),
+                None => Value::object(
+                    o.entries()
+                        .iter()
+                        .map(|(k, v)| (k.clone(), self.value(v)))
+                        .collect(),
+                ),
+            },
+            _ => value.clone(),
+        };
+        self.done.insert(address, converted.clone());
+        converted
+    }
+}
+
+/// `__resolveType` levels of raw content, counted as [`Resolver::resolve`] counts them and
+/// over every variant of every flag, for `sitefile check`: a raw page section whose count
+/// exceeds the depth limit loses what lies deeper on every request that reaches it.
+pub(crate) struct StaticDepth<'a> {
+    snapshot: &'a Snapshot,
+    config: &'a ResolveConfig,
+    /// Levels of each saved block read so far; `None` while it is being counted (a cycle,
+    /// which counts as nothing more: resolution cuts it).
+    blocks: FxHashMap<String, Option<usize>>,
+}
+
+impl<'a> StaticDepth<'a> {
+    /// A counter for `snapshot` as `config` resolves it.
+    pub fn new(snapshot: &'a Snapshot, config: &'a ResolveConfig) -> StaticDepth<'a> {
+        StaticDepth {
+            snapshot,
+            config,
+            blocks: FxHashMap::default(),
+        }
+    }
+
+    /// The deepest level a resolution starting at `value` reaches.
+    pub fn levels(&mut self, value: &Value) -> usize {
+        if !value.is_dynamic() {
+            return 0;
+        }
+        match value {
+            Value::Array(a) => self.deepest(a.items().iter()),
+            Value::Object(o) => match o.resolve_type() {
+                Some(rt) => self.typed(o, rt),
+                None => self.deepest(o.entries().iter().map(|(_, v)| v)),
+            },
+            _ => 0,
+        }
+    }
+
+    /// The deepest level page SEO `value` reaches: mirrors [`Resolver::resolve_seo`], whose
+    /// hops count nothing and whose skip-listed terminal type has its props counted. Each saved
+    /// block is followed once.
+    pub fn seo(&mut self, value: &Value) -> usize {
+        let mut followed: Vec<String> = Vec::new();
+        self.seo_from(value, SEO_HOPS, &mut followed)
+    }
+
+    fn seo_from(&mut self, value: &Value, hops: usize, followed: &mut Vec<String>) -> usize {
+        let Some((o, rt)) = value.as_object().and_then(|o| Some((o, o.resolve_type()?))) else {
+            return self.levels(value);
+        };
+        if hops > 0 {
+            let next = match rt {
+                keys::LAZY => Some(vec![o.get("section").cloned().unwrap_or_default()]),
+                keys::DEFERRED => match o.get("sections").and_then(Value::as_array) {
+                    Some([one]) => Some(vec![one.clone()]),
+                    _ => None,
+                },
+                _ if keys::is_flag(rt) => Some(
+                    variants_of(o)
+                        .map(|(_, v)| v)
+                        .unwrap_or_default()
+                        .iter()
+                        .filter_map(|v| v.get("value").cloned())
+                        .collect(),
+                ),
+                _ if SKIP_RESOLVE_TYPES.contains(&rt) => None,
+                _ => match self.snapshot.block(rt) {
+                    Some(_) if followed.iter().any(|f| f == rt) => Some(Vec::new()),
+                    Some(saved) => {
+                        followed.push(rt.to_string());
+                        Some(vec![merged_reference(saved, o)])
+                    }
+                    None => None,
+                },
+            };
+            if let Some(next) = next {
+                return next
+                    .iter()
+                    .map(|v| self.seo_from(v, hops - 1, followed))
+                    .max()
+                    .unwrap_or(0);
+            }
+        }
+        if SKIP_RESOLVE_TYPES.contains(&rt) {
+            1 + self.deepest(o.entries().iter().map(|(_, v)| v))
+        } else {
+            self.levels(value)
+        }
+    }
+
+    fn deepest<'v>(&mut self, values: impl Iterator<Item = &'v Value>) -> usize {
+        values.map(|v| self.levels(v)).max().unwrap_or(0)
+    }
+
+    /// Mirrors the order of [`Resolver::resolve_typed`].
+    fn typed(&mut self, o: &Object, rt: &str) -> usize {
+        if SKIP_RESOLVE_TYPES.contains(&rt) {
+            return 0;
+        }
+        let inner = match rt {
+            keys::RESOLVED | keys::REQUEST_TO_PARAM => 0,
+            keys::LAZY => self.deepest(o.get("section").into_iter()),
+            keys::DEFERRED => self.deepest(o.get("sections").into_iter()),
+            _ if keys::COMMERCE_EXTENSIONS.contains(&rt) => self.deepest(o.get("data").into_iter()),
+            _ if keys::is_flag(rt) => {
+                let variants = variants_of(o).map(|(_, v)| v).unwrap_or_default();
+                self.deepest(variants.iter().filter_map(|v| v.get("value")))
+            }
+            keys::SECRET if self.config.secret_key.is_some() => 0,
+            _ if self.config.loaders.lookup(rt).is_some() || rt == keys::PREVIEW => {
+                self.deepest(o.entries().iter().map(|(_, v)| v))
+            }
+            // Extra props on a reference count as props of the block's own type: an upper
+            // bound (an extra may replace a deeper entry) that keeps counting linear.
+            _ if self.snapshot.block(rt).is_some() => {
+                let extra = o.entries().iter().filter(|(k, _)| &**k != RESOLVE_TYPE);
+                let extra = match self.deepest(extra.map(|(_, v)| v)) {
+                    0 => 0,
+                    n => n + 1,
+                };
+                self.block(rt).max(extra)
+            }
+            _ if keys::is_dangling_candidate(rt) => 0,
+            _ => self.deepest(o.entries().iter().map(|(_, v)| v)),
+        };
+        1 + inner
+    }
+
+    fn block(&mut self, name: &str) -> usize {
+        match self.blocks.get(name) {
+            Some(known) => return known.unwrap_or(0),
+            None => self.blocks.insert(name.to_string(), None),
+        };
+        let snapshot = self.snapshot;
+        let levels = snapshot.block(name).map_or(0, |b| self.levels(b));
+        self.blocks.insert(name.to_string(), Some(levels));
+        levels
+    }
+}
+
+/// The saved blocks raw page section `value` reaches on its own chain (named blocks, flags
+/// in every variant, Lazy, Deferred, `resolved`) that are neither objects nor lists, each with
+/// what it is: resolution drops the section each stands for. Each block is followed once.
+pub(crate) fn non_object_sections(
+    snapshot: &Snapshot,
+    config: &ResolveConfig,
+    value: &Value,
+) -> Vec<(String, &'static str)> {
+    let mut found = Vec::new();
+    let mut followed: Vec<String> = Vec::new();
+    let mut pending: Vec<Value> = vec![value.clone()];
+    while let Some(value) = pending.pop() {
+        if let Some(items) = value.as_array() {
+            pending.extend(items.iter().rev().cloned());
+            continue;
+        }
+        let Some(o) = value.as_object() else { continue };
+        let Some(rt) = o.resolve_type() else { continue };
+        let next = match rt {
+            keys::LAZY => o.get("section").cloned(),
+            keys::DEFERRED => o.get("sections").cloned(),
+            keys::RESOLVED => o.get("data").cloned(),
+            _ if keys::is_flag(rt) => {
+                let variants = variants_of(o).map(|(_, v)| v).unwrap_or_default();
+                pending.extend(
+                    variants
+                        .iter()
+                        .rev()
+                        .filter_map(|v| v.get("value").cloned()),
+                );
+                None
+            }
+            _ if SKIP_RESOLVE_TYPES.contains(&rt)
+                || config.loaders.lookup(rt).is_some()
+                || followed.iter().any(|f| f == rt) =>
+            {
+                None
+            }
+            _ => match snapshot.block(rt) {
+                Some(block @ (Value::Object(_) | Value::Array(_))) => {
+                    followed.push(rt.to_string());
+                    Some(merged_reference(block, o))
+                }
+                Some(other) => {
+                    followed.push(rt.to_string());
+                    found.push((rt.to_string(), kind_of(other)));
+                    None
+                }
+                None => None,
+            },
+        };
+        pending.extend(next);
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MAX_PAGE_NODES;
+    use crate::Request;
+    use crate::content::Snapshot;
+    use crate::resolve::{ResolveConfig, Runtime};
+    use crate::value::{Value, intern};
+
+    fn json(text: &str) -> Value {
+        Value::from_json_str(text).expect("test JSON")
+    }
+
+    #[test]
+    fn a_page_past_the_value_bound_keeps_what_came_first_and_stops() {
+        // 21 shared lists of 100,000 values, then a section: the list becomes dynamic, so it is
+        // resolved item by item; the 20th list crosses the bound.
+        let chunk = Value::array(vec![Value::Bool(true); 100_000]);
+        let mut items = vec![chunk; 21];
+        items.push(json(r#"{"__resolveType":"site/sections/Card.tsx"}"#));
+        let big = Value::object(vec![
+            (
+                intern("__resolveType"),
+                Value::string("site/sections/Hero.tsx"),
+            ),
+            (intern("items"), Value::array(items)),
+        ]);
+        let after = json(r#"{"__resolveType":"site/sections/After.tsx","n":1}"#);
+        let page = Value::object(vec![
+            (intern("path"), Value::string("/")),
+            (intern("sections"), Value::array(vec![big, after])),
+        ]);
+        let runtime = Runtime::new(
+            Snapshot::from_blocks(vec![(intern("pages-home"), page)]),
+            ResolveConfig::by_convention(),
+        );
+        let page = runtime
+            .resolve_page(Request::new("https://shop.example/").expect("URL"))
+            .run(|_| Ok(Value::Null));
+
+        let values: u64 = page
+            .sections
+            .iter()
+            .map(|s| u64::from(s.props.nodes()))
+            .sum();
+        assert!(values <= MAX_PAGE_NODES, "{values} values");
+        assert!(values > MAX_PAGE_NODES - 200_000, "{values} values");
+        assert_eq!(
+            page.sections.len(),
+            1,
+            "the section after the bound is gone"
+        );
+        let items = page.sections[0]
+            .props
+            .get("items")
+            .and_then(Value::as_array);
+        let items = items.expect("items kept");
+        assert_eq!(items.len(), 20, "19 whole lists, then null, then nothing");
+        assert!(items[..19].iter().all(|i| i.nodes() == 100_001));
+        assert!(items[19].is_null());
+        let sizes: Vec<_> = page
+            .effects
+            .errors
+            .iter()
+            .map(|e| (e.resolve_type.as_str(), e.context.as_str()))
+            .collect();
+        assert_eq!(sizes, vec![("page", "size")]);
     }
 }

@@ -2,7 +2,7 @@
 //! `provide()` takes their results, and the last `next()` returns the page.
 
 use super::config::ResolveConfig;
-use super::engine::{PendingCall, Resolver, merged_reference};
+use super::engine::{PendingCall, Resolver, merged_reference, section_props};
 use super::keys;
 use super::layout_cache::LayoutCache;
 use super::loader_props;
@@ -17,7 +17,7 @@ use crate::host::{Host, NoHost};
 use crate::loader_cache::{Freshness, LoaderCache, LoaderKey, Lookup, Ticket};
 use crate::matchers::{Overrides, Segment};
 use crate::request::Request;
-use crate::value::{Key, RESOLVE_TYPE, Value, intern};
+use crate::value::{Key, Value, intern};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -611,15 +611,9 @@ fn section_of(
         effects.warn(format!("no component registered for {rt}; section dropped"));
         return None;
     }
-    let props: Vec<(Key, Value)> = object
-        .entries()
-        .iter()
-        .filter(|(k, _)| &**k != RESOLVE_TYPE)
-        .cloned()
-        .collect();
     Some(ResolvedSection {
         component: rt.to_string(),
-        props: Value::object(props),
+        props: section_props(object, &config.sections),
         deferred: false,
     })
 }
