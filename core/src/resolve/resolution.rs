@@ -230,10 +230,7 @@ impl Resolution {
             done: false,
             single: false,
         };
-        for event in &resolution.effects.errors {
-            host.on_resolve_error(event);
-        }
-        resolution.reported_errors = resolution.effects.errors.len();
+        resolution.report_first_pass(host);
         resolution
     }
 
@@ -293,10 +290,7 @@ impl Resolution {
             done: false,
             single: true,
         };
-        for event in &resolution.effects.errors {
-            host.on_resolve_error(event);
-        }
-        resolution.reported_errors = resolution.effects.errors.len();
+        resolution.report_first_pass(host);
         resolution
     }
 
@@ -365,6 +359,14 @@ impl Resolution {
                 Step::Done(page) => return *page,
             }
         }
+    }
+
+    /// Tells the host of the errors of the synchronous pass.
+    fn report_first_pass(&mut self, host: &dyn Host) {
+        for event in &self.effects.errors {
+            host.on_resolve_error(event);
+        }
+        self.reported_errors = self.effects.errors.len();
     }
 
     /// Tells the host of errors recorded since the last report (a finished page holds them
