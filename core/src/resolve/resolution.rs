@@ -11,7 +11,7 @@ use super::origins::relativize;
 use super::page::{ResolvedPage, ResolvedSection};
 use super::page_cache::{FirstPass, PageCache};
 use crate::content::Snapshot;
-use crate::effects::Effects;
+use crate::effects::{Effects, ResolveErrorEvent};
 use crate::errors::{ErrorCode, HasErrorCode};
 use crate::host::{Host, NoHost};
 use crate::loader_cache::{Freshness, LoaderCache, LoaderKey, Lookup, Ticket};
@@ -126,8 +126,7 @@ pub struct Resolution {
     config: Arc<ResolveConfig>,
     request: Request,
     caches: Arc<Caches>,
-    layout_cache: Option<Arc<LayoutCache>>,
-    page: Option<PageInfo>,
+    target: Target,
     entries: Vec<Entry>,
     seo: Option<Node>,
     calls: Vec<Call>,
@@ -136,8 +135,18 @@ pub struct Resolution {
     /// `effects.errors` already told to the host's `onResolveError`.
     reported_errors: usize,
     done: bool,
-    /// One value is resolved (a block, a section or props), not a page.
-    single: bool,
+}
+
+/// What a resolution produces.
+enum Target {
+    /// The page serving the request's path (`None`: no page matched); `layout` says whether
+    /// the shared layout cache is read and written.
+    Page {
+        info: Option<PageInfo>,
+        layout: bool,
+    },
+    /// One value: a block, a section or props (previews, render, invoke).
+    Value,
 }
 
 impl Resolution {
@@ -155,7 +164,8 @@ impl Resolution {
         let mut segment = Segment::from_request(&request);
         let use_caches = !options.bypass_caches;
         // A forced variant must neither be served from nor leak into the shared layout cache.
-        let layout_cache = (use_caches && overrides.is_empty()).then(|| caches.layout.clone());
+        let uses_layout = use_caches && overrides.is_empty();
+        let layout_cache = uses_layout.then_some(&caches.layout);
         let found = snapshot.routes().find(request.path()).map(|m| PageInfo {
             name: m.name.to_string(),
             pattern: m.pattern.to_string(),
@@ -189,7 +199,7 @@ impl Resolution {
                         &overrides,
                         host,
                         &mut segment,
-                        layout_cache.as_deref(),
+                        layout_cache,
                     );
                     if cacheable {
                         caches
@@ -200,7 +210,7 @@ impl Resolution {
                 }
             };
         }
-        if let Some(cache) = &layout_cache {
+        if let Some(cache) = layout_cache {
             // Layout sections stored since this pass was made (or cached) are taken as they are.
             for entry in &mut pass.entries {
                 let hit = entry.layout.as_deref().and_then(|block| {
@@ -213,25 +223,12 @@ impl Resolution {
                 }
             }
         }
-        let used = used_calls(&pass);
-        let mut resolution = Resolution {
-            snapshot,
-            config,
-            request,
-            caches: caches.clone(),
-            layout_cache,
-            page: found,
-            entries: pass.entries,
-            seo: pass.seo,
-            calls: pending_calls(pass.calls, used),
-            effects: pass.effects,
-            segment,
-            reported_errors: 0,
-            done: false,
-            single: false,
+        let target = Target::Page {
+            info: found,
+            layout: uses_layout,
         };
-        resolution.report_first_pass(host);
-        resolution
+        Resolution::new(snapshot, config, request, caches, target, pass, segment)
+            .reporting_first_pass(host)
     }
 
     /// Resolves one value — a saved block, a section or a props object — against `snapshot`
@@ -273,25 +270,43 @@ impl Resolution {
             calls,
             effects,
         };
+        Resolution::new(
+            snapshot,
+            config,
+            request,
+            caches,
+            Target::Value,
+            pass,
+            segment,
+        )
+        .reporting_first_pass(host)
+    }
+
+    /// A resolution waiting for the loaders of its first pass.
+    fn new(
+        snapshot: Arc<Snapshot>,
+        config: Arc<ResolveConfig>,
+        request: Request,
+        caches: &Arc<Caches>,
+        target: Target,
+        pass: FirstPass,
+        segment: Segment,
+    ) -> Resolution {
         let used = used_calls(&pass);
-        let mut resolution = Resolution {
+        Resolution {
             snapshot,
             config,
             request,
             caches: caches.clone(),
-            layout_cache: None,
-            page: None,
+            target,
             entries: pass.entries,
-            seo: None,
+            seo: pass.seo,
             calls: pending_calls(pass.calls, used),
             effects: pass.effects,
             segment,
             reported_errors: 0,
             done: false,
-            single: true,
-        };
-        resolution.report_first_pass(host);
-        resolution
+        }
     }
 
     /// The next round of loaders whose props are complete, or the finished page. Fresh loader
@@ -361,12 +376,10 @@ impl Resolution {
         }
     }
 
-    /// Tells the host of the errors of the synchronous pass.
-    fn report_first_pass(&mut self, host: &dyn Host) {
-        for event in &self.effects.errors {
-            host.on_resolve_error(event);
-        }
-        self.reported_errors = self.effects.errors.len();
+    /// The resolution once the host was told of its synchronous pass's errors.
+    fn reporting_first_pass(mut self, host: &dyn Host) -> Resolution {
+        tell_errors(host, &self.effects.errors, &mut self.reported_errors);
+        self
     }
 
     /// Tells the host of errors recorded since the last report (a finished page holds them
@@ -376,10 +389,12 @@ impl Resolution {
             Step::Done(page) => &page.effects.errors,
             Step::NeedLoaders(_) => &self.effects.errors,
         };
-        for event in errors.iter().skip(self.reported_errors) {
-            host.on_resolve_error(event);
-        }
-        self.reported_errors = errors.len();
+        tell_errors(host, errors, &mut self.reported_errors);
+    }
+
+    /// The request's instant in milliseconds, the loader cache's clock.
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.request.now.timestamp_millis()).unwrap_or(0)
     }
 
     /// One step of the state machine (the caller checked it is not done).
@@ -396,7 +411,7 @@ impl Resolution {
                 self.effects.degraded = true;
             }
         }
-        let now_ms = u64::try_from(self.request.now.timestamp_millis()).unwrap_or(0);
+        let now_ms = self.now_ms();
         let mut round = Vec::new();
         // A cache hit answers a call at once and may complete the props of later calls.
         let mut progressed = true;
@@ -469,7 +484,7 @@ impl Resolution {
 
     /// Records the answer of a call handed out by [`Resolution::step`].
     fn answer(&mut self, id: CallId, result: Result<Value, String>) {
-        let now_ms = u64::try_from(self.request.now.timestamp_millis()).unwrap_or(0);
+        let now_ms = self.now_ms();
         let cache: &LoaderCache = &self.caches.loaders;
         let Some(call) = self.calls.get_mut(id) else {
             return;
@@ -532,14 +547,17 @@ impl Resolution {
         let device = self.request.device();
         let mut globals: Vec<ResolvedSection> = Vec::new();
         let mut sections: Vec<ResolvedSection> = Vec::new();
+        let (page, layout_cache) = match &self.target {
+            Target::Page { info, layout } => (info.as_ref(), layout.then_some(&self.caches.layout)),
+            Target::Value => (None, None),
+        };
         let mut single_value = None;
         for entry in &self.entries {
             let value = entry.node.materialize(&result).flatten();
-            if self.single {
+            if matches!(self.target, Target::Value) {
                 single_value = Some(value.clone().unwrap_or(Value::Null));
             }
-            if let (Some(block), Some(cache), Some(v)) = (&entry.layout, &self.layout_cache, &value)
-            {
+            if let (Some(block), Some(cache), Some(v)) = (&entry.layout, layout_cache, &value) {
                 cache.put(
                     self.snapshot.revision(),
                     block,
@@ -584,7 +602,6 @@ impl Resolution {
         if let Some(cookie) = self.segment.set_cookie() {
             effects.set_cookies.push(cookie);
         }
-        let page = self.page.as_ref();
         ResolvedPage {
             page: page.map(|p| p.name.clone()),
             path: page.map(|p| p.pattern.clone()),
@@ -618,6 +635,14 @@ fn section_of(
         props: section_props(object, &config.sections),
         deferred: false,
     })
+}
+
+/// Tells the host of `errors` past the `reported` first ones.
+fn tell_errors(host: &dyn Host, errors: &[ResolveErrorEvent], reported: &mut usize) {
+    for event in errors.iter().skip(*reported) {
+        host.on_resolve_error(event);
+    }
+    *reported = errors.len();
 }
 
 /// The calls of a first pass, waiting to be handed out. A call nothing refers to any more (its
@@ -661,7 +686,7 @@ fn used_calls(pass: &FirstPass) -> Vec<bool> {
 /// The caches a runtime shares between requests; all of them follow the content.
 #[derive(Debug, Default)]
 pub(crate) struct Caches {
-    pub layout: Arc<LayoutCache>,
+    pub layout: LayoutCache,
     pub pages: PageCache,
     pub loaders: LoaderCache,
 }
