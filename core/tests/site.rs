@@ -20,14 +20,19 @@ fn now() -> chrono::DateTime<chrono::Utc> {
 }
 
 fn site(blocks: Json, vars: &[(&str, &str)]) -> Site {
+    let mut resolve = ResolveConfig::by_convention();
+    resolve.matchers.register("site/matchers/vip.ts");
+    site_with(blocks, resolve, vars)
+}
+
+/// A site serving `blocks` (a JSON object) with `resolve` and the environment `vars`.
+fn site_with(blocks: Json, resolve: ResolveConfig, vars: &[(&str, &str)]) -> Site {
     let blocks: Vec<_> = blocks
         .as_object()
         .unwrap()
         .iter()
         .map(|(k, v)| (intern(k), Value::from(v.clone())))
         .collect();
-    let mut resolve = ResolveConfig::by_convention();
-    resolve.matchers.register("site/matchers/vip.ts");
     let vars: HashMap<String, String> = vars
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -333,4 +338,44 @@ fn loader_calls_and_steps_have_one_serde_form() {
         done["value"]["sections"][0]["props"]["products"],
         json!([1, 2])
     );
+}
+
+/// How many loader calls two resolutions of `/` hand out when `products.ts` is a cached loader
+/// and the environment is `vars`.
+fn calls_over_two_requests(vars: &[(&str, &str)]) -> usize {
+    use sitefile_core::loader_cache::Freshness;
+    let mut resolve = ResolveConfig::by_convention();
+    resolve.cached_loaders.insert(
+        "site/loaders/products.ts".into(),
+        Freshness {
+            max_age_ms: 60_000,
+            stale_ms: 0,
+        },
+    );
+    let site = site_with(content(), resolve, vars);
+    let mut handed = 0;
+    for _ in 0..2 {
+        let page = site
+            .resolve_page(request("https://shop.example/"), &NoHost)
+            .run(|_| {
+                handed += 1;
+                Ok(Value::from(7))
+            });
+        assert_eq!(Json::from(&page.sections[0].props)["products"], json!(7));
+    }
+    handed
+}
+
+#[test]
+fn the_environment_switches_the_loader_cache_of_a_site() {
+    assert_eq!(
+        calls_over_two_requests(&[]),
+        1,
+        "the second request is a hit"
+    );
+    assert_eq!(
+        calls_over_two_requests(&[("PLATFORM_CACHE_DISABLE", "true")]),
+        2
+    );
+    assert_eq!(calls_over_two_requests(&[("NODE_ENV", "development")]), 2);
 }
