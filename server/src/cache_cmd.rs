@@ -3,7 +3,7 @@
 
 use crate::resolve_cmd::build_request;
 use clap::Args;
-use sitefile_core::edge::WorkerOptions;
+use sitefile_core::edge::{EdgePlan, WorkerOptions};
 use sitefile_core::resolve::ResolveConfig;
 use sitefile_core::site::OriginAnswer;
 use sitefile_core::{Site, SiteSetup};
@@ -52,6 +52,27 @@ fn worker_options(path: Option<&PathBuf>) -> Result<WorkerOptions, String> {
     WorkerOptions::from_json(&json).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The plan as this command prints it: `{key, profile, cacheable, reason, headers}`, the
+/// headers an object whose repeated names are joined with `, ` (`Set-Cookie` with a newline).
+fn printed(plan: &EdgePlan) -> serde_json::Value {
+    let mut headers = serde_json::Map::new();
+    for (name, value) in &plan.headers {
+        let joined = match headers.get(name).and_then(|v| v.as_str()) {
+            Some(prev) if name.eq_ignore_ascii_case("set-cookie") => format!("{prev}\n{value}"),
+            Some(prev) => format!("{prev}, {value}"),
+            None => value.clone(),
+        };
+        headers.insert(name.clone(), serde_json::Value::String(joined));
+    }
+    serde_json::json!({
+        "key": plan.key.as_ref().map(|k| k.as_str()),
+        "profile": plan.profile.as_str(),
+        "cacheable": plan.cacheable,
+        "reason": plan.reason,
+        "headers": headers,
+    })
+}
+
 /// Runs the command: exit 0 with the plan, 2 on bad input or configuration.
 pub fn run(args: CacheArgs) -> ExitCode {
     let vars: HashMap<String, String> = std::env::vars().collect();
@@ -88,7 +109,7 @@ pub fn run(args: CacheArgs) -> ExitCode {
         };
         plan = site.after_origin(&plan, &origin).plan;
     }
-    match serde_json::to_string_pretty(&plan.to_json()) {
+    match serde_json::to_string_pretty(&printed(&plan)) {
         Ok(text) => {
             crate::print(&text);
             ExitCode::SUCCESS

@@ -90,29 +90,6 @@ pub struct EdgePlan {
     pub draft: DraftDecision,
 }
 
-impl EdgePlan {
-    /// The plan as the `sitefile cache` JSON: `{key, profile, cacheable, reason, headers}`.
-    /// Repeated header names are joined with `, ` (`Set-Cookie` with a newline).
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut headers = serde_json::Map::new();
-        for (name, value) in &self.headers {
-            let joined = match headers.get(name).and_then(|v| v.as_str()) {
-                Some(prev) if name.eq_ignore_ascii_case("set-cookie") => format!("{prev}\n{value}"),
-                Some(prev) => format!("{prev}, {value}"),
-                None => value.clone(),
-            };
-            headers.insert(name.clone(), serde_json::Value::String(joined));
-        }
-        serde_json::json!({
-            "key": self.key.as_ref().map(CacheKey::as_str),
-            "profile": self.profile.as_str(),
-            "cacheable": self.cacheable,
-            "reason": self.reason,
-            "headers": headers,
-        })
-    }
-}
-
 /// The edge cache policy: options, deploy version and mode, built once at start-up.
 #[derive(Debug, Clone)]
 pub struct EdgePolicy {
@@ -407,7 +384,7 @@ mod tests {
             None,
             "hit or miss is only known at run time"
         );
-        let json = p.to_json();
+        let json = serde_json::to_value(&p).unwrap();
         assert_eq!(json["profile"], "listing");
         assert_eq!(json["cacheable"], true);
         assert!(json["reason"].is_null());
