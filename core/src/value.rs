@@ -217,6 +217,18 @@ impl Value {
         }
     }
 
+    /// What kind of JSON value this is, with its article, for messages (`a string`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        }
+    }
+
     /// Whether this is `null`.
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)

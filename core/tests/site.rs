@@ -160,6 +160,16 @@ fn a_single_value_resolves_with_its_loaders() {
         &NoHost,
     );
     assert_eq!(page["value"], json!({"items": 5}));
+    // A block holding a plain value is that value: not a page section, so nothing is dropped.
+    site.reload(br#"{"blocks": {"Title": "Sale"}}"#, now())
+        .unwrap();
+    let title = Value::from(json!({"__resolveType": "Title"}));
+    let page = drive(
+        site.resolve_value(request("https://shop.example/"), &title, &NoHost),
+        &NoHost,
+    );
+    assert_eq!(page["value"], "Sale");
+    assert!(page["effects"].get("errors").is_none(), "{page}");
 }
 
 #[test]

@@ -68,7 +68,7 @@ pub fn plan_reload(
 ) -> Result<ReloadOutcome, ReloadError> {
     let body = Value::from_slice(body)?;
     let Some(object) = body.as_object() else {
-        return Err(ReloadError::NotAnObject(type_name(&body)));
+        return Err(ReloadError::NotAnObject(body.kind()));
     };
     let delta = match object.entries() {
         [(key, Value::Object(blocks))] if &**key == "blocks" => Some(blocks),
@@ -108,17 +108,6 @@ pub fn plan_reload(
         snapshot: Arc::new(snapshot),
         response,
     })
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

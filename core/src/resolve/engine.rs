@@ -198,14 +198,26 @@ impl<'a> Resolver<'a> {
         self.at(block, path, |r| r.resolve(value, 0))
     }
 
-    /// Resolves one raw page section (or Site global) and tells whether its own chain is
-    /// wrapped in Lazy or Deferred, which makes it a deferred section.
+    /// Resolves a section-like value (a page section, a previewed block) and tells whether its
+    /// own chain is wrapped in Lazy or Deferred, which makes it a deferred section.
     pub fn resolve_section(&mut self, block: &Key, path: &[&str], value: &Value) -> (Node, bool) {
         self.saw_lazy = false;
         self.in_chain = true;
         self.scalar_block = None;
         let node = self.resolve_in(block, path, value);
         self.in_chain = false;
+        (node, std::mem::take(&mut self.saw_lazy))
+    }
+
+    /// Resolves one raw page section (or Site global) as [`Resolver::resolve_section`] does; a
+    /// section that resolves to a scalar is dropped from the page with an error naming it.
+    pub fn resolve_page_section(
+        &mut self,
+        block: &Key,
+        path: &[&str],
+        value: &Value,
+    ) -> (Node, bool) {
+        let (node, lazy) = self.resolve_section(block, path, value);
         if let Node::Value(v) = &node
             && !matches!(v, Value::Object(_) | Value::Array(_) | Value::Null)
         {
@@ -216,11 +228,11 @@ impl<'a> Resolver<'a> {
                 SECTION_RESOLUTION,
                 format!(
                     "{name:?} resolves to {}, not an object; the page section is dropped",
-                    kind_of(v)
+                    v.kind()
                 ),
             );
         }
-        (node, std::mem::take(&mut self.saw_lazy))
+        (node, lazy)
     }
 
     /// The index and unresolved value of the first variant of flag `flag` (at `path` inside
@@ -467,8 +479,8 @@ impl<'a> Resolver<'a> {
             let target = Object::from_entries(entries);
             return self.resolve_typed(&target, block, depth + 1);
         }
-        if self.snapshot.block(rt).is_some() {
-            return self.resolve_named(o, rt, depth);
+        if let Some(saved) = self.snapshot.block(rt) {
+            return self.resolve_named(o, rt, saved, depth);
         }
         if keys::is_dangling_candidate(rt) {
             return Node::Value(self.dangling(rt));
@@ -555,12 +567,14 @@ impl<'a> Resolver<'a> {
 
     /// A reference to a saved block: `{...block, ...extra}` (extra wins, shallowly), memoised
     /// per request, cycles cut on the expansion stack.
-    fn resolve_named(&mut self, reference: &Object, name: &str, depth: usize) -> Node {
-        if self
-            .snapshot
-            .block(name)
-            .is_some_and(|b| !matches!(b, Value::Object(_) | Value::Array(_)))
-        {
+    fn resolve_named(
+        &mut self,
+        reference: &Object,
+        name: &str,
+        block: &'a Value,
+        depth: usize,
+    ) -> Node {
+        if !matches!(block, Value::Object(_) | Value::Array(_)) {
             self.scalar_block = Some(intern(name));
         }
         let memo_key = if reference.len() == 1 {
@@ -594,10 +608,6 @@ impl<'a> Resolver<'a> {
             self.effects.warn(format!("cyclic reference: {chain}"));
             return Node::Value(Value::Null);
         }
-        // The caller checked the block exists; were it gone, the reference would dangle.
-        let Some(block) = self.snapshot.block(name) else {
-            return Node::Value(Value::Null);
-        };
         let merged = merged_reference(block, reference);
         let key = intern(name);
         self.expanding.push(key.clone());
@@ -651,18 +661,6 @@ pub(crate) fn merged_reference(block: &Value, reference: &Object) -> Value {
             Value::object(entries)
         }
         _ => block.clone(),
-    }
-}
-
-/// What kind of JSON value `v` is, with its article, for messages (`a string`).
-pub(crate) fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -914,7 +912,7 @@ pub(crate) fn non_object_sections(
                 }
                 Some(other) => {
                     followed.push(rt.to_string());
-                    found.push((rt.to_string(), kind_of(other)));
+                    found.push((rt.to_string(), other.kind()));
                     None
                 }
                 None => None,

@@ -900,7 +900,7 @@ fn section_entry(
             layout: None,
         };
     }
-    let (node, lazy) = resolver.resolve_section(&raw.block, &raw.path(), &raw.value);
+    let (node, lazy) = resolver.resolve_page_section(&raw.block, &raw.path(), &raw.value);
     Entry {
         node,
         lazy,
