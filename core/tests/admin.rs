@@ -22,10 +22,10 @@ fn now() -> DateTime<Utc> {
     "2026-11-22T10:00:00Z".parse().unwrap()
 }
 
-fn respond(outcome: AdminOutcome) -> AdminResponse {
+fn respond(site: &TestSite, outcome: AdminOutcome) -> AdminResponse {
     match outcome {
         AdminOutcome::Respond(r) => r,
-        AdminOutcome::Reloaded(job) => job.finish(false),
+        AdminOutcome::Reload(job) => job.apply_in_memory(site),
         other => panic!("expected a response, got {other:?}"),
     }
 }
@@ -117,12 +117,15 @@ fn a_reload_changes_the_etag_and_a_refused_one_changes_nothing() {
         &WorkerOptions::default(),
     );
     let get = |tag: &str| {
-        respond(handle(
+        respond(
             &site,
-            &config,
-            &AdminRequest::new("GET", "/.sitefile").with_header("If-None-Match", tag),
-            now(),
-        ))
+            handle(
+                &site,
+                &config,
+                &AdminRequest::new("GET", "/.sitefile").with_header("If-None-Match", tag),
+                now(),
+            ),
+        )
     };
     let first = get("").header("ETag").unwrap().to_string();
     assert_eq!(get(&first).status, 304);
@@ -131,7 +134,7 @@ fn a_reload_changes_the_etag_and_a_refused_one_changes_nothing() {
     let bad = AdminRequest::new("POST", "/.sitefile")
         .with_header("Authorization", "t")
         .with_body(&b"{\"blocks\": [1"[..]);
-    let refused = respond(handle(&site, &config, &bad, now()));
+    let refused = respond(&site, handle(&site, &config, &bad, now()));
     assert_eq!(refused.status, 400);
     assert!(
         Arc::ptr_eq(&before, &site.snapshot()),
@@ -139,13 +142,21 @@ fn a_reload_changes_the_etag_and_a_refused_one_changes_nothing() {
     );
 
     let good = bad.clone().with_body(&b"{\"blocks\": {\"b\": {}}}"[..]);
-    let AdminOutcome::Reloaded(job) = handle(&site, &config, &good, now()) else {
+    let AdminOutcome::Reload(job) = handle(&site, &config, &good, now()) else {
         panic!("reload refused");
     };
-    assert_eq!(job.response().new_block_count, 2);
-    assert_eq!(job.response().revision, site.snapshot().revision());
-    let answered: serde_json::Value = serde_json::from_slice(&job.finish(true).body).unwrap();
+    // The Fast Deploy hook sees the new snapshot before it serves.
+    let mut written = None;
+    let answered = job.apply(&site, &mut |snapshot| {
+        assert!(site.snapshot().block("b").is_none(), "not serving yet");
+        written = Some(snapshot.revision().to_string());
+        Ok(true)
+    });
+    let answered: serde_json::Value = serde_json::from_slice(&answered.body).unwrap();
+    assert_eq!(answered["newBlockCount"], json!(2));
     assert_eq!(answered["kvWritten"], json!(true));
+    assert_eq!(answered["revision"], json!(site.snapshot().revision()));
+    assert_eq!(written.as_deref(), Some(site.snapshot().revision()));
     let second = get(&first);
     assert_eq!(second.status, 200);
     assert_eq!(
@@ -234,17 +245,23 @@ fn reload_and_purge_loaders_clear_the_loader_cache_but_not_the_schema_etag() {
         &WorkerOptions::default(),
     );
     let meta = || {
-        respond(handle(
+        respond(
             &site,
-            &config,
-            &AdminRequest::new("GET", "/live/_meta"),
-            now(),
-        ))
+            handle(
+                &site,
+                &config,
+                &AdminRequest::new("GET", "/live/_meta"),
+                now(),
+            ),
+        )
     };
     let etag = meta().header("ETag").unwrap().to_string();
     site.cache_loader("site/loaders/a.ts");
     let reload = AdminRequest::new("POST", "/.sitefile").with_body(&b"{\"a\":{}}"[..]);
-    assert_eq!(respond(handle(&site, &config, &reload, now())).status, 200);
+    assert_eq!(
+        respond(&site, handle(&site, &config, &reload, now())).status,
+        200
+    );
     assert_eq!(site.loaders.stats().entries, 0);
     assert_eq!(
         meta().header("ETag").unwrap(),
@@ -255,6 +272,9 @@ fn reload_and_purge_loaders_clear_the_loader_cache_but_not_the_schema_etag() {
     site.cache_loader("site/loaders/a.ts");
     let purge =
         AdminRequest::new("POST", "/_cache/purge-loaders").with_header("Authorization", "Bearer k");
-    assert_eq!(respond(handle(&site, &config, &purge, now())).status, 200);
+    assert_eq!(
+        respond(&site, handle(&site, &config, &purge, now())).status,
+        200
+    );
     assert_eq!(site.loaders.stats().entries, 0);
 }

@@ -153,10 +153,15 @@ fn run(
     match handle(site, config, &request_for(case, site), now) {
         AdminOutcome::Pass => ("pass".into(), Json::Null, None),
         AdminOutcome::Respond(r) => ("respond".into(), Json::Null, Some(r)),
-        AdminOutcome::Reloaded(job) => {
-            let json = json!({ "response": job.response() });
+        AdminOutcome::Reload(job) => {
+            // The Fast Deploy hook: it fails with `kvError`, else answers `kvWritten`.
             let kv = host["kvWritten"].as_bool().unwrap_or(false);
-            ("reloaded".into(), json, Some(job.finish(kv)))
+            let failure = host["kvError"].as_str();
+            let response = job.apply(site, &mut |_| match failure {
+                Some(message) => Err(message.to_string()),
+                None => Ok(kv),
+            });
+            ("reload".into(), Json::Null, Some(response))
         }
         AdminOutcome::Purge(job) => {
             let json = json!({ "keys": job.keys() });
@@ -190,6 +195,18 @@ fn holds(expected: &Json, actual: &Json, site: &TestSite) -> bool {
     }
 }
 
+/// The keys a case's `expect` may hold (the README's table).
+const EXPECT_KEYS: &[&str] = &[
+    "outcome",
+    "job",
+    "status",
+    "headers",
+    "body",
+    "content",
+    "loaderCacheEntries",
+    "edgeCacheEntries",
+];
+
 fn check(
     case: &Json,
     site: &TestSite,
@@ -200,6 +217,12 @@ fn check(
 ) -> Vec<String> {
     let expect = &case["expect"];
     let mut failures = Vec::new();
+    // A misspelled key would make a case that cannot fail.
+    for key in expect.as_object().into_iter().flatten().map(|(k, _)| k) {
+        if !EXPECT_KEYS.contains(&key.as_str()) {
+            failures.push(format!("unknown expect key {key:?}"));
+        }
+    }
     let mut fail = |what: &str, want: &Json, got: &Json| {
         failures.push(format!("{what}:\n    expected {want}\n    actual   {got}"));
     };

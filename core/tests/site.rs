@@ -318,10 +318,21 @@ fn the_admin_protocol_is_answered_by_the_site() {
 
     let reload =
         AdminRequest::new("POST", "/.sitefile").with_body(br#"{"blocks": {"x": {}}}"#.to_vec());
-    assert!(matches!(
-        site.handle_admin(&reload, now()),
-        AdminOutcome::Reloaded(_)
-    ));
+    let AdminOutcome::Reload(job) = site.handle_admin(&reload, now()) else {
+        panic!("an authorized reload is the host's to apply");
+    };
+    assert!(
+        site.snapshot().block("x").is_none(),
+        "not applied until the host applies it"
+    );
+    let refused = job.clone().apply(&site, &mut |_| Err("kv down".into()));
+    assert_eq!(refused.status, 503);
+    assert!(
+        site.snapshot().block("x").is_none(),
+        "a failed write keeps the content"
+    );
+    let applied = job.apply(&site, &mut |_| Ok(true));
+    assert_eq!(applied.status, 200);
     assert!(site.snapshot().block("x").is_some());
 }
 

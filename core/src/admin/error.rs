@@ -29,6 +29,8 @@ pub enum AdminErrorCode {
     InvokeFailed,
     /// 503: no schema has been set.
     SchemaNotInitialized,
+    /// 503: the new content could not be written to the key-value store; it does not serve.
+    KvWriteFailed,
 }
 
 impl AdminErrorCode {
@@ -42,7 +44,7 @@ impl AdminErrorCode {
             AdminErrorCode::BodyTooLarge => 413,
             AdminErrorCode::UnsupportedMediaType => 415,
             AdminErrorCode::InvokeFailed => 500,
-            AdminErrorCode::SchemaNotInitialized => 503,
+            AdminErrorCode::SchemaNotInitialized | AdminErrorCode::KvWriteFailed => 503,
         }
     }
 }

@@ -21,9 +21,9 @@ pub enum AdminOutcome {
     Pass,
     /// Send this response.
     Respond(AdminResponse),
-    /// The content was reloaded: with Fast Deploy write the snapshot to the key-value store, then
-    /// send [`ReloadJob::finish`].
-    Reloaded(ReloadJob),
+    /// An authorized reload: send what [`ReloadJob::apply`] (with the Fast Deploy hook) or
+    /// [`ReloadJob::apply_in_memory`] answers.
+    Reload(ReloadJob),
     /// Delete [`PurgeJob::keys`] from the edge cache storage, then send [`PurgeJob::finish`].
     Purge(PurgeJob),
     /// Resolve and render the job's target, then send [`PreviewJob::finish`].
@@ -65,9 +65,7 @@ pub fn handle<S: AdminSite + ?Sized>(
         Route::Sitefile if request.is("GET") => {
             Ok(AdminOutcome::Respond(sitefile::read(site, request, &cors)))
         }
-        Route::Sitefile => {
-            sitefile::reload(site, config, request, now, &cors).map(AdminOutcome::Reloaded)
-        }
+        Route::Sitefile => sitefile::reload(config, request, now, &cors).map(AdminOutcome::Reload),
         Route::PreviewShell => Ok(AdminOutcome::Respond(preview::shell(config, &cors))),
         Route::Preview(target) => {
             preview::parse(Some(target), &site.snapshot(), config, request, &cors)

@@ -2,7 +2,7 @@
 //! on the core's own pieces.
 
 use super::schema::Schema;
-use crate::content::{ReloadError, ReloadResponse, Snapshot};
+use crate::content::{ReloadRefused, ReloadResponse, Snapshot};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
@@ -14,9 +14,16 @@ pub trait AdminSite {
     /// The schema document, `None` until the host sets one (`/live/_meta` answers 503).
     fn schema(&self) -> Option<Arc<Schema>>;
 
-    /// Applies a reload body (delta or full) at `now`: swaps the content, clears the loader cache
-    /// and every content-derived cache. A refused body leaves the content unchanged.
-    fn reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadResponse, ReloadError>;
+    /// Applies a reload body (delta or full) at `now`: runs `before_swap` with the new snapshot
+    /// under the single-writer lock (its answer is `kvWritten`), then swaps the content and
+    /// clears every content-derived cache. A refused body or a failing hook leaves the content
+    /// unchanged.
+    fn reload(
+        &self,
+        body: &[u8],
+        now: DateTime<Utc>,
+        before_swap: &mut dyn FnMut(&Arc<Snapshot>) -> Result<bool, String>,
+    ) -> Result<ReloadResponse, ReloadRefused>;
 
     /// Removes a purge target (`/path` or `/path?query`) from the edge purge index and returns
     /// the cache keys the host must delete from its storage.

@@ -9,8 +9,9 @@ use super::etag::if_none_match;
 use super::request::AdminRequest;
 use super::response::AdminResponse;
 use super::site::AdminSite;
-use crate::content::{ReloadError, ReloadResponse, write_bundle};
+use crate::content::{ReloadError, ReloadRefused, Snapshot, write_bundle};
 use chrono::{DateTime, Utc};
+use std::sync::Arc;
 
 /// The `ETag` of a revision: the revision, quoted (a strong validator).
 pub fn revision_etag(revision: &str) -> String {
@@ -31,9 +32,8 @@ pub(crate) fn read<S: AdminSite + ?Sized>(
     AdminResponse::json_bytes(200, write_bundle(snapshot.blocks()), cors).with_etag(&etag)
 }
 
-/// `POST /.sitefile`: token, size bound, then the site's reload.
-pub(crate) fn reload<S: AdminSite + ?Sized>(
-    site: &S,
+/// `POST /.sitefile`: the token and the size bound; the reload itself is the host's to apply.
+pub(crate) fn reload(
     config: &AdminConfig,
     request: &AdminRequest,
     now: DateTime<Utc>,
@@ -41,36 +41,47 @@ pub(crate) fn reload<S: AdminSite + ?Sized>(
 ) -> Result<ReloadJob, AdminError> {
     check_reload(config, request)?;
     check_size(&request.body, config.reload_max_bytes)?;
-    let response = site.reload(&request.body, now).map_err(|e| {
-        let code = match e {
-            ReloadError::Json(_) => AdminErrorCode::InvalidJson,
-            ReloadError::NotAnObject(_) => AdminErrorCode::InvalidBody,
-        };
-        AdminError::new(code, e.to_string())
-    })?;
     Ok(ReloadJob {
-        response,
+        body: request.body.clone(),
+        now,
         cors: cors.clone(),
     })
 }
 
-/// A reload that has been applied. With Fast Deploy the host writes the new snapshot to the
-/// key-value store, then answers with [`ReloadJob::finish`].
+/// An authorized reload, not applied yet. The host applies it with [`ReloadJob::apply`], giving
+/// the hook that writes the new snapshot to the key-value store under the single-writer lock,
+/// before it serves (Fast Deploy), or with [`ReloadJob::apply_in_memory`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReloadJob {
-    response: ReloadResponse,
+    body: Vec<u8>,
+    now: DateTime<Utc>,
     cors: Cors,
 }
 
 impl ReloadJob {
-    /// The reload response (with `kvWritten: false`).
-    pub fn response(&self) -> &ReloadResponse {
-        &self.response
+    /// Applies the reload: `before_swap` gets the new snapshot and answers whether it reached
+    /// the key-value store (`kvWritten`); a failing hook is 503 `kv_write_failed` and a refused
+    /// body 400, both with the content unchanged.
+    pub fn apply<S: AdminSite + ?Sized>(
+        self,
+        site: &S,
+        before_swap: &mut dyn FnMut(&Arc<Snapshot>) -> Result<bool, String>,
+    ) -> AdminResponse {
+        match site.reload(&self.body, self.now, before_swap) {
+            Ok(response) => AdminResponse::json(200, &response, &self.cors),
+            Err(refused) => {
+                let code = match &refused {
+                    ReloadRefused::Body(ReloadError::Json(_)) => AdminErrorCode::InvalidJson,
+                    ReloadRefused::Body(ReloadError::NotAnObject(_)) => AdminErrorCode::InvalidBody,
+                    ReloadRefused::Hook(_) => AdminErrorCode::KvWriteFailed,
+                };
+                AdminError::new(code, refused.to_string()).into_response(&self.cors)
+            }
+        }
     }
 
-    /// The 200 response; `kv_written` says whether the snapshot reached the key-value store.
-    pub fn finish(mut self, kv_written: bool) -> AdminResponse {
-        self.response.kv_written = kv_written;
-        AdminResponse::json(200, &self.response, &self.cors)
+    /// Applies the reload with no key-value store (`kvWritten: false`).
+    pub fn apply_in_memory<S: AdminSite + ?Sized>(self, site: &S) -> AdminResponse {
+        self.apply(site, &mut |_| Ok(false))
     }
 }

@@ -267,8 +267,13 @@ impl AdminSite for Site {
         self.schema.read().clone()
     }
 
-    fn reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadResponse, ReloadError> {
-        Site::reload(self, body, now)
+    fn reload(
+        &self,
+        body: &[u8],
+        now: DateTime<Utc>,
+        before_swap: &mut dyn FnMut(&Arc<Snapshot>) -> Result<bool, String>,
+    ) -> Result<ReloadResponse, ReloadRefused> {
+        self.reload_with(body, now, before_swap)
     }
 
     fn purge_edge(&self, target: &str) -> Vec<String> {

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value as Json;
 use sitefile_core::Request;
 use sitefile_core::admin::{AdminSite, Schema};
-use sitefile_core::content::{ContentStore, ReloadError, ReloadResponse, Snapshot};
+use sitefile_core::content::{ContentStore, ReloadRefused, ReloadResponse, Snapshot};
 use sitefile_core::edge::WorkerOptions;
 use sitefile_core::edge::{KeyContext, PurgeIndex, build_cache_key};
 use sitefile_core::loader_cache::{Freshness, LoaderCache, LoaderKey, Lookup};
@@ -81,8 +81,13 @@ impl AdminSite for TestSite {
         self.schema.clone()
     }
 
-    fn reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadResponse, ReloadError> {
-        self.store.reload(body, now)
+    fn reload(
+        &self,
+        body: &[u8],
+        now: DateTime<Utc>,
+        before_swap: &mut dyn FnMut(&Arc<Snapshot>) -> Result<bool, String>,
+    ) -> Result<ReloadResponse, ReloadRefused> {
+        self.store.reload_with(body, now, before_swap)
     }
 
     fn purge_edge(&self, target: &str) -> Vec<String> {
