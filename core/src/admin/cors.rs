@@ -1,6 +1,7 @@
 //! CORS on every admin response, and the preflight answer.
 
 use super::request::AdminRequest;
+use crate::edge::headers;
 
 /// Methods every admin route allows cross-origin.
 pub const CORS_ALLOW_METHODS: &str = "GET, POST, OPTIONS";
@@ -33,12 +34,14 @@ impl Cors {
             Some(origin) => {
                 add("Access-Control-Allow-Origin", origin);
                 add("Access-Control-Allow-Credentials", "true");
-                add("Vary", "Origin");
             }
             None => add("Access-Control-Allow-Origin", "*"),
         }
         add("Access-Control-Allow-Methods", CORS_ALLOW_METHODS);
         add("Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
         add("Access-Control-Expose-Headers", "ETag");
+        if self.origin.is_some() {
+            headers::add_vary(headers, "Origin");
+        }
     }
 }

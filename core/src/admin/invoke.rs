@@ -7,6 +7,7 @@ use super::cors::Cors;
 use super::error::{AdminError, AdminErrorCode};
 use super::request::{AdminRequest, decode_once};
 use super::response::AdminResponse;
+use crate::edge::headers;
 use crate::value::{Key, Value, intern};
 use serde::Serialize;
 
@@ -99,8 +100,9 @@ impl InvokeJob {
     }
 
     /// The response from the host's results (one per call, in order; a missing one counts as a
-    /// failure) and the headers the calls wrote (`Set-Cookie` values are each kept, other names
-    /// replace). Single: 200 with the result, 404 unknown key, 500 failure. Batch: always 200,
+    /// failure) and the headers the calls wrote: `Set-Cookie` values are each kept, `Vary`
+    /// tokens are merged, `Access-Control-*` are ignored (CORS is the protocol's), other names
+    /// replace. Single: 200 with the result, 404 unknown key, 500 failure. Batch: always 200,
     /// `{alias: result | {"error": {...}}}`.
     pub fn finish(
         self,
@@ -131,9 +133,12 @@ impl InvokeJob {
             }
         };
         for (name, value) in headers {
-            if name.eq_ignore_ascii_case("set-cookie") {
+            let lower = name.to_ascii_lowercase();
+            if lower == "set-cookie" {
                 response.headers.push((name, value));
-            } else {
+            } else if lower == "vary" {
+                headers::add_vary(&mut response.headers, &value);
+            } else if !lower.starts_with("access-control-") {
                 response.set_header(&name, &value);
             }
         }

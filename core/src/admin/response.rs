@@ -1,6 +1,7 @@
 //! The response the host sends: status, headers and body bytes.
 
 use super::cors::Cors;
+use crate::edge::headers;
 use serde::Serialize;
 
 /// `Cache-Control` of admin responses that carry an `ETag` (schema, content).
@@ -82,14 +83,7 @@ impl AdminResponse {
 
     /// Sets `name` to `value`, replacing an earlier value.
     pub(crate) fn set_header(&mut self, name: &str, value: &str) {
-        match self
-            .headers
-            .iter_mut()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        {
-            Some(slot) => slot.1 = value.to_string(),
-            None => self.headers.push((name.to_string(), value.to_string())),
-        }
+        headers::set(&mut self.headers, name, value);
     }
 
     /// Sets the validator and its `Cache-Control` (revalidate on every use).
@@ -101,10 +95,7 @@ impl AdminResponse {
 
     /// The value of header `name`, ignoring ASCII case.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        headers::find(&self.headers, name)
     }
 
     /// The body as text (lossy).

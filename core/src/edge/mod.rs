@@ -5,7 +5,7 @@
 pub mod assets;
 pub mod cacheability;
 pub mod cdn;
-mod headers;
+pub(crate) mod headers;
 pub mod key;
 pub mod normalize;
 pub mod options;
