@@ -1,7 +1,6 @@
 //! `sitefile bundle`: write the canonical bundle `blocks.gen.json` beside the blocks directory.
 
 use clap::Args;
-use sitefile_core::content::write_bundle;
 use sitefile_site_dir as site_dir;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,7 +39,7 @@ pub fn run(args: BundleArgs) -> ExitCode {
     let out = args
         .out
         .unwrap_or_else(|| blocks.parent().unwrap_or(&blocks).join("blocks.gen.json"));
-    if let Err(e) = std::fs::write(&out, write_bundle(snapshot.blocks())) {
+    if let Err(e) = std::fs::write(&out, snapshot.canonical_bytes()) {
         return crate::fail(&format!("{}: {e}", out.display()));
     }
     println!(

@@ -23,5 +23,5 @@ pub(crate) fn meta<S: AdminSite + ?Sized>(
     if if_none_match(request.header_values("if-none-match"), etag) {
         return Ok(AdminResponse::empty(304, cors).with_etag(etag));
     }
-    Ok(AdminResponse::json_bytes(200, schema.body().to_vec(), cors).with_etag(etag))
+    Ok(AdminResponse::json_bytes(200, schema.body().clone(), cors).with_etag(etag))
 }

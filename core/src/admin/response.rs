@@ -3,6 +3,7 @@
 use super::cors::Cors;
 use crate::edge::headers;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// `Cache-Control` of admin responses that carry an `ETag` (schema, content).
 pub const REVALIDATE: &str = "no-cache";
@@ -16,8 +17,9 @@ pub struct AdminResponse {
     pub status: u16,
     /// Header pairs; a name may repeat (`Set-Cookie`).
     pub headers: Vec<(String, String)>,
-    /// The body (empty for 204 and 304).
-    pub body: Vec<u8>,
+    /// The body (empty for 204 and 304); shared, so content and schema bodies kept per snapshot
+    /// or schema are never copied per request.
+    pub body: Arc<[u8]>,
 }
 
 impl AdminResponse {
@@ -25,7 +27,7 @@ impl AdminResponse {
     pub(crate) fn new(
         status: u16,
         content_type: &str,
-        body: Vec<u8>,
+        body: impl Into<Arc<[u8]>>,
         cors: &Cors,
     ) -> AdminResponse {
         let mut headers = vec![
@@ -36,7 +38,7 @@ impl AdminResponse {
         AdminResponse {
             status,
             headers,
-            body,
+            body: body.into(),
         }
     }
 
@@ -51,7 +53,7 @@ impl AdminResponse {
     }
 
     /// A JSON response from bytes already encoded.
-    pub(crate) fn json_bytes(status: u16, body: Vec<u8>, cors: &Cors) -> AdminResponse {
+    pub(crate) fn json_bytes(status: u16, body: Arc<[u8]>, cors: &Cors) -> AdminResponse {
         AdminResponse::new(status, "application/json", body, cors)
     }
 
@@ -77,7 +79,7 @@ impl AdminResponse {
         AdminResponse {
             status,
             headers,
-            body: Vec::new(),
+            body: Arc::from(&[][..]),
         }
     }
 

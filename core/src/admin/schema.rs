@@ -4,6 +4,7 @@
 use crate::value::{ParseError, Value};
 use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
+use std::sync::Arc;
 
 /// Why a schema document was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -19,7 +20,7 @@ pub enum SchemaError {
 /// A schema document ready to serve: the body bytes and the ETag, computed once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schema {
-    body: Vec<u8>,
+    body: Arc<[u8]>,
     etag: String,
 }
 
@@ -53,11 +54,14 @@ impl Schema {
         let etag = format!("\"meta-{}\"", &hex::encode(Sha256::digest(canonical))[..32]);
         doc.insert("etag".into(), Json::String(etag.clone()));
         let body = serde_json::to_vec(&doc).map_err(|e| ParseError(e.to_string()))?;
-        Ok(Schema { body, etag })
+        Ok(Schema {
+            body: body.into(),
+            etag,
+        })
     }
 
-    /// The response body.
-    pub fn body(&self) -> &[u8] {
+    /// The response body (shared: serving it copies nothing).
+    pub fn body(&self) -> &Arc<[u8]> {
         &self.body
     }
 

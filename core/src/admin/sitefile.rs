@@ -9,7 +9,7 @@ use super::etag::if_none_match;
 use super::request::AdminRequest;
 use super::response::AdminResponse;
 use super::site::AdminSite;
-use crate::content::{ReloadError, ReloadRefused, Snapshot, write_bundle};
+use crate::content::{ReloadError, ReloadRefused, Snapshot};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
@@ -29,7 +29,7 @@ pub(crate) fn read<S: AdminSite + ?Sized>(
     if if_none_match(request.header_values("if-none-match"), &etag) {
         return AdminResponse::empty(304, cors).with_etag(&etag);
     }
-    AdminResponse::json_bytes(200, write_bundle(snapshot.blocks()), cors).with_etag(&etag)
+    AdminResponse::json_bytes(200, snapshot.canonical_bytes(), cors).with_etag(&etag)
 }
 
 /// `POST /.sitefile`: the token and the size bound; the reload itself is the host's to apply.

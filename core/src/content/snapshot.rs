@@ -1,6 +1,7 @@
 //! An immutable snapshot of the content and everything derived from it.
 
 use super::block::Block;
+use super::bundle::write_bundle;
 use super::files::LoadProblem;
 use super::revision::revision_of;
 use crate::pages::RouteTable;
@@ -18,6 +19,7 @@ pub struct Snapshot {
     routes: RouteTable,
     uses_location: bool,
     revision: OnceLock<String>,
+    canonical: OnceLock<Arc<[u8]>>,
 }
 
 impl Snapshot {
@@ -44,6 +46,7 @@ impl Snapshot {
             routes,
             uses_location,
             revision: OnceLock::new(),
+            canonical: OnceLock::new(),
         }
     }
 
@@ -118,6 +121,14 @@ impl Snapshot {
             sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
             revision_of(sorted.into_iter().map(|(k, b)| (k, b.digest())))
         })
+    }
+
+    /// The canonical bundle of this content (`write_bundle`: blocks sorted by name), written
+    /// once per snapshot (`GET /.sitefile` serves it as it is).
+    pub fn canonical_bytes(&self) -> Arc<[u8]> {
+        self.canonical
+            .get_or_init(|| write_bundle(self.blocks()).into())
+            .clone()
     }
 
     /// Approximate bytes held by the content values (shared keys counted once per use).
