@@ -103,5 +103,35 @@ fn revision_and_routes(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, resolve_pages, load, revision_and_routes);
+/// `GET /.sitefile` through the site's admin protocol: the first answer writes the canonical
+/// bundle, later ones serve it as it is.
+fn admin_content_read(c: &mut Criterion) {
+    use sitefile_core::admin::AdminRequest;
+    use sitefile_core::{Site, SiteSetup};
+    let mut group = c.benchmark_group("admin");
+    for site in ["lojaintegradar", "abracasa"] {
+        let setup = SiteSetup::new(
+            ResolveConfig::by_convention(),
+            Default::default(),
+            Default::default(),
+        );
+        let Ok(site_handle) = Site::new(load_site(site), setup) else {
+            panic!("{site}: the default setup is valid");
+        };
+        let read = AdminRequest::new("GET", "/.sitefile");
+        let now = "2026-06-01T12:00:00Z".parse().expect("a valid instant");
+        group.bench_function(BenchmarkId::new("GET /.sitefile", site), |b| {
+            b.iter(|| black_box(site_handle.handle_admin(&read, now)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    resolve_pages,
+    load,
+    revision_and_routes,
+    admin_content_read
+);
 criterion_main!(benches);

@@ -44,7 +44,9 @@ pub fn corpus_for_test(test: &str) -> Option<PathBuf> {
 
 /// The files of a site's blocks directory as `(file name, bytes)`.
 pub fn site_files(site: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = corpus_dir().join(site).join("blocks");
+    let root = corpus_dir().join(site);
+    let dir = sitefile_site_dir::blocks_dir(&root)
+        .unwrap_or_else(|| panic!("{}: no blocks directory", root.display()));
     sitefile_site_dir::read_block_files(&dir)
         .unwrap_or_else(|e| panic!("{e}"))
         .files
