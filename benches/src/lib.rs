@@ -20,14 +20,15 @@ pub fn corpus_dir() -> PathBuf {
     }
 }
 
-/// The corpus, for a test that needs it. Without one the test should pass without running:
-/// this says so on one line of stderr (written past the test harness's capture, so `cargo test`
-/// shows it; `.config/nextest.toml` shows it under nextest) and returns `None`. With `CI=true`
-/// a missing corpus is a failure instead: CI must run every test.
-pub fn corpus_for_test(test: &str) -> Option<PathBuf> {
+/// Whether the corpus is there, for a test that needs it. Without one the test should pass
+/// without running: this says so on one line of stderr (written past the test harness's
+/// capture, so `cargo test` shows it; `.config/nextest.toml` shows the corpus test's output
+/// under nextest) and answers `false`. With `CI=true` a missing corpus is a failure instead: CI
+/// must run every test.
+pub fn corpus_available(test: &str) -> bool {
     let dir = corpus_dir();
     if dir.join("urls.txt").is_file() {
-        return Some(dir);
+        return true;
     }
     let why = format!(
         "no corpus at {} (set SITEFILE_CORPUS, or place it at ../shared/corpus beside the repository)",
@@ -39,7 +40,7 @@ pub fn corpus_for_test(test: &str) -> Option<PathBuf> {
     );
     // A failed write to stderr leaves nothing better to report it on.
     let _ = writeln!(std::io::stderr(), "{test}: did not run: {why}");
-    None
+    false
 }
 
 /// The files of a site's blocks directory as `(file name, bytes)`.

@@ -3,7 +3,7 @@
 //! of warnings and errors the content really contains. Without a corpus it says so and passes,
 //! unless `CI=true`.
 
-use sitefile_benches::{DESKTOP, corpus_for_test, load_site, urls};
+use sitefile_benches::{DESKTOP, corpus_available, load_site, urls};
 use sitefile_core::Request;
 use sitefile_core::resolve::{ResolveConfig, Runtime};
 use sitefile_core::value::{Value, intern};
@@ -23,7 +23,7 @@ struct Counts {
 
 #[test]
 fn every_corpus_url_resolves_on_desktop_and_mobile() {
-    if corpus_for_test("every_corpus_url_resolves_on_desktop_and_mobile").is_none() {
+    if !corpus_available("every_corpus_url_resolves_on_desktop_and_mobile") {
         return;
     }
     let by_site = urls();
