@@ -51,6 +51,13 @@ impl Device {
             Device::Desktop => "desktop",
         }
     }
+
+    /// The class a name of [`Device::as_str`] stands for, ignoring ASCII case (`deviceHint`).
+    pub fn from_name(name: &str) -> Option<Device> {
+        [Device::Mobile, Device::Tablet, Device::Desktop]
+            .into_iter()
+            .find(|d| d.as_str().eq_ignore_ascii_case(name))
+    }
 }
 
 #[cfg(test)]

@@ -11,13 +11,13 @@ pub const CORS_ALLOW_HEADERS: &str = "Content-Type, Authorization, If-None-Match
 /// The CORS headers for one request: its `Origin` is echoed with credentials (and
 /// `Vary: Origin`); without one, any origin and no credentials.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Cors {
+pub(crate) struct Cors {
     origin: Option<String>,
 }
 
 impl Cors {
     /// The CORS answer for `request`.
-    pub fn for_request(request: &AdminRequest) -> Cors {
+    pub(crate) fn for_request(request: &AdminRequest) -> Cors {
         Cors {
             origin: request
                 .header("origin")

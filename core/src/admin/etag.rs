@@ -3,7 +3,7 @@
 /// Whether any `If-None-Match` value matches `etag` (a quoted tag, strong or weak). Entries are
 /// compared weakly (`W/` ignored on both sides); `*` matches; an unquoted entry is compared with
 /// the tag's quoted content, for clients that send the bare revision.
-pub fn if_none_match<'a>(values: impl IntoIterator<Item = &'a str>, etag: &str) -> bool {
+pub(crate) fn if_none_match<'a>(values: impl IntoIterator<Item = &'a str>, etag: &str) -> bool {
     let wanted = opaque(etag);
     values
         .into_iter()

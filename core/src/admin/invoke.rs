@@ -1,7 +1,7 @@
 //! `POST /platform/invoke/<key>` (one loader or action) and `POST /platform/invoke` (a batch):
 //! core reads the calls; the host runs them; core shapes the answer.
 
-use super::body::{check_size, parse_json};
+use super::body::{check_size, parse_object};
 use super::config::AdminConfig;
 use super::cors::Cors;
 use super::error::{AdminError, AdminErrorCode};
@@ -122,10 +122,11 @@ impl InvokeJob {
             (InvokeShape::Single, Some((_, Ok(v)))) => AdminResponse::json(200, &v, &self.cors),
             (InvokeShape::Single, Some((_, Err(e)))) => e.into_response(&self.cors),
             (_, last) => {
-                answers.extend(last);
+                // A batch (a single call always has its one answer).
                 let object = Value::object(
                     answers
                         .into_iter()
+                        .chain(last)
                         .map(|(alias, r)| (alias, r.unwrap_or_else(|e| Value::from(e.to_json()))))
                         .collect(),
                 );
@@ -176,14 +177,8 @@ fn body_object(request: &AdminRequest) -> Result<Value, AdminError> {
             AdminErrorCode::UnsupportedMediaType,
             "multipart/form-data is not read; send JSON or an urlencoded form",
         )),
-        _ => match parse_json(&request.body)? {
-            None => Ok(Value::object(Vec::new())),
-            Some(v) if v.as_object().is_some() => Ok(v),
-            Some(_) => Err(AdminError::new(
-                AdminErrorCode::InvalidBody,
-                "The invoke body must be a JSON object",
-            )),
-        },
+        _ => Ok(parse_object(&request.body, "The invoke body")?
+            .unwrap_or_else(|| Value::object(Vec::new()))),
     }
 }
 

@@ -28,15 +28,14 @@ mod site;
 mod sitefile;
 
 pub use config::{AdminConfig, DEFAULT_MAX_BODY_BYTES, DEFAULT_RELOAD_MAX_BYTES, PurgeToken};
-pub use cors::{CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, Cors};
+pub use cors::{CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS};
 pub use error::{AdminError, AdminErrorCode};
-pub use etag::if_none_match;
 pub use handle::{AdminOutcome, handle};
 pub use invoke::{InvokeCall, InvokeJob, InvokeResult, InvokeShape};
 pub use preview::{OVERLAY_KEY, PAGE_COMPONENT, PreviewJob, RenderedSection};
 pub use purge::PurgeJob;
 pub use request::AdminRequest;
-pub use response::{AdminResponse, NO_STORE, REVALIDATE};
+pub use response::AdminResponse;
 pub use schema::{Schema, SchemaError};
 pub use site::AdminSite;
-pub use sitefile::{ReloadJob, revision_etag};
+pub use sitefile::ReloadJob;

@@ -15,7 +15,7 @@ use base64::Engine;
 use serde::Serialize;
 
 /// The component that renders a whole page.
-pub const PAGE_COMPONENT: &str = "website/pages/Page.tsx";
+pub use crate::pages::PAGE_RESOLVE_TYPE as PAGE_COMPONENT;
 /// The body key of a per-request content overlay (merged over the current content).
 pub const OVERLAY_KEY: &str = "__sitefile";
 
@@ -225,15 +225,9 @@ pub(crate) fn parse(
         }
         None => (component, None, props),
     };
-    let device_hint =
-        request
-            .query_param("deviceHint")
-            .and_then(|h| match h.to_ascii_lowercase().as_str() {
-                "mobile" => Some(Device::Mobile),
-                "tablet" => Some(Device::Tablet),
-                "desktop" => Some(Device::Desktop),
-                _ => None,
-            });
+    let device_hint = request
+        .query_param("deviceHint")
+        .and_then(|h| Device::from_name(&h));
     Ok(PreviewJob {
         component,
         block,

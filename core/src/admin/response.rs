@@ -6,9 +6,9 @@ use serde::Serialize;
 use std::sync::Arc;
 
 /// `Cache-Control` of admin responses that carry an `ETag` (schema, content).
-pub const REVALIDATE: &str = "no-cache";
+pub(crate) const REVALIDATE: &str = "no-cache";
 /// `Cache-Control` of every other admin response.
-pub const NO_STORE: &str = "no-store";
+pub(crate) const NO_STORE: &str = "no-store";
 
 /// A finished admin response, CORS headers included.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
 /// The `ETag` of a revision: the revision, quoted (a strong validator).
-pub fn revision_etag(revision: &str) -> String {
+pub(crate) fn revision_etag(revision: &str) -> String {
     format!("\"{revision}\"")
 }
 
