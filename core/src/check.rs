@@ -418,7 +418,8 @@ mod tests {
                 {"__resolveType": "website/flags/multivariate.ts", "variants": [
                   {"rule": {"__resolveType": "website/matchers/never.ts"}, "value": {"__resolveType": "Count"}}]},
                 {"__resolveType": "site/sections/Hero.tsx", "t": {"__resolveType": "Title"}},
-                {"__resolveType": "List"}]},
+                {"__resolveType": "List"},
+                {"__resolveType": "resolved", "data": {"__resolveType": "Title"}}]},
               "pages-list": {"path": "/l", "sections": {"__resolveType": "Saved List"}},
               "Saved List": [{"__resolveType": "Title"}],
               "Wrapped": {"__resolveType": "Title"},
@@ -461,7 +462,8 @@ mod tests {
             ),
             "{found:#?}"
         );
-        // Inside props a non-object block is a value; a list block is a list of sections.
+        // Inside props a non-object block is a value; a list block is a list of sections;
+        // resolved data is a value as it stands.
         assert_eq!(found.len(), 4, "{found:#?}");
     }
 

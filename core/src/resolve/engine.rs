@@ -100,6 +100,8 @@ pub(crate) struct Resolver<'a> {
     expanding: Vec<Key>,
     origin: Origin,
     depth_limit: usize,
+    /// How many times the depth limit cut a value so far.
+    depth_cuts: u64,
     /// JSON values produced so far (a shared subtree counts once per use).
     produced: u64,
     /// Containers being resolved, one inside the other.
@@ -119,6 +121,10 @@ struct Memo {
     lazy: bool,
     /// JSON values it produced.
     produced: u64,
+    /// The depth it was resolved at, and whether the depth limit cut something inside it: a
+    /// cut result is reused only as deep or deeper, where the same cut would happen.
+    depth: usize,
+    cut: bool,
 }
 
 /// Most JSON values one page may produce: content that references a block twice, that block
@@ -168,6 +174,7 @@ impl<'a> Resolver<'a> {
                 ..Origin::default()
             },
             depth_limit: config.depth_limit(),
+            depth_cuts: 0,
             produced: 0,
             nesting: 0,
             exhausted: false,
@@ -413,6 +420,7 @@ impl<'a> Resolver<'a> {
                 message.push_str(&format!(", reached through block {:?}", &**outer));
             }
             self.effects.error(rt, "depth", message);
+            self.depth_cuts += 1;
             return Node::Value(Value::Null);
         }
         match rt {
@@ -585,11 +593,16 @@ impl<'a> Resolver<'a> {
             )))
             .to_canonical_string()
         };
-        if let Some(memo) = self.memo.get(&memo_key) {
+        if let Some(memo) = self
+            .memo
+            .get(&memo_key)
+            .filter(|m| !m.cut || m.depth <= depth)
+        {
             let Memo {
                 node,
                 lazy,
                 produced,
+                ..
             } = memo.clone();
             self.saw_lazy |= self.in_chain && lazy;
             self.charge(produced);
@@ -616,6 +629,7 @@ impl<'a> Resolver<'a> {
         let (outer_in_chain, outer_lazy) = (self.in_chain, self.saw_lazy);
         (self.in_chain, self.saw_lazy) = (true, false);
         let before = self.produced;
+        let cuts_before = self.depth_cuts;
         let node = self.resolve(&merged, depth);
         let lazy = self.saw_lazy;
         (self.in_chain, self.saw_lazy) = (outer_in_chain, outer_lazy || (outer_in_chain && lazy));
@@ -628,6 +642,8 @@ impl<'a> Resolver<'a> {
                 node: node.clone(),
                 lazy,
                 produced: self.produced - before,
+                depth,
+                cut: self.depth_cuts > cuts_before,
             },
         );
         node
@@ -888,7 +904,8 @@ pub(crate) fn non_object_sections(
         let next = match rt {
             keys::LAZY => o.get("section").cloned(),
             keys::DEFERRED => o.get("sections").cloned(),
-            keys::RESOLVED => o.get("data").cloned(),
+            // Resolved data is a value as it stands, never a block reference.
+            keys::RESOLVED => None,
             _ if keys::is_flag(rt) => {
                 let variants = variants_of(o).map(|(_, v)| v).unwrap_or_default();
                 pending.extend(
@@ -933,6 +950,46 @@ mod tests {
 
     fn json(text: &str) -> Value {
         Value::from_json_str(text).expect("test JSON")
+    }
+
+    #[test]
+    fn a_block_cut_by_the_depth_limit_deep_down_is_whole_where_it_fits() {
+        // Used directly, the chain C0 -> C1 -> C2 -> Hero fits the limit of 4; inside Wrap it is
+        // one level too deep and is cut there. The direct use stays whole although the page
+        // mentions the cut copy first (a cut memo is not reused at a shallower depth).
+        let blocks = r#"{
+          "pages-home": {"path": "/", "sections": [{"__resolveType": "Wrap"}, {"__resolveType": "C0"}]},
+          "Wrap": {"__resolveType": "site/sections/Box.tsx", "inner": {"__resolveType": "C0"}},
+          "C0": {"__resolveType": "C1"},
+          "C1": {"__resolveType": "C2"},
+          "C2": {"__resolveType": "site/sections/Hero.tsx", "title": "hi"}
+        }"#;
+        let blocks = match json(blocks) {
+            Value::Object(o) => o.entries().to_vec(),
+            _ => unreachable!("an object"),
+        };
+        let config = ResolveConfig {
+            max_depth: 4,
+            ..ResolveConfig::by_convention()
+        };
+        let runtime = Runtime::new(Snapshot::from_blocks(blocks), config);
+        let page = runtime
+            .resolve_page(Request::new("https://shop.example/").expect("URL"))
+            .run(|_| Ok(Value::Null));
+        let components: Vec<&str> = page.sections.iter().map(|s| s.component.as_str()).collect();
+        assert_eq!(
+            components,
+            ["site/sections/Box.tsx", "site/sections/Hero.tsx"]
+        );
+        assert_eq!(
+            page.sections[1].props.get("title").and_then(Value::as_str),
+            Some("hi")
+        );
+        assert!(
+            page.effects.errors.iter().any(|e| e.context == "depth"),
+            "the wrapped copy is cut: {:?}",
+            page.effects.errors
+        );
     }
 
     #[test]
