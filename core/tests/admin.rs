@@ -3,18 +3,16 @@
 
 mod admin_site;
 
-use admin_site::TestSite;
 use chrono::{DateTime, Utc};
 use serde_json::json;
-use sitefile_core::Device;
 use sitefile_core::admin::{
-    AdminConfig, AdminErrorCode, AdminOutcome, AdminRequest, AdminResponse, AdminSite,
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_RELOAD_MAX_BYTES, InvokeResult, PurgeToken, Schema,
-    SchemaError, handle,
+    AdminConfig, AdminErrorCode, AdminOutcome, AdminRequest, AdminResponse, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_RELOAD_MAX_BYTES, InvokeResult, PurgeToken, Schema, SchemaError, handle,
 };
 use sitefile_core::config::PlatformConfig;
 use sitefile_core::edge::WorkerOptions;
 use sitefile_core::value::Value;
+use sitefile_core::{Device, Site};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -22,7 +20,7 @@ fn now() -> DateTime<Utc> {
     "2026-11-22T10:00:00Z".parse().unwrap()
 }
 
-fn respond(site: &TestSite, outcome: AdminOutcome) -> AdminResponse {
+fn respond(site: &Site, outcome: AdminOutcome) -> AdminResponse {
     match outcome {
         AdminOutcome::Respond(r) => r,
         AdminOutcome::Reload(job) => job.apply_in_memory(site),
@@ -35,6 +33,16 @@ fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
+}
+
+/// A site with default settings, no environment and cache keys without a deploy version
+/// (readable expected keys); the tests pass their own admin configuration to `handle`.
+fn plain_site(blocks: &serde_json::Value) -> Site {
+    let unversioned = WorkerOptions {
+        cache_version_env: None,
+        ..WorkerOptions::default()
+    };
+    admin_site::site(blocks, unversioned, HashMap::new(), Default::default())
 }
 
 fn config_for(pairs: &[(&str, &str)], options: &WorkerOptions) -> AdminConfig {
@@ -111,7 +119,7 @@ fn schema_etag_is_a_hash_of_the_document() {
 
 #[test]
 fn a_reload_changes_the_etag_and_a_refused_one_changes_nothing() {
-    let site = TestSite::new(&json!({"a": {"x": 1}}), WorkerOptions::default());
+    let site = plain_site(&json!({"a": {"x": 1}}));
     let config = config_for(
         &[("PLATFORM_RELEASE_RELOAD_TOKEN", "t")],
         &WorkerOptions::default(),
@@ -168,7 +176,7 @@ fn a_reload_changes_the_etag_and_a_refused_one_changes_nothing() {
 
 #[test]
 fn previews_follow_the_device_hint() {
-    let site = TestSite::new(&json!({}), WorkerOptions::default());
+    let site = plain_site(&json!({}));
     let request = |hint: &str| {
         AdminRequest::new("GET", "/live/previews/site/sections/Hero.tsx")
             .with_query(&format!("deviceHint={hint}"))
@@ -203,7 +211,7 @@ fn previews_follow_the_device_hint() {
 
 #[test]
 fn invoke_calls_without_a_result_fail_and_errors_share_one_shape() {
-    let site = TestSite::new(&json!({}), WorkerOptions::default());
+    let site = plain_site(&json!({}));
     let batch = AdminRequest::new("POST", "/platform/invoke").with_body(&br#"{"a":{},"b":{}}"#[..]);
     let AdminOutcome::Invoke(job) = handle(&site, &AdminConfig::default(), &batch, now()) else {
         panic!("not an invoke");
@@ -221,9 +229,9 @@ fn invoke_calls_without_a_result_fail_and_errors_share_one_shape() {
 
 #[test]
 fn purge_hands_the_keys_to_delete_and_forgets_them() {
-    let site = TestSite::new(&json!({}), WorkerOptions::default());
-    site.cache_edge("https://shop.example/p?x=1");
-    site.cache_edge("https://shop.example/q");
+    let site = plain_site(&json!({}));
+    admin_site::cache_edge(&site, "https://shop.example/p?x=1");
+    admin_site::cache_edge(&site, "https://shop.example/q");
     let config = config_for(&[("PURGE_TOKEN", "k")], &WorkerOptions::default());
     let request = AdminRequest::new("POST", "/_cache/purge")
         .with_header("Authorization", "Bearer k")
@@ -233,13 +241,13 @@ fn purge_hands_the_keys_to_delete_and_forgets_them() {
     };
     assert_eq!(job.keys(), ["https://shop.example/p?x=1#device=desktop"]);
     assert_eq!(job.finish().status, 200);
-    assert_eq!(site.index.len(), 1);
+    assert_eq!(site.purge_index().len(), 1);
 }
 
 #[test]
 fn reload_and_purge_loaders_clear_the_loader_cache_but_not_the_schema_etag() {
-    let site = TestSite::new(&json!({}), WorkerOptions::default())
-        .with_schema(&json!({"schema": {}, "manifest": {}}));
+    let site = plain_site(&json!({}));
+    admin_site::set_schema(&site, &json!({"schema": {}, "manifest": {}}));
     let config = config_for(
         &[("NODE_ENV", "development"), ("PURGE_TOKEN", "k")],
         &WorkerOptions::default(),
@@ -256,25 +264,25 @@ fn reload_and_purge_loaders_clear_the_loader_cache_but_not_the_schema_etag() {
         )
     };
     let etag = meta().header("ETag").unwrap().to_string();
-    site.cache_loader("site/loaders/a.ts");
+    admin_site::cache_loader(&site, "site/loaders/a.ts");
     let reload = AdminRequest::new("POST", "/.sitefile").with_body(&b"{\"a\":{}}"[..]);
     assert_eq!(
         respond(&site, handle(&site, &config, &reload, now())).status,
         200
     );
-    assert_eq!(site.loaders.stats().entries, 0);
+    assert_eq!(site.runtime().loader_cache().stats().entries, 0);
     assert_eq!(
         meta().header("ETag").unwrap(),
         etag,
         "same schema, same ETag"
     );
 
-    site.cache_loader("site/loaders/a.ts");
+    admin_site::cache_loader(&site, "site/loaders/a.ts");
     let purge =
         AdminRequest::new("POST", "/_cache/purge-loaders").with_header("Authorization", "Bearer k");
     assert_eq!(
         respond(&site, handle(&site, &config, &purge, now())).status,
         200
     );
-    assert_eq!(site.loaders.stats().entries, 0);
+    assert_eq!(site.runtime().loader_cache().stats().entries, 0);
 }

@@ -1,5 +1,5 @@
 //! Runs the shared admin protocol cases (`tests/conformance/admin/*.json` at the repository
-//! root) through `sitefile_core::admin`. The C and Node bindings run the same files; the format
+//! root) through `Site::handle_admin`. The C and Node bindings run the same files; the format
 //! is described in `tests/conformance/admin/README.md`.
 
 // The harness reads the case files; the core under test does no I/O.
@@ -7,20 +7,19 @@
 
 mod admin_site;
 
-use admin_site::TestSite;
 use serde_json::{Value as Json, json};
+use sitefile_core::Site;
 use sitefile_core::admin::{
-    AdminConfig, AdminOutcome, AdminRequest, AdminResponse, AdminSite, InvokeResult,
-    RenderedSection, handle,
+    AdminOutcome, AdminRequest, AdminResponse, AdminSettings, AdminSite, InvokeResult,
+    RenderedSection,
 };
-use sitefile_core::config::PlatformConfig;
 use sitefile_core::edge::WorkerOptions;
 use sitefile_core::value::Value;
 use std::collections::HashMap;
 use std::path::Path;
 
 /// Replaces `{revision}` and `{schemaEtag}` in a string.
-fn substitute(s: &str, site: &TestSite) -> String {
+fn substitute(s: &str, site: &Site) -> String {
     let etag = site
         .schema()
         .map(|s| s.etag().to_string())
@@ -56,36 +55,39 @@ fn body_bytes(body: &Json) -> Vec<u8> {
     }
 }
 
-fn site_and_config(case: &Json) -> (TestSite, AdminConfig) {
+fn site_for(case: &Json) -> Site {
     let env: HashMap<String, String> =
         serde_json::from_value(case["env"].clone()).unwrap_or_default();
     let options = match case.get("options") {
         Some(o) => WorkerOptions::from_json(o).expect("case options"),
         None => WorkerOptions::default(),
     };
-    let platform = PlatformConfig::from_env(&env).expect("case env");
-    let mut config = AdminConfig::new(&platform, &options, &env);
     let limits = &case["limits"];
-    if let Some(n) = limits["reloadMaxBytes"].as_u64() {
-        config.reload_max_bytes = n as usize;
-    }
-    if let Some(n) = limits["maxBodyBytes"].as_u64() {
-        config.max_body_bytes = n as usize;
-    }
-    let mut site = TestSite::new(&case["blocks"], options);
+    let defaults = AdminSettings::default();
+    let limit = |name: &str, default: usize| {
+        limits[name]
+            .as_u64()
+            .map_or(default, |n| usize::try_from(n).expect("a limit fits"))
+    };
+    let settings = AdminSettings {
+        reload_max_bytes: limit("reloadMaxBytes", defaults.reload_max_bytes),
+        max_body_bytes: limit("maxBodyBytes", defaults.max_body_bytes),
+        ..defaults
+    };
+    let site = admin_site::site(&case["blocks"], options, env, settings);
     if let Some(doc) = case.get("schema") {
-        site = site.with_schema(doc);
+        admin_site::set_schema(&site, doc);
     }
     for loader in case["loaderCache"].as_array().into_iter().flatten() {
-        site.cache_loader(loader.as_str().expect("loader keys are strings"));
+        admin_site::cache_loader(&site, loader.as_str().expect("loader keys are strings"));
     }
     for url in case["edgeCache"].as_array().into_iter().flatten() {
-        site.cache_edge(url.as_str().expect("edge cache entries are URLs"));
+        admin_site::cache_edge(&site, url.as_str().expect("edge cache entries are URLs"));
     }
-    (site, config)
+    site
 }
 
-fn request_for(case: &Json, site: &TestSite) -> AdminRequest {
+fn request_for(case: &Json, site: &Site) -> AdminRequest {
     let r = &case["request"];
     AdminRequest {
         method: r["method"].as_str().unwrap_or("GET").to_string(),
@@ -139,18 +141,14 @@ fn rendered(host: &Json) -> Result<Vec<RenderedSection>, String> {
 }
 
 /// Runs one case: the outcome's name, the job (if any) as JSON, and the final response.
-fn run(
-    case: &Json,
-    site: &TestSite,
-    config: &AdminConfig,
-) -> (String, Json, Option<AdminResponse>) {
+fn run(case: &Json, site: &Site) -> (String, Json, Option<AdminResponse>) {
     let now = case["now"]
         .as_str()
         .unwrap_or("2026-01-01T00:00:00Z")
         .parse()
         .expect("case now is RFC 3339");
     let host = &case["host"];
-    match handle(site, config, &request_for(case, site), now) {
+    match site.handle_admin(&request_for(case, site), now) {
         AdminOutcome::Pass => ("pass".into(), Json::Null, None),
         AdminOutcome::Respond(r) => ("respond".into(), Json::Null, Some(r)),
         AdminOutcome::Reload(job) => {
@@ -182,7 +180,7 @@ fn run(
 
 /// Whether `actual` holds `expected`: objects compare only the keys present in `expected`,
 /// arrays element by element with equal lengths, strings after substitution.
-fn holds(expected: &Json, actual: &Json, site: &TestSite) -> bool {
+fn holds(expected: &Json, actual: &Json, site: &Site) -> bool {
     match (expected, actual) {
         (Json::Object(e), Json::Object(a)) => e.iter().all(|(k, v)| {
             a.get(k).is_some_and(|got| holds(v, got, site)) || (v.is_null() && !a.contains_key(k))
@@ -209,7 +207,7 @@ const EXPECT_KEYS: &[&str] = &[
 
 fn check(
     case: &Json,
-    site: &TestSite,
+    site: &Site,
     before: &str,
     outcome: &str,
     job: &Json,
@@ -289,13 +287,13 @@ fn check(
         }
     }
     if let Some(want) = expect.get("loaderCacheEntries") {
-        let got = json!(site.loaders.stats().entries);
+        let got = json!(site.runtime().loader_cache().stats().entries);
         if *want != got {
             fail("loaderCacheEntries", want, &got);
         }
     }
     if let Some(want) = expect.get("edgeCacheEntries") {
-        let got = json!(site.index.len());
+        let got = json!(site.purge_index().len());
         if *want != got {
             fail("edgeCacheEntries", want, &got);
         }
@@ -326,9 +324,9 @@ fn admin_conformance_cases() {
                 file.file_name().unwrap().to_string_lossy(),
                 case["name"].as_str().unwrap_or("(unnamed)")
             );
-            let (site, config) = site_and_config(case);
-            let before = site.snapshot().revision().to_string();
-            let (outcome, job, response) = run(case, &site, &config);
+            let site = site_for(case);
+            let before = site.revision();
+            let (outcome, job, response) = run(case, &site);
             let case_failures = check(case, &site, &before, &outcome, &job, response.as_ref());
             if !case_failures.is_empty() {
                 failures.push(format!("{name}\n  {}", case_failures.join("\n  ")));

@@ -57,7 +57,40 @@ impl Default for AdminConfig {
     }
 }
 
+/// What the host sets of the admin protocol besides the environment: body limits and the HTML
+/// placed in every preview's `<head>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminSettings {
+    /// Largest `POST /.sitefile` body.
+    pub reload_max_bytes: usize,
+    /// Largest body of the other endpoints.
+    pub max_body_bytes: usize,
+    /// HTML placed in the `<head>` of every preview and render document (stylesheets, fonts:
+    /// `createAdminSetup`'s `css` and `fonts`).
+    pub render_head: String,
+}
+
+impl Default for AdminSettings {
+    fn default() -> AdminSettings {
+        AdminSettings {
+            reload_max_bytes: DEFAULT_RELOAD_MAX_BYTES,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            render_head: String::new(),
+        }
+    }
+}
+
 impl AdminConfig {
+    /// The configuration with the host's `settings`.
+    pub fn with_settings(self, settings: AdminSettings) -> AdminConfig {
+        AdminConfig {
+            reload_max_bytes: settings.reload_max_bytes,
+            max_body_bytes: settings.max_body_bytes,
+            render_head: settings.render_head,
+            ..self
+        }
+    }
+
     /// The configuration from the environment (`platform`, read from `vars`), the worker options
     /// and the raw variables (the purge token lives in the variable `purgeTokenEnv` names).
     pub fn new(

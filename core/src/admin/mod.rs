@@ -27,7 +27,9 @@ mod schema;
 mod site;
 mod sitefile;
 
-pub use config::{AdminConfig, DEFAULT_MAX_BODY_BYTES, DEFAULT_RELOAD_MAX_BYTES, PurgeToken};
+pub use config::{
+    AdminConfig, AdminSettings, DEFAULT_MAX_BODY_BYTES, DEFAULT_RELOAD_MAX_BYTES, PurgeToken,
+};
 pub use cors::{CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS};
 pub use error::{AdminError, AdminErrorCode};
 pub use handle::{AdminOutcome, handle};

@@ -10,7 +10,9 @@ mod edge;
 
 pub use edge::{EdgeDecision, OriginAnswer};
 
-use crate::admin::{self, AdminConfig, AdminOutcome, AdminRequest, AdminSite, Schema};
+use crate::admin::{
+    self, AdminConfig, AdminOutcome, AdminRequest, AdminSettings, AdminSite, Schema,
+};
 use crate::check::{Problem, check};
 use crate::config::{ConfigError, PlatformConfig};
 use crate::content::{LoadProblem, ReloadError, ReloadRefused, ReloadResponse, Snapshot};
@@ -38,6 +40,8 @@ pub struct SiteSetup {
     pub worker: WorkerOptions,
     /// The environment variables (`PLATFORM_*`, `NODE_ENV`, the purge and cache-version ones).
     pub vars: HashMap<String, String>,
+    /// The admin protocol's body limits and preview `<head>`.
+    pub admin: AdminSettings,
 }
 
 impl SiteSetup {
@@ -51,6 +55,7 @@ impl SiteSetup {
             resolve,
             worker,
             vars,
+            admin: AdminSettings::default(),
         }
     }
 }
@@ -96,7 +101,8 @@ impl Site {
             &setup.vars,
             Some(&build_hash),
         );
-        let admin = AdminConfig::new(&platform, &setup.worker, &setup.vars);
+        let admin =
+            AdminConfig::new(&platform, &setup.worker, &setup.vars).with_settings(setup.admin);
         let runtime = Runtime::with_loader_cache(
             snapshot,
             resolve,
@@ -229,6 +235,11 @@ impl Site {
             store: finished.store,
             evict,
         }
+    }
+
+    /// The purge index: the stored edge keys a purge can reach.
+    pub fn purge_index(&self) -> &PurgeIndex {
+        &self.purge_index
     }
 
     /// Purges a target (`/path` or `/path?query`) from the edge: the keys the host deletes.
