@@ -2,7 +2,7 @@
 
 use crate::content::{LoadProblem, Snapshot};
 use crate::pages::{is_page_block, page_path};
-use crate::resolve::{ResolveConfig, StaticDepth, is_flag, non_object_sections};
+use crate::resolve::{ResolveConfig, StaticDepth, globals, is_flag, non_object_sections};
 use crate::value::Value;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -300,50 +300,38 @@ fn route_problems(snapshot: &Snapshot) -> Vec<Problem> {
 }
 
 /// What resolution starts from: each raw page section of every served page, its SEO and the
-/// Site block's globals, as (block, where in it, value).
-fn resolution_roots<'s>(
-    snapshot: &'s Snapshot,
-    config: &ResolveConfig,
-) -> Vec<(String, String, &'s Value)> {
+/// Site block's globals (exactly as resolution takes them), as (block, where in it, value).
+fn resolution_roots(snapshot: &Snapshot, config: &ResolveConfig) -> Vec<(String, String, Value)> {
     let mut roots = Vec::new();
     for route in snapshot.routes().routes() {
         let Some(page) = snapshot.block(&route.name) else {
             continue;
         };
-        section_roots(&mut roots, &route.name, "sections", page.get("sections"));
+        match page.get("sections") {
+            Some(Value::Array(items)) => roots.extend(
+                items
+                    .items()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (route.name.to_string(), format!("sections.{i}"), v.clone())),
+            ),
+            Some(v) if !v.is_null() => {
+                roots.push((route.name.to_string(), "sections".into(), v.clone()))
+            }
+            _ => {}
+        }
         if let Some(seo) = page.get("seo").filter(|v| !v.is_null()) {
-            roots.push((route.name.clone(), "seo".into(), seo));
+            roots.push((route.name.to_string(), "seo".into(), seo.clone()));
         }
     }
-    let site = ["site", "Site"]
-        .into_iter()
-        .find_map(|name| Some((name, snapshot.block(name)?)));
-    if let (true, Some((name, site))) = (config.resolve_globals, site) {
-        for field in ["theme", "global", "pageSections"] {
-            section_roots(&mut roots, name, field, site.get(field));
-        }
+    if config.resolve_globals {
+        roots.extend(
+            globals(snapshot)
+                .into_iter()
+                .map(|raw| (raw.block.to_string(), raw.path.join("."), raw.value)),
+        );
     }
     roots
-}
-
-/// The raw sections `field` of `block` holds: each item of a list, else the value itself.
-fn section_roots<'s>(
-    roots: &mut Vec<(String, String, &'s Value)>,
-    block: &str,
-    field: &str,
-    value: Option<&'s Value>,
-) {
-    match value {
-        Some(Value::Array(items)) => roots.extend(
-            items
-                .items()
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (block.to_string(), format!("{field}.{i}"), v)),
-        ),
-        Some(v) if !v.is_null() => roots.push((block.to_string(), field.to_string(), v)),
-        _ => {}
-    }
 }
 
 /// Page sections resolution drops or cuts on every request: a saved block that is not an
@@ -360,9 +348,9 @@ fn section_problems(snapshot: &Snapshot, config: &ResolveConfig) -> Vec<Problem>
             .unwrap_or_default();
         let seo = at == "seo";
         let levels = if seo {
-            depth.seo(value)
+            depth.seo(&value)
         } else {
-            depth.levels(value)
+            depth.levels(&value)
         };
         if levels > limit {
             problems.push(Problem {
@@ -378,7 +366,7 @@ fn section_problems(snapshot: &Snapshot, config: &ResolveConfig) -> Vec<Problem>
         if seo {
             continue;
         }
-        for (name, kind) in non_object_sections(snapshot, config, value) {
+        for (name, kind) in non_object_sections(snapshot, config, &value) {
             problems.push(Problem {
                 severity: Severity::Error,
                 block: block.clone(),
@@ -425,7 +413,8 @@ mod tests {
               "Wrapped": {"__resolveType": "Title"},
               "List": [{"__resolveType": "site/sections/Hero.tsx"}],
               "Title": "hello",
-              "Count": 42
+              "Count": 42,
+              "site": {"global": {"__resolveType": "Title"}}
             }"#,
             &ResolveConfig::by_convention(),
         );
@@ -463,7 +452,8 @@ mod tests {
             "{found:#?}"
         );
         // Inside props a non-object block is a value; a list block is a list of sections;
-        // resolved data is a value as it stands.
+        // resolved data is a value as it stands; Site globals that are not a list are not
+        // rendered at all.
         assert_eq!(found.len(), 4, "{found:#?}");
     }
 

@@ -761,10 +761,10 @@ fn answered(calls: &[Call], id: CallId) -> Option<Value> {
 }
 
 /// A page-level item before resolution, with where it lives in its block (for override ids).
-struct RawSection {
-    block: Key,
-    path: Vec<String>,
-    value: Value,
+pub(crate) struct RawSection {
+    pub block: Key,
+    pub path: Vec<String>,
+    pub value: Value,
 }
 
 impl RawSection {
@@ -774,7 +774,7 @@ impl RawSection {
 }
 
 /// The Site block's theme, global sections and page sections (`site`, else `Site`).
-fn globals(snapshot: &Snapshot) -> Vec<RawSection> {
+pub(crate) fn globals(snapshot: &Snapshot) -> Vec<RawSection> {
     let (name, site) = match (snapshot.block("site"), snapshot.block("Site")) {
         (Some(s), _) => ("site", s),
         (None, Some(s)) => ("Site", s),
