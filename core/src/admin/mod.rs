@@ -3,9 +3,9 @@
 //! A host turns its HTTP request into an [`AdminRequest`] and calls [`handle`] with its site
 //! (an [`AdminSite`]), an [`AdminConfig`] and the current time. The [`AdminOutcome`] is either
 //! final (a response to send, or [`AdminOutcome::Pass`] for a path that is not an admin route)
-//! or a job the host finishes: write a reloaded snapshot to the key-value store, delete purged
-//! cache entries, render a preview, or run loader and action calls. Each job's `finish` builds
-//! the response. Routing, methods, tokens, ETags, CORS, body bounds and error bodies are decided
+//! or a job the host finishes: apply a reload (with the hook that writes the new snapshot to the
+//! key-value store before it serves), delete purged cache entries, render a preview, or run
+//! loader and action calls. Each job's `apply` or `finish` builds the response. Routing, methods, tokens, ETags, CORS, body bounds and error bodies are decided
 //! here, once, for every binding.
 
 mod auth;
