@@ -1,14 +1,11 @@
 //! `sitefile cache`: print, as JSON, what the edge would do with a request — its cache key,
 //! profile, whether it may be cached and why not, and the headers the response would get.
 
+use crate::open_site;
 use crate::resolve_cmd::build_request;
 use clap::Args;
 use sitefile_core::edge::{EdgePlan, WorkerOptions};
-use sitefile_core::resolve::ResolveConfig;
 use sitefile_core::site::OriginAnswer;
-use sitefile_core::{Site, SiteSetup};
-use sitefile_site_dir as site_dir;
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -75,7 +72,6 @@ fn printed(plan: &EdgePlan) -> serde_json::Value {
 
 /// Runs the command: exit 0 with the plan, 2 on bad input or configuration.
 pub fn run(args: CacheArgs) -> ExitCode {
-    let vars: HashMap<String, String> = std::env::vars().collect();
     let options = match worker_options(args.options.as_ref()) {
         Ok(o) => o,
         Err(e) => return crate::fail(&e),
@@ -84,14 +80,9 @@ pub fn run(args: CacheArgs) -> ExitCode {
         Ok(r) => r.with_method(&args.method),
         Err(e) => return crate::fail(&e),
     };
-    let loaded = match site_dir::load(&args.site_dir) {
-        Ok(s) => s,
-        Err(e) => return crate::fail(&e.to_string()),
-    };
-    let setup = SiteSetup::new(ResolveConfig::by_convention(), options, vars);
-    let site = match Site::new(loaded.snapshot, setup) {
-        Ok(site) => site,
-        Err(e) => return crate::fail(&e.to_string()),
+    let site = match open_site::open(&args.site_dir, options) {
+        Ok(opened) => opened.site,
+        Err(e) => return crate::fail(&e),
     };
     let mut plan = site.edge_plan(&request);
     if args.status.is_some() || !args.set_cookies.is_empty() || args.degraded {

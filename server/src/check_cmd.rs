@@ -1,8 +1,9 @@
 //! `sitefile check`: report every content problem of a site.
 
+use crate::open_site;
 use clap::Args;
-use sitefile_core::check::{Severity, check};
-use sitefile_core::resolve::ResolveConfig;
+use sitefile_core::check::Severity;
+use sitefile_core::edge::WorkerOptions;
 use sitefile_site_dir as site_dir;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,18 +20,15 @@ pub struct CheckArgs {
 
 /// Runs the command: exit 1 when there is an error, 0 otherwise (warnings only).
 pub fn run(args: CheckArgs) -> ExitCode {
-    let site = match site_dir::load(&args.site_dir) {
-        Ok(s) => s,
-        Err(e) => return crate::fail(&e.to_string()),
+    let opened = match open_site::open(&args.site_dir, WorkerOptions::default()) {
+        Ok(opened) => opened,
+        Err(e) => return crate::fail(&e),
     };
-    let mut load_problems = site.problems.clone();
+    let snapshot = opened.site.snapshot();
+    let mut load_problems = opened.problems;
     // Blocks read lazily from a bundle are parsed (and reported) here.
-    load_problems.extend(site.snapshot.parse_problems());
-    let problems = check(
-        &site.snapshot,
-        &ResolveConfig::by_convention(),
-        &load_problems,
-    );
+    load_problems.extend(snapshot.parse_problems());
+    let problems = opened.site.check(&load_problems);
     let errors = problems
         .iter()
         .filter(|p| p.severity == Severity::Error)
@@ -51,13 +49,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
                 p.block, p.message, p.kind
             ));
         }
-        let source = match &site.source {
+        let source = match &opened.source {
             site_dir::Source::Directory(p) | site_dir::Source::Bundle(p) => p.display(),
         };
         crate::print(&format!(
             "{source}: {} blocks, {} pages: {errors} error(s), {} warning(s)",
-            site.snapshot.len(),
-            site.snapshot.routes().routes().len(),
+            snapshot.len(),
+            snapshot.routes().routes().len(),
             problems.len() - errors
         ));
     }

@@ -3,6 +3,7 @@
 mod bundle_cmd;
 mod cache_cmd;
 mod check_cmd;
+mod open_site;
 mod resolve_cmd;
 mod workspace_cmd;
 

@@ -1,13 +1,12 @@
 //! `sitefile resolve`: resolve one URL of a site and print the page as JSON.
 
+use crate::open_site;
 use chrono::{DateTime, Utc};
 use clap::Args;
 use serde_json::json;
-use sitefile_core::Request;
-use sitefile_core::config::PlatformConfig;
-use sitefile_core::resolve::{ResolveConfig, Runtime};
+use sitefile_core::edge::WorkerOptions;
 use sitefile_core::value::Value;
-use sitefile_site_dir as site_dir;
+use sitefile_core::{NoHost, Request};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -85,28 +84,15 @@ pub fn run(args: ResolveArgs) -> ExitCode {
         Ok(r) => r.with_seed(args.seed),
         Err(e) => return crate::fail(&e),
     };
-    let site = match site_dir::load(&args.site_dir) {
-        Ok(s) => s,
-        Err(e) => return crate::fail(&e.to_string()),
-    };
-    for problem in &site.problems {
-        eprintln!("warning: {problem}");
-    }
-    let vars: std::collections::HashMap<String, String> = std::env::vars().collect();
-    let config = PlatformConfig::from_env(&vars)
-        .map_err(|e| e.to_string())
-        .and_then(|platform| {
-            ResolveConfig::by_convention()
-                .with_platform(&platform)
-                .map_err(|e| e.to_string())
-        });
-    let config = match config {
-        Ok(c) => c,
+    let opened = match open_site::open(&args.site_dir, WorkerOptions::default()) {
+        Ok(opened) => opened,
         Err(e) => return crate::fail(&e),
     };
-    let runtime = Runtime::new(site.snapshot, config);
+    for problem in &opened.problems {
+        eprintln!("warning: {problem}");
+    }
     let echo = args.echo_loaders;
-    let page = runtime.resolve_page(request).run(|call| {
+    let page = opened.site.resolve_page(request, &NoHost).run(|call| {
         Ok(if echo {
             Value::from(json!({"loader": call.key, "props": serde_json::Value::from(&call.props)}))
         } else {

@@ -1,0 +1,34 @@
+//! Opening a site directory as a [`Site`]: the content read from disk, set up by convention with
+//! the process environment, the way every command sees a site.
+
+use sitefile_core::content::LoadProblem;
+use sitefile_core::edge::WorkerOptions;
+use sitefile_core::resolve::ResolveConfig;
+use sitefile_core::{Site, SiteSetup};
+use sitefile_site_dir::{self as site_dir, Source};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// A site opened from a directory, with what reading it reported.
+pub struct OpenedSite {
+    /// The site.
+    pub site: Site,
+    /// Files skipped or overridden while reading the content.
+    pub problems: Vec<LoadProblem>,
+    /// Where the content came from.
+    pub source: Source,
+}
+
+/// Reads the content under `dir` and sets the site up with `worker` and the process
+/// environment; the message names what is wrong.
+pub fn open(dir: &Path, worker: WorkerOptions) -> Result<OpenedSite, String> {
+    let loaded = site_dir::load(dir).map_err(|e| e.to_string())?;
+    let vars: HashMap<String, String> = std::env::vars().collect();
+    let setup = SiteSetup::new(ResolveConfig::by_convention(), worker, vars);
+    let site = Site::new(loaded.snapshot, setup).map_err(|e| e.to_string())?;
+    Ok(OpenedSite {
+        site,
+        problems: loaded.problems,
+        source: loaded.source,
+    })
+}
