@@ -94,51 +94,6 @@ impl ErrorBody {
     }
 }
 
-impl HasErrorCode for crate::value::ParseError {
-    fn code(&self) -> ErrorCode {
-        ErrorCode::InvalidJson
-    }
-}
-
-impl HasErrorCode for crate::content::ReloadError {
-    fn code(&self) -> ErrorCode {
-        match self {
-            crate::content::ReloadError::Json(_) => ErrorCode::InvalidJson,
-            crate::content::ReloadError::NotAnObject(_) => ErrorCode::InvalidContent,
-        }
-    }
-}
-
-impl HasErrorCode for crate::config::ConfigError {
-    fn code(&self) -> ErrorCode {
-        ErrorCode::InvalidConfig
-    }
-}
-
-impl HasErrorCode for crate::resolve::SecretKeyError {
-    fn code(&self) -> ErrorCode {
-        ErrorCode::InvalidConfig
-    }
-}
-
-impl HasErrorCode for crate::request::RequestError {
-    fn code(&self) -> ErrorCode {
-        ErrorCode::InvalidRequest
-    }
-}
-
-impl HasErrorCode for crate::edge::profile::UnknownProfile {
-    fn code(&self) -> ErrorCode {
-        ErrorCode::InvalidConfig
-    }
-}
-
-impl HasErrorCode for crate::edge::profile::PrivateProfileLoosened {
-    fn code(&self) -> ErrorCode {
-        ErrorCode::InvalidConfig
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

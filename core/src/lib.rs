@@ -28,7 +28,7 @@ pub mod value;
 pub use device::Device;
 pub use effects::{Effects, ResolveErrorEvent};
 pub use errors::{ErrorBody, ErrorCode, HasErrorCode};
-pub use host::{FeatureFlagAdapter, Host, NoHost};
+pub use host::{FeatureFlagAdapter, Host, MatcherContext, NoHost};
 pub use request::{Geo, RandomSource, Request, RequestError};
 pub use site::{Site, SiteSetup};
 pub use value::{Key, Object, Value};

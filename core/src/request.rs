@@ -276,6 +276,12 @@ impl RandomSource {
     }
 }
 
+impl crate::errors::HasErrorCode for RequestError {
+    fn code(&self) -> crate::errors::ErrorCode {
+        crate::errors::ErrorCode::InvalidRequest
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

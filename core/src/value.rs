@@ -570,6 +570,12 @@ macro_rules! obj {
     };
 }
 
+impl crate::errors::HasErrorCode for ParseError {
+    fn code(&self) -> crate::errors::ErrorCode {
+        crate::errors::ErrorCode::InvalidJson
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

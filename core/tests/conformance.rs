@@ -13,11 +13,10 @@
 #![allow(clippy::disallowed_methods)]
 
 use serde_json::{Value as Json, json};
+use sitefile_core::MatcherContext;
+use sitefile_core::config::SecretKey;
 use sitefile_core::content::Snapshot;
-use sitefile_core::matchers::MatcherContext;
-use sitefile_core::resolve::{
-    KeyRegistry, RequestOptions, ResolveConfig, Runtime, SecretKey, Step,
-};
+use sitefile_core::resolve::{KeyRegistry, RequestOptions, ResolveConfig, Runtime, Step};
 use sitefile_core::value::{Key, Value};
 use sitefile_core::{FeatureFlagAdapter, Host, Request};
 use std::collections::HashMap;

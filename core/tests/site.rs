@@ -3,9 +3,9 @@
 //! admin protocol and the serde forms bindings exchange.
 
 use serde_json::{Value as Json, json};
+use sitefile_core::MatcherContext;
 use sitefile_core::admin::{AdminOutcome, AdminRequest, Schema};
 use sitefile_core::content::Snapshot;
-use sitefile_core::matchers::MatcherContext;
 use sitefile_core::resolve::{Resolution, ResolveConfig, Step};
 use sitefile_core::site::OriginAnswer;
 use sitefile_core::value::{Value, intern};

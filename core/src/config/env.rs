@@ -1,13 +1,13 @@
 //! The typed configuration read from environment variables (passed in; the core never reads
 //! the process environment).
 
+use super::SecretKey;
 use super::error::ConfigError;
 use super::hosts::{DEFAULT_PREVIEW_API_DOMAINS, valid_host};
 use super::parse::{
     parse_bool, parse_byte_size, parse_http_url, parse_list, parse_pairs, parse_rate,
 };
 use crate::loader_cache::LoaderCacheConfig;
-use crate::resolve::SecretKey;
 use std::collections::HashMap;
 use std::fmt;
 use url::Url;
@@ -92,7 +92,7 @@ pub struct RuntimeConfig {
     /// `PLATFORM_SITE` (default `storefront`).
     pub site: String,
     /// `PLATFORM_CRYPTO_KEY`.
-    pub crypto_key: Option<Secret>,
+    pub crypto_key: Option<SecretKey>,
     /// `PLATFORM_RELEASE_RELOAD_TOKEN`.
     pub release_reload_token: Option<Secret>,
 }
@@ -354,17 +354,17 @@ impl PlatformConfig {
         if let Some(site) = vars.string("PLATFORM_SITE") {
             rt.site = site;
         }
-        rt.crypto_key = vars.secret("PLATFORM_CRYPTO_KEY");
-        if let Some(key) = &rt.crypto_key {
+        rt.crypto_key = match vars.secret("PLATFORM_CRYPTO_KEY") {
             // The parser's message may quote the decoded value: only say what is expected.
-            SecretKey::from_env_value(key.expose()).map_err(|_| {
+            Some(key) => Some(SecretKey::from_env_value(key.expose()).map_err(|_| {
                 ConfigError::new(
                     "PLATFORM_CRYPTO_KEY",
                     REDACTED,
                     "base64 of JSON {\"key\": [16, 24 or 32 bytes], \"iv\": [16 bytes]}",
                 )
-            })?;
-        }
+            })?),
+            None => None,
+        };
         rt.release_reload_token = vars.secret("PLATFORM_RELEASE_RELOAD_TOKEN");
 
         if let Some(raw) = vars.get("PLATFORM_ALLOWED_PREVIEW_HOSTS") {
@@ -747,8 +747,9 @@ mod tests {
         assert!(c.otel_enabled());
         assert_eq!(c.runtime.site, "other");
         assert_eq!(
-            c.runtime.crypto_key.as_ref().map(Secret::expose),
-            Some(crypto_key().as_str())
+            c.runtime.crypto_key.as_ref().map(|k| format!("{k:?}")),
+            Some("SecretKey(..)".to_string()),
+            "the key is parsed once, here, and never shown"
         );
         assert_eq!(
             c.draft.allowed_preview_hosts,

@@ -22,3 +22,9 @@ impl ConfigError {
         }
     }
 }
+
+impl crate::errors::HasErrorCode for ConfigError {
+    fn code(&self) -> crate::errors::ErrorCode {
+        crate::errors::ErrorCode::InvalidConfig
+    }
+}

@@ -6,6 +6,7 @@ mod env;
 mod error;
 pub mod hosts;
 mod parse;
+mod secret_key;
 
 pub use env::{
     AnalyticsConfig, AppsConfig, CachingConfig, DEFAULT_LOADER_CACHE_MAX_BYTES, DevelopmentConfig,
@@ -14,3 +15,4 @@ pub use env::{
 };
 pub use error::ConfigError;
 pub use parse::parse_byte_size;
+pub use secret_key::{SecretKey, SecretKeyError};

@@ -110,6 +110,15 @@ pub fn plan_reload(
     })
 }
 
+impl crate::errors::HasErrorCode for ReloadError {
+    fn code(&self) -> crate::errors::ErrorCode {
+        match self {
+            ReloadError::Json(_) => crate::errors::ErrorCode::InvalidJson,
+            ReloadError::NotAnObject(_) => crate::errors::ErrorCode::InvalidContent,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -385,6 +385,18 @@ pub fn detect_profile(url: &Url, custom: Option<&DetectProfile>) -> CacheProfile
     }
 }
 
+impl crate::errors::HasErrorCode for UnknownProfile {
+    fn code(&self) -> crate::errors::ErrorCode {
+        crate::errors::ErrorCode::InvalidConfig
+    }
+}
+
+impl crate::errors::HasErrorCode for PrivateProfileLoosened {
+    fn code(&self) -> crate::errors::ErrorCode {
+        crate::errors::ErrorCode::InvalidConfig
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

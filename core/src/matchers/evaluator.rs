@@ -3,12 +3,12 @@
 
 use super::BlockLookup;
 use super::builtins::{self, Builtin, Inputs, RuleFields, keys};
-use super::context::MatcherContext;
 use super::overrides::Overrides;
 use super::registry::{Entry, MatcherRegistry};
 use super::segment::Segment;
 use crate::effects::Effects;
 use crate::host::Host;
+use crate::host::MatcherContext;
 use crate::request::Request;
 use crate::value::{Key, RESOLVE_TYPE, Value};
 

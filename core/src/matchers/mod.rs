@@ -13,7 +13,6 @@
 //! [`Effects::vary`](crate::effects::Effects::vary) for the edge cache key.
 
 mod builtins;
-mod context;
 mod country_names;
 mod evaluator;
 mod location;
@@ -28,7 +27,6 @@ mod test_support;
 mod tests;
 
 pub use builtins::keys;
-pub use context::MatcherContext;
 pub use evaluator::Evaluator;
 pub use overrides::{OVERRIDE_HEADER, Overrides};
 pub use registry::{MatcherRegistry, MatcherSchema};

@@ -578,13 +578,13 @@ struct Custom<F>(F);
 
 impl<F> Host for Custom<F>
 where
-    F: Fn(&str, &Value, &super::MatcherContext<'_>) -> Result<bool, String>,
+    F: Fn(&str, &Value, &crate::host::MatcherContext<'_>) -> Result<bool, String>,
 {
     fn custom_matcher(
         &self,
         key: &str,
         rule: &Value,
-        context: &super::MatcherContext<'_>,
+        context: &crate::host::MatcherContext<'_>,
     ) -> Result<bool, String> {
         (self.0)(key, rule, context)
     }
@@ -596,13 +596,16 @@ fn custom_matchers_see_the_merged_rule_and_the_context() {
         r#"{"VIP":{"__resolveType":"site/matchers/vip.ts","tier":"gold","result":true}}"#,
     );
     site.registry.register("site/matchers/vip.ts");
-    let host = Custom(|key: &str, rule: &Value, ctx: &super::MatcherContext<'_>| {
-        Ok(key == "site/matchers/vip.ts"
-            && rule.get("__resolveType").and_then(Value::as_str) == Some("site/matchers/vip.ts")
-            && rule.get("tier").and_then(Value::as_str) == ctx.cookie("tier")
-            && ctx.path == "/vip"
-            && rule.get("result").and_then(Value::as_bool).unwrap_or(false))
-    });
+    let host = Custom(
+        |key: &str, rule: &Value, ctx: &crate::host::MatcherContext<'_>| {
+            Ok(key == "site/matchers/vip.ts"
+                && rule.get("__resolveType").and_then(Value::as_str)
+                    == Some("site/matchers/vip.ts")
+                && rule.get("tier").and_then(Value::as_str) == ctx.cookie("tier")
+                && ctx.path == "/vip"
+                && rule.get("result").and_then(Value::as_bool).unwrap_or(false))
+        },
+    );
     let eval = |rule: &str, req: &Request| site.run_with(&[rule], req, &host).first();
     let gold = request("https://shop.example/vip").with_cookie("tier", "gold");
     let silver = request("https://shop.example/vip").with_cookie("tier", "silver");
@@ -617,7 +620,7 @@ fn custom_matchers_see_the_merged_rule_and_the_context() {
 fn a_failing_custom_matcher_is_false_with_an_error_naming_it() {
     let mut site = Site::new("{}");
     site.registry.register("site/matchers/boom.ts");
-    let host = Custom(|_: &str, _: &Value, _: &super::MatcherContext<'_>| Err("boom".into()));
+    let host = Custom(|_: &str, _: &Value, _: &crate::host::MatcherContext<'_>| Err("boom".into()));
     let out = site.run_with(
         &[
             r#"{"__resolveType":"site/matchers/boom.ts"}"#,
@@ -642,7 +645,7 @@ fn a_failing_custom_matcher_is_false_with_an_error_naming_it() {
 #[test]
 fn custom_registration_replaces_a_builtin() {
     let mut site = Site::new("{}");
-    let yes = Custom(|_: &str, _: &Value, _: &super::MatcherContext<'_>| Ok(true));
+    let yes = Custom(|_: &str, _: &Value, _: &crate::host::MatcherContext<'_>| Ok(true));
     site.registry.register(keys::NEVER);
     assert!(
         site.run_with(

@@ -1,8 +1,8 @@
 //! How a runtime resolves: what the host registered and the setup options that shape pages.
 
 use super::registry::KeyRegistry;
-use super::secrets::{SecretKey, SecretKeyError};
 use crate::config::PlatformConfig;
+use crate::config::SecretKey;
 use crate::loader_cache::Freshness;
 use crate::matchers::MatcherRegistry;
 use std::collections::HashMap;
@@ -52,14 +52,11 @@ impl ResolveConfig {
     }
 
     /// Applies the environment: `NODE_ENV=production` for the environment matcher and
-    /// `PLATFORM_CRYPTO_KEY` for encrypted secrets (an unusable key is an error).
-    pub fn with_platform(mut self, platform: &PlatformConfig) -> Result<Self, SecretKeyError> {
+    /// `PLATFORM_CRYPTO_KEY` for encrypted secrets.
+    pub fn with_platform(mut self, platform: &PlatformConfig) -> Self {
         self.production = platform.runtime.node_env.as_deref() == Some("production");
-        self.secret_key = match &platform.runtime.crypto_key {
-            Some(key) => Some(SecretKey::from_env_value(key.expose())?),
-            None => None,
-        };
-        Ok(self)
+        self.secret_key = platform.runtime.crypto_key.clone();
+        self
     }
 
     /// Sets the production origins, trailing `/` removed.

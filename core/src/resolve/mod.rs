@@ -12,7 +12,6 @@ mod page_cache;
 mod registry;
 mod resolution;
 mod runtime;
-mod secrets;
 
 pub use config::{DEFAULT_MAX_DEPTH, ResolveConfig};
 pub use engine::{MAX_PAGE_NODES, MAX_RESOLVED_NESTING};
@@ -27,4 +26,3 @@ pub use registry::KeyRegistry;
 pub(crate) use resolution::globals;
 pub use resolution::{LoaderCall, RequestOptions, Resolution, ResolutionMisuse, Step};
 pub use runtime::Runtime;
-pub use secrets::{SecretKey, SecretKeyError};

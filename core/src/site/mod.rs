@@ -23,7 +23,7 @@ use crate::host::Host;
 use crate::loader_cache::LoaderCache;
 use crate::matchers::{Overrides, Segment};
 use crate::request::Request;
-use crate::resolve::{Resolution, ResolveConfig, Runtime, SecretKeyError};
+use crate::resolve::{Resolution, ResolveConfig, Runtime};
 use crate::value::{Key, Value};
 use chrono::{DateTime, Utc};
 use derived::{DeriveSettings, Derived};
@@ -66,9 +66,6 @@ pub enum SetupError {
     /// A `PLATFORM_*` variable or an option is unusable.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// `PLATFORM_CRYPTO_KEY` is unusable.
-    #[error(transparent)]
-    CryptoKey(#[from] SecretKeyError),
 }
 
 impl crate::errors::HasErrorCode for SetupError {
@@ -93,7 +90,7 @@ impl Site {
     /// variable is an error naming it (never its value when it is a secret).
     pub fn new(snapshot: Snapshot, setup: SiteSetup) -> Result<Site, SetupError> {
         let platform = PlatformConfig::from_env(&setup.vars)?;
-        let resolve = setup.resolve.with_platform(&platform)?;
+        let resolve = setup.resolve.with_platform(&platform);
         let build_hash = build_time_hash(Some(snapshot.revision()));
         let policy = EdgePolicy::from_config(
             setup.worker.clone(),

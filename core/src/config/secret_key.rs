@@ -9,8 +9,9 @@ use base64::Engine;
 #[error("PLATFORM_CRYPTO_KEY: {0}")]
 pub struct SecretKeyError(String);
 
-/// The AES key and IV that decrypt secrets.
-#[derive(Clone)]
+/// The AES key and IV that decrypt secrets. Equality is for comparing configurations, never
+/// for authenticating anyone.
+#[derive(Clone, PartialEq, Eq)]
 pub struct SecretKey {
     key: Vec<u8>,
     iv: [u8; 16],
@@ -68,6 +69,12 @@ impl SecretKey {
                 .to_vec(),
         };
         String::from_utf8(plain).ok()
+    }
+}
+
+impl crate::errors::HasErrorCode for SecretKeyError {
+    fn code(&self) -> crate::errors::ErrorCode {
+        crate::errors::ErrorCode::InvalidConfig
     }
 }
 

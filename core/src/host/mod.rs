@@ -5,8 +5,11 @@
 //! kept after the call. Every callback may fail: a failed matcher counts as false and
 //! `effects.errors` names the key and the message.
 
+mod matcher_context;
+
+pub use matcher_context::MatcherContext;
+
 use crate::effects::ResolveErrorEvent;
-use crate::matchers::MatcherContext;
 use crate::value::Value;
 
 /// The per-request feature-flag adapter of a flag bridge (spec: `isFeatureEnabled` /
