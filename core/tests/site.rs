@@ -199,6 +199,92 @@ fn a_draft_overlay_is_seen_by_its_own_request_only() {
     assert_eq!(page["page"], Json::Null, "a null draft block deletes it");
 }
 
+/// The preview job `request` asks for.
+fn preview_job(site: &Site, request: &AdminRequest) -> sitefile_core::admin::PreviewJob {
+    match site.handle_admin(request, now()) {
+        AdminOutcome::Preview(job) => job,
+        other => panic!("not a preview: {other:?}"),
+    }
+}
+
+#[test]
+fn a_preview_resolves_from_its_path_device_and_overlay() {
+    let mut content = content();
+    content["Promo"] = json!({"__resolveType": "website/flags/multivariate.ts", "variants": [
+        {"rule": {"__resolveType": "website/matchers/device.ts", "mobile": true},
+         "value": {"__resolveType": "site/sections/MobilePromo.tsx"}},
+        {"rule": {"__resolveType": "website/matchers/pathname.ts",
+                  "pattern": "/sale", "includes": true},
+         "value": {"__resolveType": "site/sections/SalePromo.tsx"}},
+        {"rule": {"__resolveType": "website/matchers/always.ts"},
+         "value": {"__resolveType": "site/sections/Plain.tsx"}}
+    ]});
+    let site = site(content, &[]);
+    let desktop = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7)";
+    let preview = |query: &str, body: Option<Json>| {
+        let mut request = AdminRequest::new("GET", "/live/previews/site/sections/Banner.tsx")
+            .with_query(query)
+            .with_header("Host", "shop.example")
+            .with_header("User-Agent", desktop);
+        if let Some(body) = body {
+            request.method = "POST".into();
+            request = request.with_body(body.to_string().as_bytes());
+        }
+        let job = preview_job(&site, &request);
+        drive(
+            site.resolve_preview(&job, &request, now(), &NoHost)
+                .unwrap(),
+            &NoHost,
+        )
+    };
+    let promo = json!({"promo": {"__resolveType": "Promo"},
+                       "products": {"__resolveType": "site/loaders/products.ts", "count": 3}});
+    let page = preview(&format!("props={promo}"), None);
+    assert_eq!(page["sections"][0]["component"], "site/sections/Banner.tsx");
+    assert_eq!(
+        page["sections"][0]["props"]["promo"]["Component"], "site/sections/Plain.tsx",
+        "{page}"
+    );
+    assert_eq!(
+        page["sections"][0]["props"]["products"], 3,
+        "the props' loaders run"
+    );
+    let page = preview(&format!("props={promo}&deviceHint=mobile"), None);
+    assert_eq!(
+        page["sections"][0]["props"]["promo"]["Component"],
+        "site/sections/MobilePromo.tsx"
+    );
+    let page = preview(&format!("props={promo}&path=/sale/shoes"), None);
+    assert_eq!(
+        page["sections"][0]["props"]["promo"]["Component"],
+        "site/sections/SalePromo.tsx"
+    );
+    // The editor's unsaved blocks are seen by this preview only.
+    let overlay = json!({
+        "props": promo,
+        "__sitefile": {"Promo": {"__resolveType": "site/sections/Draft.tsx"}}
+    });
+    let page = preview("", Some(overlay));
+    assert_eq!(
+        page["sections"][0]["props"]["promo"]["Component"], "site/sections/Draft.tsx",
+        "{page}"
+    );
+    let page = preview(&format!("props={promo}"), None);
+    assert_eq!(
+        page["sections"][0]["props"]["promo"]["Component"],
+        "site/sections/Plain.tsx"
+    );
+    // A path that is no URL path is refused as a request error.
+    let request = AdminRequest::new("GET", "/live/previews/site/sections/Banner.tsx")
+        .with_header("Host", "bad host");
+    let job = preview_job(&site, &request);
+    let error = site
+        .resolve_preview(&job, &request, now(), &NoHost)
+        .err()
+        .unwrap();
+    assert_eq!(error.code(), ErrorCode::InvalidRequest);
+}
+
 #[test]
 fn reload_runs_the_hook_before_the_swap_and_a_failing_hook_keeps_the_content() {
     let site = site(content(), &[]);

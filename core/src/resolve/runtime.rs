@@ -83,8 +83,20 @@ impl Runtime {
     /// Starts resolving one value (a saved block, a section or props) against the current
     /// content: previews, `/platform/render` and invoke props. Never cached.
     pub fn resolve_value(&self, request: Request, value: &Value, host: &dyn Host) -> Resolution {
+        self.resolve_value_in_draft(request, value, &[], host)
+    }
+
+    /// Starts resolving one value against `draft` blocks laid over the current content (a
+    /// `null` block deletes it), as [`Runtime::resolve_page_in_draft`] does for a page.
+    pub fn resolve_value_in_draft(
+        &self,
+        request: Request,
+        value: &Value,
+        draft: &[(Key, Value)],
+        host: &dyn Host,
+    ) -> Resolution {
         Resolution::for_value(
-            self.store.current(),
+            self.overlaid(draft),
             self.config.clone(),
             request,
             value,
@@ -102,17 +114,8 @@ impl Runtime {
         draft: &[(Key, Value)],
         host: &dyn Host,
     ) -> Resolution {
-        let current = self.store.current();
-        let mut blocks = current.shared_blocks().clone();
-        for (name, block) in draft {
-            if block.is_null() {
-                blocks.remove(name);
-            } else {
-                blocks.insert(name.clone(), Arc::new(Block::new(block.clone())));
-            }
-        }
         Resolution::for_page(
-            Arc::new(Snapshot::from_shared(blocks)),
+            self.overlaid(draft),
             self.config.clone(),
             request,
             &self.caches,
@@ -121,6 +124,24 @@ impl Runtime {
             },
             host,
         )
+    }
+
+    /// The current content with `draft` blocks laid over it; the current snapshot itself when
+    /// there are none.
+    fn overlaid(&self, draft: &[(Key, Value)]) -> Arc<Snapshot> {
+        let current = self.store.current();
+        if draft.is_empty() {
+            return current;
+        }
+        let mut blocks = current.shared_blocks().clone();
+        for (name, block) in draft {
+            if block.is_null() {
+                blocks.remove(name);
+            } else {
+                blocks.insert(name.clone(), Arc::new(Block::new(block.clone())));
+            }
+        }
+        Arc::new(Snapshot::from_shared(blocks))
     }
 
     /// Applies a reload body; caches derived from the old content are dropped.

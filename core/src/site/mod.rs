@@ -7,6 +7,7 @@
 
 mod derived;
 mod edge;
+mod preview;
 
 pub use edge::{EdgeDecision, OriginAnswer};
 
