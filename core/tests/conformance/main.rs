@@ -10,4 +10,5 @@ mod admin_site;
 
 mod admin;
 mod resolution;
+mod steps;
 mod support;
