@@ -10,5 +10,6 @@ mod admin_site;
 
 mod admin;
 mod resolution;
+mod schema;
 mod steps;
 mod support;
