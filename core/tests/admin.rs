@@ -11,6 +11,7 @@ use sitefile_core::admin::{
 };
 use sitefile_core::config::PlatformConfig;
 use sitefile_core::edge::WorkerOptions;
+use sitefile_core::resolve::ResolveConfig;
 use sitefile_core::value::Value;
 use sitefile_core::{Device, Site};
 use std::collections::HashMap;
@@ -42,7 +43,13 @@ fn plain_site(blocks: &serde_json::Value) -> Site {
         cache_version_env: None,
         ..WorkerOptions::default()
     };
-    admin_site::site(blocks, unversioned, HashMap::new(), Default::default())
+    admin_site::site(
+        blocks,
+        ResolveConfig::by_convention(),
+        unversioned,
+        HashMap::new(),
+        Default::default(),
+    )
 }
 
 fn config_for(pairs: &[(&str, &str)], options: &WorkerOptions) -> AdminConfig {

@@ -12,10 +12,11 @@ use sitefile_core::value::Value;
 use sitefile_core::{Request, Site, SiteSetup};
 use std::collections::HashMap;
 
-/// A site serving `blocks` (a JSON object of blocks) with the worker `options`, the environment
-/// `vars` and the admin `settings`.
+/// A site serving `blocks` (a JSON object of blocks) with `resolve`, the worker `options`, the
+/// environment `vars` and the admin `settings`.
 pub fn site(
     blocks: &Json,
+    resolve: ResolveConfig,
     options: WorkerOptions,
     vars: HashMap<String, String>,
     settings: AdminSettings,
@@ -26,7 +27,7 @@ pub fn site(
         .unwrap_or_default();
     let setup = SiteSetup {
         admin: settings,
-        ..SiteSetup::new(ResolveConfig::by_convention(), options, vars)
+        ..SiteSetup::new(resolve, options, vars)
     };
     Site::new(Snapshot::from_blocks(blocks), setup).expect("a valid test setup")
 }

@@ -1,22 +1,13 @@
-//! Runs the shared admin protocol cases (`tests/conformance/admin/*.json` at the repository
-//! root) through `Site::handle_admin`. The C and Node bindings run the same files; the format
-//! is described in `tests/conformance/admin/README.md`.
+//! The `admin/` suite: one admin request per case through `Site::handle_admin`, the host's
+//! answer to the job it asks for, and the response and content afterwards.
 
-// The harness reads the case files; the core under test does no I/O.
-#![allow(clippy::disallowed_methods)]
-
-mod admin_site;
-
+use crate::support::{self, pairs};
 use serde_json::{Value as Json, json};
 use sitefile_core::Site;
 use sitefile_core::admin::{
-    AdminOutcome, AdminRequest, AdminResponse, AdminSettings, AdminSite, InvokeResult,
-    RenderedSection,
+    AdminOutcome, AdminRequest, AdminResponse, AdminSite, InvokeResult, RenderedSection,
 };
-use sitefile_core::edge::WorkerOptions;
 use sitefile_core::value::Value;
-use std::collections::HashMap;
-use std::path::Path;
 
 /// Replaces `{revision}` and `{schemaEtag}` in a string.
 fn substitute(s: &str, site: &Site) -> String {
@@ -24,27 +15,7 @@ fn substitute(s: &str, site: &Site) -> String {
         .schema()
         .map(|s| s.etag().to_string())
         .unwrap_or_default();
-    s.replace("{revision}", site.snapshot().revision())
-        .replace("{schemaEtag}", &etag)
-}
-
-fn pairs(headers: &Json) -> Vec<(String, String)> {
-    match headers {
-        Json::Array(list) => list
-            .iter()
-            .map(|p| {
-                (
-                    p[0].as_str().unwrap_or_default().to_string(),
-                    p[1].as_str().unwrap_or_default().to_string(),
-                )
-            })
-            .collect(),
-        Json::Object(map) => map
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-            .collect(),
-        _ => Vec::new(),
-    }
+    support::substitute(s, site).replace("{schemaEtag}", &etag)
 }
 
 fn body_bytes(body: &Json) -> Vec<u8> {
@@ -53,38 +24,6 @@ fn body_bytes(body: &Json) -> Vec<u8> {
         Json::String(s) => s.as_bytes().to_vec(),
         other => other.to_string().into_bytes(),
     }
-}
-
-fn site_for(case: &Json) -> Site {
-    let env: HashMap<String, String> =
-        serde_json::from_value(case["env"].clone()).unwrap_or_default();
-    let options = match case.get("options") {
-        Some(o) => WorkerOptions::from_json(o).expect("case options"),
-        None => WorkerOptions::default(),
-    };
-    let limits = &case["limits"];
-    let defaults = AdminSettings::default();
-    let limit = |name: &str, default: usize| {
-        limits[name]
-            .as_u64()
-            .map_or(default, |n| usize::try_from(n).expect("a limit fits"))
-    };
-    let settings = AdminSettings {
-        reload_max_bytes: limit("reloadMaxBytes", defaults.reload_max_bytes),
-        max_body_bytes: limit("maxBodyBytes", defaults.max_body_bytes),
-        ..defaults
-    };
-    let site = admin_site::site(&case["blocks"], options, env, settings);
-    if let Some(doc) = case.get("schema") {
-        admin_site::set_schema(&site, doc);
-    }
-    for loader in case["loaderCache"].as_array().into_iter().flatten() {
-        admin_site::cache_loader(&site, loader.as_str().expect("loader keys are strings"));
-    }
-    for url in case["edgeCache"].as_array().into_iter().flatten() {
-        admin_site::cache_edge(&site, url.as_str().expect("edge cache entries are URLs"));
-    }
-    site
 }
 
 fn request_for(case: &Json, site: &Site) -> AdminRequest {
@@ -142,11 +81,7 @@ fn rendered(host: &Json) -> Result<Vec<RenderedSection>, String> {
 
 /// Runs one case: the outcome's name, the job (if any) as JSON, and the final response.
 fn run(case: &Json, site: &Site) -> (String, Json, Option<AdminResponse>) {
-    let now = case["now"]
-        .as_str()
-        .unwrap_or("2026-01-01T00:00:00Z")
-        .parse()
-        .expect("case now is RFC 3339");
+    let now = support::instant(&case["now"]);
     let host = &case["host"];
     match site.handle_admin(&request_for(case, site), now) {
         AdminOutcome::Pass => ("pass".into(), Json::Null, None),
@@ -178,21 +113,6 @@ fn run(case: &Json, site: &Site) -> (String, Json, Option<AdminResponse>) {
     }
 }
 
-/// Whether `actual` holds `expected`: objects compare only the keys present in `expected`,
-/// arrays element by element with equal lengths, strings after substitution.
-fn holds(expected: &Json, actual: &Json, site: &Site) -> bool {
-    match (expected, actual) {
-        (Json::Object(e), Json::Object(a)) => e.iter().all(|(k, v)| {
-            a.get(k).is_some_and(|got| holds(v, got, site)) || (v.is_null() && !a.contains_key(k))
-        }),
-        (Json::Array(e), Json::Array(a)) => {
-            e.len() == a.len() && e.iter().zip(a).all(|(e, a)| holds(e, a, site))
-        }
-        (Json::String(e), Json::String(a)) => substitute(e, site) == *a,
-        _ => expected == actual,
-    }
-}
-
 /// The keys a case's `expect` may hold (the README's table).
 const EXPECT_KEYS: &[&str] = &[
     "outcome",
@@ -215,12 +135,10 @@ fn check(
 ) -> Vec<String> {
     let expect = &case["expect"];
     let mut failures = Vec::new();
-    // A misspelled key would make a case that cannot fail.
-    for key in expect.as_object().into_iter().flatten().map(|(k, _)| k) {
-        if !EXPECT_KEYS.contains(&key.as_str()) {
-            failures.push(format!("unknown expect key {key:?}"));
-        }
-    }
+    support::known_keys(expect, EXPECT_KEYS, &mut failures);
+    let subst = |s: &str| substitute(s, site);
+    let headers = response.map(|r| r.headers.as_slice()).unwrap_or_default();
+    support::check_headers(&expect["headers"], headers, &subst, &mut failures);
     let mut fail = |what: &str, want: &Json, got: &Json| {
         failures.push(format!("{what}:\n    expected {want}\n    actual   {got}"));
     };
@@ -230,7 +148,7 @@ fn check(
         fail("outcome", want, &json!(outcome));
     }
     if let Some(want) = expect.get("job")
-        && !holds(want, job, site)
+        && !support::holds(want, job, &subst)
     {
         fail("job", want, job);
     }
@@ -240,28 +158,12 @@ fn check(
     {
         fail("status", want, &status);
     }
-    for (name, want) in expect["headers"].as_object().into_iter().flatten() {
-        let values: Vec<&str> = response
-            .into_iter()
-            .flat_map(|r| r.headers.iter())
-            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-            .collect();
-        let got = match (want, values.as_slice()) {
-            (Json::Array(_), _) => json!(values),
-            (_, []) => Json::Null,
-            (_, [one]) => json!(one),
-            _ => json!(values),
-        };
-        if !holds(want, &got, site) {
-            fail(&format!("header {name}"), want, &got);
-        }
-    }
     if let Some(want) = expect.get("body") {
         let text = response.map(AdminResponse::body_text).unwrap_or_default();
         let ok = match want {
             Json::String(s) => substitute(s, site) == text,
-            _ => serde_json::from_str::<Json>(&text).is_ok_and(|got| holds(want, &got, site)),
+            _ => serde_json::from_str::<Json>(&text)
+                .is_ok_and(|got| support::holds(want, &got, &subst)),
         };
         if !ok {
             fail("body", want, &json!(text));
@@ -302,42 +204,11 @@ fn check(
 }
 
 #[test]
-fn admin_conformance_cases() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance/admin");
-    let mut files: Vec<_> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no admin cases under {}", root.display());
-    let mut failures = Vec::new();
-    let mut count = 0;
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        let cases: Vec<Json> =
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        for case in &cases {
-            count += 1;
-            let name = format!(
-                "{} :: {}",
-                file.file_name().unwrap().to_string_lossy(),
-                case["name"].as_str().unwrap_or("(unnamed)")
-            );
-            let site = site_for(case);
-            let before = site.revision();
-            let (outcome, job, response) = run(case, &site);
-            let case_failures = check(case, &site, &before, &outcome, &job, response.as_ref());
-            if !case_failures.is_empty() {
-                failures.push(format!("{name}\n  {}", case_failures.join("\n  ")));
-            }
-        }
-    }
-    eprintln!("{count} admin cases in {} files", files.len());
-    assert!(
-        failures.is_empty(),
-        "{} of {count} admin cases failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+fn admin_cases() {
+    support::run_suites(&["admin"], |case| {
+        let site = support::site_for(case);
+        let before = site.revision();
+        let (outcome, job, response) = run(case, &site);
+        check(case, &site, &before, &outcome, &job, response.as_ref())
+    });
 }
