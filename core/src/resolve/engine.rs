@@ -651,7 +651,7 @@ impl<'a> Resolver<'a> {
 }
 
 /// The `variants` list of a flag (or of a page-level `{variants}` wrapper).
-fn variants_of(flag: &Object) -> Option<(&Key, &[Value])> {
+pub(crate) fn variants_of(flag: &Object) -> Option<(&Key, &[Value])> {
     flag.entries()
         .iter()
         .find(|(k, _)| &**k == "variants")
