@@ -1,6 +1,7 @@
 //! Content checks: every problem a site's content has, named by block.
 
 use crate::content::{LoadProblem, Snapshot};
+use crate::effects::Loss;
 use crate::pages::{is_page_block, page_path};
 use crate::resolve::{
     EveryVariant, RawSection, ResolveConfig, StaticDepth, globals, is_flag, non_object_sections,
@@ -33,6 +34,18 @@ pub struct Problem {
     pub kind: &'static str,
     /// What is wrong, for people.
     pub message: String,
+}
+
+impl Problem {
+    /// Content every request that reaches it loses: an error in `block` at `at`.
+    fn lost(block: &str, at: &str, loss: &Loss<'_>) -> Problem {
+        Problem {
+            severity: Severity::Error,
+            block: block.to_string(),
+            kind: loss.kind(),
+            message: loss.message_at(at),
+        }
+    }
 }
 
 /// Types that are never block names.
@@ -209,12 +222,8 @@ fn cycles(graph: &BTreeMap<&str, Vec<&str>>) -> Vec<Problem> {
                     let at = stack.iter().position(|(n, _)| *n == next).unwrap_or(0);
                     let mut chain: Vec<&str> = stack[at..].iter().map(|(n, _)| *n).collect();
                     chain.push(next);
-                    found.push(Problem {
-                        severity: Severity::Error,
-                        block: next.to_string(),
-                        kind: "cycle",
-                        message: format!("cyclic reference: {}", chain.join(" -> ")),
-                    });
+                    let chain = chain.join(" -> ");
+                    found.push(Problem::lost(next, "", &Loss::Cycle { chain: &chain }));
                 }
                 Some(Mark::Done) => {}
             }
@@ -342,9 +351,7 @@ fn section_problems(snapshot: &Snapshot, config: &ResolveConfig) -> Vec<Problem>
     for (block, at, value) in resolution_roots(snapshot, config) {
         let through = value
             .resolve_type()
-            .filter(|rt| snapshot.block(rt).is_some())
-            .map(|rt| format!(" (through block {rt:?})"))
-            .unwrap_or_default();
+            .filter(|rt| snapshot.block(rt).is_some());
         let seo = at == "seo";
         let levels = if seo {
             depth.seo(&value)
@@ -352,28 +359,19 @@ fn section_problems(snapshot: &Snapshot, config: &ResolveConfig) -> Vec<Problem>
             depth.levels(&value)
         };
         if levels > limit {
-            problems.push(Problem {
-                severity: Severity::Error,
-                block: block.clone(),
-                kind: "tooDeep",
-                message: format!(
-                    "{at}{through} nests {levels} levels of __resolveType, more than the limit \
-                     of {limit}; what lies deeper resolves to null"
-                ),
-            });
+            let loss = Loss::TooDeep {
+                limit,
+                levels,
+                through,
+            };
+            problems.push(Problem::lost(&block, &at, &loss));
         }
         if seo {
             continue;
         }
         for (name, kind) in non_object_sections(snapshot, config, &value) {
-            problems.push(Problem {
-                severity: Severity::Error,
-                block: block.clone(),
-                kind: "sectionNotObject",
-                message: format!(
-                    "{at} uses block {name:?} as a section, but it is {kind}; the section is dropped"
-                ),
-            });
+            let loss = Loss::SectionNotObject { block: &name, kind };
+            problems.push(Problem::lost(&block, &at, &loss));
         }
     }
     problems
@@ -590,5 +588,27 @@ mod tests {
             )]
         );
         assert!(cut(at(1)));
+    }
+
+    #[test]
+    fn a_cycle_is_the_same_loss_for_check_and_for_resolution() {
+        let blocks = r#"{
+          "pages-home": {"path": "/", "sections": [{"__resolveType": "A"}]},
+          "A": {"__resolveType": "site/sections/Hero.tsx", "next": {"__resolveType": "B"}},
+          "B": {"__resolveType": "site/sections/Card.tsx", "back": {"__resolveType": "A"}}
+        }"#;
+        let found = problems(blocks, &ResolveConfig::by_convention());
+        let cycles: Vec<_> = found.iter().filter(|(_, k, _)| *k == "cycle").collect();
+        assert_eq!(cycles.len(), 1, "{found:#?}");
+        let errors = resolve_errors(blocks, ResolveConfig::by_convention(), "/");
+        let event = errors
+            .iter()
+            .find(|e| e.context == "cycle")
+            .expect("resolution cuts the cycle");
+        assert_eq!(
+            (cycles[0].0.as_str(), cycles[0].2.as_str()),
+            (event.resolve_type.as_str(), event.message.as_str()),
+            "{found:#?}\n{errors:#?}"
+        );
     }
 }

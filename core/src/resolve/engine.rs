@@ -8,7 +8,7 @@ use super::node::{CallId, Node};
 use super::registry::KeyRegistry;
 use super::secrets::SecretKey;
 use crate::content::Snapshot;
-use crate::effects::Effects;
+use crate::effects::{Effects, Loss};
 use crate::host::Host;
 use crate::matchers::{BlockLookup, Evaluator, Overrides, Segment};
 use crate::request::Request;
@@ -140,9 +140,6 @@ pub const MAX_RESOLVED_NESTING: usize = 256;
 /// How many wrappers, flags and named blocks page SEO is followed through.
 const SEO_HOPS: usize = 10;
 
-/// The `onResolveError` context of a page section that cannot be one (the reference's).
-const SECTION_RESOLUTION: &str = "Section resolution";
-
 impl<'a> Resolver<'a> {
     /// A resolver for one request.
     #[allow(clippy::too_many_arguments)]
@@ -231,14 +228,11 @@ impl<'a> Resolver<'a> {
         {
             let scalar = self.scalar_block.take();
             let name = scalar.as_deref().or(value.resolve_type()).unwrap_or(block);
-            self.effects.error(
-                name,
-                SECTION_RESOLUTION,
-                format!(
-                    "{name:?} resolves to {}, not an object; the page section is dropped",
-                    v.kind()
-                ),
-            );
+            let loss = Loss::SectionNotObject {
+                block: name,
+                kind: v.kind(),
+            };
+            self.effects.lose(name, &loss);
         }
         (node, lazy)
     }
@@ -408,11 +402,12 @@ impl<'a> Resolver<'a> {
             return Node::Value(Value::Null);
         }
         if depth > self.depth_limit {
-            let mut message = format!("nesting deeper than {} levels", self.depth_limit);
-            if let Some(outer) = self.expanding.first() {
-                message.push_str(&format!(", reached through block {:?}", &**outer));
-            }
-            self.effects.error(rt, "depth", message);
+            let loss = Loss::TooDeep {
+                limit: self.depth_limit,
+                levels: depth,
+                through: self.expanding.first().map(|b| &**b),
+            };
+            self.effects.lose(rt, &loss);
             self.depth_cuts += 1;
             return Node::Value(Value::Null);
         }
@@ -600,9 +595,9 @@ impl<'a> Resolver<'a> {
             let mut chain: Vec<&str> = self.expanding.iter().map(|k| &**k).collect();
             chain.push(name);
             let chain = chain.join(" -> ");
-            self.effects
-                .error(name, "cycle", format!("cyclic reference: {chain}"));
-            self.effects.warn(format!("cyclic reference: {chain}"));
+            let loss = Loss::Cycle { chain: &chain };
+            self.effects.lose(name, &loss);
+            self.effects.warn(loss.message());
             return Node::Value(Value::Null);
         }
         let merged = merged_reference(block, reference);
