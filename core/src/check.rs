@@ -1,14 +1,18 @@
 //! Content checks: every problem a site's content has, named by block.
 
 use crate::content::{LoadProblem, Snapshot};
+use crate::effects::Loss;
 use crate::pages::{is_page_block, page_path};
-use crate::resolve::{ResolveConfig, StaticDepth, globals, is_flag, non_object_sections};
-use crate::value::Value;
+use crate::resolve::{
+    EveryVariant, RawSection, ResolveConfig, StaticDepth, globals, is_flag, non_object_sections,
+    sections_list,
+};
+use crate::value::{Value, intern};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// How bad a problem is: errors make `sitefile check` fail.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// The content is broken: a file is lost, a reference loops, a page cannot be served.
@@ -18,7 +22,7 @@ pub enum Severity {
 }
 
 /// One problem.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Problem {
     /// Error or warning.
     pub severity: Severity,
@@ -32,11 +36,24 @@ pub struct Problem {
     pub message: String,
 }
 
+impl Problem {
+    /// Content every request that reaches it loses: an error in `block` at `at`.
+    fn lost(block: &str, at: &str, loss: &Loss<'_>) -> Problem {
+        Problem {
+            severity: Severity::Error,
+            block: block.to_string(),
+            kind: loss.kind(),
+            message: loss.message_at(at),
+        }
+    }
+}
+
 /// Types that are never block names.
 const BUILTIN_TYPES: &[&str] = &["resolved", "preview", "Deco"];
 
 /// Checks content; `load` are the problems met while reading it. Sorted: errors first, then by
-/// block name.
+/// block name; each problem once (a saved list of sections several pages use is checked for
+/// each).
 pub fn check(snapshot: &Snapshot, config: &ResolveConfig, load: &[LoadProblem]) -> Vec<Problem> {
     let mut problems: Vec<Problem> = load.iter().map(load_problem).collect();
     let mut graph: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
@@ -75,6 +92,8 @@ pub fn check(snapshot: &Snapshot, config: &ResolveConfig, load: &[LoadProblem]) 
     problems.extend(route_problems(snapshot));
     problems.extend(section_problems(snapshot, config));
     problems.sort_by(|a, b| (a.severity, &a.block).cmp(&(b.severity, &b.block)));
+    let mut seen = HashSet::new();
+    problems.retain(|p| seen.insert(p.clone()));
     problems
 }
 
@@ -203,12 +222,8 @@ fn cycles(graph: &BTreeMap<&str, Vec<&str>>) -> Vec<Problem> {
                     let at = stack.iter().position(|(n, _)| *n == next).unwrap_or(0);
                     let mut chain: Vec<&str> = stack[at..].iter().map(|(n, _)| *n).collect();
                     chain.push(next);
-                    found.push(Problem {
-                        severity: Severity::Error,
-                        block: next.to_string(),
-                        kind: "cycle",
-                        message: format!("cyclic reference: {}", chain.join(" -> ")),
-                    });
+                    let chain = chain.join(" -> ");
+                    found.push(Problem::lost(next, "", &Loss::Cycle { chain: &chain }));
                 }
                 Some(Mark::Done) => {}
             }
@@ -299,37 +314,30 @@ fn route_problems(snapshot: &Snapshot) -> Vec<Problem> {
     problems
 }
 
-/// What resolution starts from: each raw page section of every served page, its SEO and the
-/// Site block's globals (exactly as resolution takes them), as (block, where in it, value).
+/// What resolution starts from: each raw page section of every served page under every
+/// variant of its flags, as resolution finds it, its SEO and the Site block's globals (exactly
+/// as resolution takes them), as (block, where in it, value).
 fn resolution_roots(snapshot: &Snapshot, config: &ResolveConfig) -> Vec<(String, String, Value)> {
     let mut roots = Vec::new();
+    let raw = |raw: RawSection| (raw.block.to_string(), raw.path.join("."), raw.value);
     for route in snapshot.routes().routes() {
         let Some(page) = snapshot.block(&route.name) else {
             continue;
         };
-        match page.get("sections") {
-            Some(Value::Array(items)) => roots.extend(
-                items
-                    .items()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (route.name.to_string(), format!("sections.{i}"), v.clone())),
-            ),
-            Some(v) if !v.is_null() => {
-                roots.push((route.name.to_string(), "sections".into(), v.clone()))
-            }
-            _ => {}
+        if let Some(sections) = page.get("sections") {
+            let name = intern(&route.name);
+            roots.extend(
+                sections_list(snapshot, &mut EveryVariant, &name, sections)
+                    .into_iter()
+                    .map(raw),
+            );
         }
         if let Some(seo) = page.get("seo").filter(|v| !v.is_null()) {
             roots.push((route.name.to_string(), "seo".into(), seo.clone()));
         }
     }
     if config.resolve_globals {
-        roots.extend(
-            globals(snapshot)
-                .into_iter()
-                .map(|raw| (raw.block.to_string(), raw.path.join("."), raw.value)),
-        );
+        roots.extend(globals(snapshot).into_iter().map(raw));
     }
     roots
 }
@@ -343,9 +351,7 @@ fn section_problems(snapshot: &Snapshot, config: &ResolveConfig) -> Vec<Problem>
     for (block, at, value) in resolution_roots(snapshot, config) {
         let through = value
             .resolve_type()
-            .filter(|rt| snapshot.block(rt).is_some())
-            .map(|rt| format!(" (through block {rt:?})"))
-            .unwrap_or_default();
+            .filter(|rt| snapshot.block(rt).is_some());
         let seo = at == "seo";
         let levels = if seo {
             depth.seo(&value)
@@ -353,28 +359,19 @@ fn section_problems(snapshot: &Snapshot, config: &ResolveConfig) -> Vec<Problem>
             depth.levels(&value)
         };
         if levels > limit {
-            problems.push(Problem {
-                severity: Severity::Error,
-                block: block.clone(),
-                kind: "tooDeep",
-                message: format!(
-                    "{at}{through} nests {levels} levels of __resolveType, more than the limit \
-                     of {limit}; what lies deeper resolves to null"
-                ),
-            });
+            let loss = Loss::TooDeep {
+                limit,
+                levels,
+                through,
+            };
+            problems.push(Problem::lost(&block, &at, &loss));
         }
         if seo {
             continue;
         }
         for (name, kind) in non_object_sections(snapshot, config, &value) {
-            problems.push(Problem {
-                severity: Severity::Error,
-                block: block.clone(),
-                kind: "sectionNotObject",
-                message: format!(
-                    "{at} uses block {name:?} as a section, but it is {kind}; the section is dropped"
-                ),
-            });
+            let loss = Loss::SectionNotObject { block: &name, kind };
+            problems.push(Problem::lost(&block, &at, &loss));
         }
     }
     problems
@@ -383,13 +380,12 @@ fn section_problems(snapshot: &Snapshot, config: &ResolveConfig) -> Vec<Problem>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::intern;
+    use crate::Request;
+    use crate::effects::ResolveErrorEvent;
+    use crate::resolve::Runtime;
 
     fn problems(blocks: &str, config: &ResolveConfig) -> Vec<(String, &'static str, String)> {
-        let blocks = Value::from_json_str(blocks).expect("test JSON");
-        let blocks = blocks.as_object().expect("an object").entries().to_vec();
-        let snapshot = Snapshot::from_blocks(blocks.into_iter().map(|(k, v)| (intern(&k), v)));
-        check(&snapshot, config, &[])
+        check(&snapshot(blocks), config, &[])
             .into_iter()
             .filter(|p| p.severity == Severity::Error)
             .map(|p| (p.block, p.kind, p.message))
@@ -409,6 +405,7 @@ mod tests {
                 {"__resolveType": "List"},
                 {"__resolveType": "resolved", "data": {"__resolveType": "Title"}}]},
               "pages-list": {"path": "/l", "sections": {"__resolveType": "Saved List"}},
+              "pages-list-too": {"path": "/l2", "sections": {"__resolveType": "Saved List"}},
               "Saved List": [{"__resolveType": "Title"}],
               "Wrapped": {"__resolveType": "Title"},
               "List": [{"__resolveType": "site/sections/Hero.tsx"}],
@@ -444,10 +441,12 @@ mod tests {
             ),
             "{found:#?}"
         );
+        // A page whose `sections` names a saved list has that list's items as its sections,
+        // where resolution finds them: in the list's block.
         assert!(
             at(
-                "pages-list",
-                r#"sections uses block "Title" as a section, but it is a string; the section is dropped"#
+                "Saved List",
+                r#"0 uses block "Title" as a section, but it is a string; the section is dropped"#
             ),
             "{found:#?}"
         );
@@ -499,5 +498,117 @@ mod tests {
                 "{block}: {message}\n{found:#?}"
             );
         }
+    }
+
+    fn snapshot(blocks: &str) -> Snapshot {
+        let blocks = Value::from_json_str(blocks).expect("test JSON");
+        let blocks = blocks.as_object().expect("an object").entries().to_vec();
+        Snapshot::from_blocks(blocks.into_iter().map(|(k, v)| (intern(&k), v)))
+    }
+
+    /// The `onResolveError` events of resolving `path` (every loader answers `null`).
+    fn resolve_errors(blocks: &str, config: ResolveConfig, path: &str) -> Vec<ResolveErrorEvent> {
+        let runtime = Runtime::new(snapshot(blocks), config);
+        let url = format!("https://shop.example{path}");
+        runtime
+            .resolve_page(Request::new(&url).expect("URL"))
+            .run(|_| Ok(Value::Null))
+            .effects
+            .errors
+    }
+
+    #[test]
+    fn page_sections_are_the_resolvers_under_every_variant() {
+        // `sections` is a flag whose variants are lists: each list's items are page sections at
+        // `sections.variants.N.value.M`, as resolution addresses them, whichever variant a
+        // request gets.
+        let blocks = r#"{
+          "pages-home": {"path": "/", "sections": {
+            "__resolveType": "website/flags/multivariate.ts", "variants": [
+              {"rule": {"__resolveType": "website/matchers/never.ts"},
+               "value": [{"__resolveType": "site/sections/Hero.tsx"}, {"__resolveType": "Count"}]},
+              {"rule": {"__resolveType": "website/matchers/always.ts"},
+               "value": [{"__resolveType": "Title"}]}]}},
+          "Title": "hello",
+          "Count": 42
+        }"#;
+        let found = problems(blocks, &ResolveConfig::by_convention());
+        let messages: Vec<&str> = found.iter().map(|(_, _, m)| m.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                r#"sections.variants.0.value.1 uses block "Count" as a section, but it is a number; the section is dropped"#,
+                r#"sections.variants.1.value.0 uses block "Title" as a section, but it is a string; the section is dropped"#,
+            ],
+            "{found:#?}"
+        );
+        // The variant requests get is dropped by resolution too, named the same.
+        let errors = resolve_errors(blocks, ResolveConfig::by_convention(), "/");
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.resolve_type == "Title" && e.context == "Section resolution"),
+            "{errors:#?}"
+        );
+    }
+
+    #[test]
+    fn a_saved_list_of_sections_is_no_level_deeper_for_check_than_for_resolution() {
+        // `Saved` is followed to its list, as resolution follows it, so its items start at the
+        // same level as the items of a literal list: A, then Hero.
+        let blocks = r#"{
+          "pages-home": {"path": "/", "sections": {"__resolveType": "Saved"}},
+          "Saved": [{"__resolveType": "A"}],
+          "A": {"__resolveType": "site/sections/Hero.tsx"}
+        }"#;
+        let at = |max_depth| ResolveConfig {
+            max_depth,
+            ..ResolveConfig::by_convention()
+        };
+        let deep = |config: &ResolveConfig| {
+            problems(blocks, config)
+                .into_iter()
+                .filter(|(_, k, _)| *k == "tooDeep")
+                .collect::<Vec<_>>()
+        };
+        let cut = |config: ResolveConfig| {
+            resolve_errors(blocks, config, "/")
+                .into_iter()
+                .any(|e| e.context == "depth")
+        };
+        assert!(deep(&at(2)).is_empty(), "{:#?}", deep(&at(2)));
+        assert!(!cut(at(2)));
+        assert_eq!(
+            deep(&at(1)),
+            [(
+                "Saved".to_string(),
+                "tooDeep",
+                r#"0 (through block "A") nests 2 levels of __resolveType, more than the limit of 1; what lies deeper resolves to null"#
+                    .to_string()
+            )]
+        );
+        assert!(cut(at(1)));
+    }
+
+    #[test]
+    fn a_cycle_is_the_same_loss_for_check_and_for_resolution() {
+        let blocks = r#"{
+          "pages-home": {"path": "/", "sections": [{"__resolveType": "A"}]},
+          "A": {"__resolveType": "site/sections/Hero.tsx", "next": {"__resolveType": "B"}},
+          "B": {"__resolveType": "site/sections/Card.tsx", "back": {"__resolveType": "A"}}
+        }"#;
+        let found = problems(blocks, &ResolveConfig::by_convention());
+        let cycles: Vec<_> = found.iter().filter(|(_, k, _)| *k == "cycle").collect();
+        assert_eq!(cycles.len(), 1, "{found:#?}");
+        let errors = resolve_errors(blocks, ResolveConfig::by_convention(), "/");
+        let event = errors
+            .iter()
+            .find(|e| e.context == "cycle")
+            .expect("resolution cuts the cycle");
+        assert_eq!(
+            (cycles[0].0.as_str(), cycles[0].2.as_str()),
+            (event.resolve_type.as_str(), event.message.as_str()),
+            "{found:#?}\n{errors:#?}"
+        );
     }
 }

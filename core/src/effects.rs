@@ -15,6 +15,97 @@ pub struct ResolveErrorEvent {
     pub message: String,
 }
 
+/// A way content is lost when it is resolved: one definition that both the resolver's
+/// `onResolveError` events and the problems of `sitefile check` are made from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loss<'a> {
+    /// A page section stands for saved block `block`, which is `kind` (a string, a number, ...),
+    /// not an object: the section is dropped.
+    SectionNotObject {
+        /// The saved block.
+        block: &'a str,
+        /// What it is (`Value::kind`).
+        kind: &'static str,
+    },
+    /// `__resolveType` nested `levels` deep, past the depth limit `limit`: it resolves to
+    /// `null`, with everything beneath it.
+    TooDeep {
+        /// The depth limit.
+        limit: usize,
+        /// How deep it nests.
+        levels: usize,
+        /// The saved block it was reached through, if any.
+        through: Option<&'a str>,
+    },
+    /// Saved blocks reference each other in a loop (`A -> B -> A`): the reference that closes
+    /// it resolves to `null`.
+    Cycle {
+        /// The blocks, first to last, the first one repeated at the end.
+        chain: &'a str,
+    },
+}
+
+impl Loss<'_> {
+    /// The `onResolveError` context of the loss.
+    pub fn context(&self) -> &'static str {
+        match self {
+            Loss::SectionNotObject { .. } => "Section resolution",
+            Loss::TooDeep { .. } => "depth",
+            Loss::Cycle { .. } => "cycle",
+        }
+    }
+
+    /// The stable `sitefile check` problem kind of the loss.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Loss::SectionNotObject { .. } => "sectionNotObject",
+            Loss::TooDeep { .. } => "tooDeep",
+            Loss::Cycle { .. } => "cycle",
+        }
+    }
+
+    /// The message of the resolver's event, which names the `__resolveType` and not where it
+    /// lies.
+    pub fn message(&self) -> String {
+        match self {
+            Loss::SectionNotObject { block, kind } => {
+                format!("{block:?} resolves to {kind}, not an object; the page section is dropped")
+            }
+            Loss::TooDeep { limit, through, .. } => match through {
+                Some(block) => {
+                    format!("nesting deeper than {limit} levels, reached through block {block:?}")
+                }
+                None => format!("nesting deeper than {limit} levels"),
+            },
+            Loss::Cycle { chain } => format!("cyclic reference: {chain}"),
+        }
+    }
+
+    /// The message of `sitefile check`'s problem for the loss at `at` (a dotted path in a
+    /// block); a cycle is between blocks, not at a place in one.
+    pub fn message_at(&self, at: &str) -> String {
+        match self {
+            Loss::SectionNotObject { block, kind } => format!(
+                "{at} uses block {block:?} as a section, but it is {kind}; the section is dropped"
+            ),
+            Loss::TooDeep {
+                limit,
+                levels,
+                through,
+            } => {
+                let through = through
+                    .map(|b| format!(" (through block {b:?})"))
+                    .unwrap_or_default();
+                format!(
+                    "{at}{through} nests {levels} levels of __resolveType, more than the limit \
+                     of {limit}; what lies deeper resolves to null"
+                )
+            }
+            Loss::Cycle { .. } => self.message(),
+        }
+    }
+}
+
 /// Side effects of resolving one request.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Effects {
@@ -48,6 +139,11 @@ impl Effects {
         if let Err(at) = self.varies.binary_search_by(|v| v.as_str().cmp(facet)) {
             self.varies.insert(at, facet.to_string());
         }
+    }
+
+    /// Records content lost at `resolve_type` as an `onResolveError` event.
+    pub fn lose(&mut self, resolve_type: &str, loss: &Loss<'_>) {
+        self.error(resolve_type, loss.context(), loss.message());
     }
 
     /// Records an `onResolveError` event.

@@ -6,8 +6,9 @@ use super::config::ResolveConfig;
 use super::keys::{self, SKIP_RESOLVE_TYPES};
 use super::node::{CallId, Node};
 use super::registry::KeyRegistry;
+use crate::config::SecretKey;
 use crate::content::Snapshot;
-use crate::effects::Effects;
+use crate::effects::{Effects, Loss};
 use crate::host::Host;
 use crate::matchers::{BlockLookup, Evaluator, Overrides, Segment};
 use crate::request::Request;
@@ -139,9 +140,6 @@ pub const MAX_RESOLVED_NESTING: usize = 256;
 /// How many wrappers, flags and named blocks page SEO is followed through.
 const SEO_HOPS: usize = 10;
 
-/// The `onResolveError` context of a page section that cannot be one (the reference's).
-const SECTION_RESOLUTION: &str = "Section resolution";
-
 impl<'a> Resolver<'a> {
     /// A resolver for one request.
     #[allow(clippy::too_many_arguments)]
@@ -230,14 +228,11 @@ impl<'a> Resolver<'a> {
         {
             let scalar = self.scalar_block.take();
             let name = scalar.as_deref().or(value.resolve_type()).unwrap_or(block);
-            self.effects.error(
-                name,
-                SECTION_RESOLUTION,
-                format!(
-                    "{name:?} resolves to {}, not an object; the page section is dropped",
-                    v.kind()
-                ),
-            );
+            let loss = Loss::SectionNotObject {
+                block: name,
+                kind: v.kind(),
+            };
+            self.effects.lose(name, &loss);
         }
         (node, lazy)
     }
@@ -267,35 +262,26 @@ impl<'a> Resolver<'a> {
         for _ in 0..SEO_HOPS {
             let Some(o) = value.as_object() else { break };
             let Some(rt) = o.resolve_type() else { break };
-            let (next, steps): (Value, Vec<String>) = if rt == keys::LAZY {
-                (
-                    o.get("section").cloned().unwrap_or_default(),
-                    vec!["section".into()],
-                )
-            } else if rt == keys::DEFERRED {
-                match o.get("sections").and_then(Value::as_array) {
-                    Some([one]) => (one.clone(), vec!["sections".into(), "0".into()]),
-                    _ => break,
+            let (next, steps): (Value, Vec<String>) = match seo_hop(self.snapshot, o, rt) {
+                SeoHop::Wrapped(inner, steps) => {
+                    (inner, steps.iter().map(|s| s.to_string()).collect())
                 }
-            } else if keys::is_flag(rt) {
-                let segments: Vec<&str> = path.iter().map(String::as_str).collect();
-                let Some((index, chosen)) = self.choose_in(&block, &segments, o) else {
-                    return Node::Absent;
-                };
-                (
-                    chosen,
-                    vec!["variants".into(), index.to_string(), "value".into()],
-                )
-            } else if let Some(saved) = self
-                .snapshot
-                .block(rt)
-                .filter(|_| !SKIP_RESOLVE_TYPES.contains(&rt))
-            {
-                block = intern(rt);
-                path.clear();
-                (merged_reference(saved, o), Vec::new())
-            } else {
-                break;
+                SeoHop::Flag => {
+                    let segments: Vec<&str> = path.iter().map(String::as_str).collect();
+                    let Some((index, chosen)) = self.choose_in(&block, &segments, o) else {
+                        return Node::Absent;
+                    };
+                    (
+                        chosen,
+                        vec!["variants".into(), index.to_string(), "value".into()],
+                    )
+                }
+                SeoHop::Named(saved) => {
+                    block = intern(rt);
+                    path.clear();
+                    (merged_reference(saved, o), Vec::new())
+                }
+                SeoHop::Stop => break,
             };
             value = next;
             path.extend(steps);
@@ -411,90 +397,83 @@ impl<'a> Resolver<'a> {
 
     /// The resolution rules for an object with a `__resolveType`, in the reference's order.
     fn resolve_typed(&mut self, o: &Object, rt: &str, depth: usize) -> Node {
-        if SKIP_RESOLVE_TYPES.contains(&rt) {
+        let rule = rule_for(self.snapshot, self.config, rt);
+        if matches!(rule, Rule::Skipped) {
             return Node::Value(Value::Null);
         }
         if depth > self.depth_limit {
-            let mut message = format!("nesting deeper than {} levels", self.depth_limit);
-            if let Some(outer) = self.expanding.first() {
-                message.push_str(&format!(", reached through block {:?}", &**outer));
-            }
-            self.effects.error(rt, "depth", message);
+            let loss = Loss::TooDeep {
+                limit: self.depth_limit,
+                levels: depth,
+                through: self.expanding.first().map(|b| &**b),
+            };
+            self.effects.lose(rt, &loss);
             self.depth_cuts += 1;
             return Node::Value(Value::Null);
         }
-        match rt {
-            keys::RESOLVED => return Node::Value(o.get("data").cloned().unwrap_or(Value::Null)),
-            keys::LAZY => {
+        match rule {
+            Rule::Skipped => Node::Value(Value::Null),
+            Rule::Resolved => Node::Value(o.get("data").cloned().unwrap_or(Value::Null)),
+            Rule::Lazy => {
                 self.saw_lazy |= self.in_chain;
-                return self.field(o, "section", depth);
+                self.field(o, "section", depth)
             }
-            keys::DEFERRED => {
+            Rule::Deferred => {
                 self.saw_lazy |= self.in_chain;
-                return self.field(o, "sections", depth);
+                self.field(o, "sections", depth)
             }
-            keys::REQUEST_TO_PARAM => {
+            Rule::RequestToParam => {
                 let param = o.get("param").and_then(Value::as_str).unwrap_or_default();
-                return Node::Value(
+                Node::Value(
                     self.route_params
                         .get(param)
                         .map_or(Value::Null, |v| Value::string(v)),
+                )
+            }
+            Rule::CommerceExtension => self.field(o, "data", depth),
+            Rule::Flag => self.resolve_flag(o, depth),
+            Rule::Secret(key) => {
+                let plain = o
+                    .get("encrypted")
+                    .and_then(Value::as_str)
+                    .and_then(|ct| key.decrypt_hex(ct));
+                if plain.is_none() {
+                    self.effects
+                        .error(rt, "Secret", "the secret could not be decrypted");
+                }
+                Node::Value(plain.map_or(Value::Null, |p| Value::string(&p)))
+            }
+            Rule::Loader(key) => {
+                let key = key.to_string();
+                let props = self.resolve_entries(o, Some(RESOLVE_TYPE), depth);
+                let id: CallId = self.calls.len();
+                self.calls.push(PendingCall { key, props });
+                Node::Call(id)
+            }
+            Rule::Preview => {
+                let Some(block) = o
+                    .get("block")
+                    .and_then(Value::as_str)
+                    .filter(|b| !b.is_empty())
+                else {
+                    return Node::Value(Value::Null);
+                };
+                let mut entries: Vec<(Key, Value)> =
+                    vec![(intern(RESOLVE_TYPE), Value::string(block))];
+                entries.extend(
+                    o.entries()
+                        .iter()
+                        .filter(|(k, _)| &**k != RESOLVE_TYPE && &**k != "block")
+                        .cloned(),
                 );
+                let target = Object::from_entries(entries);
+                self.resolve_typed(&target, block, depth + 1)
             }
-            _ => {}
+            Rule::Named(saved) => self.resolve_named(o, rt, saved, depth),
+            Rule::Dangling => Node::Value(self.dangling(rt)),
+            // A section (or an unknown type, kept verbatim with its props resolved).
+            Rule::Section => self.resolve_entries(o, None, depth),
         }
-        if keys::COMMERCE_EXTENSIONS.contains(&rt) {
-            return self.field(o, "data", depth);
-        }
-        if keys::is_flag(rt) {
-            return self.resolve_flag(o, depth);
-        }
-        if rt == keys::SECRET
-            && let Some(key) = &self.config.secret_key
-        {
-            let plain = o
-                .get("encrypted")
-                .and_then(Value::as_str)
-                .and_then(|ct| key.decrypt_hex(ct));
-            if plain.is_none() {
-                self.effects
-                    .error(rt, "Secret", "the secret could not be decrypted");
-            }
-            return Node::Value(plain.map_or(Value::Null, |p| Value::string(&p)));
-        }
-        if let Some(key) = self.config.loaders.lookup(rt) {
-            let key = key.to_string();
-            let props = self.resolve_entries(o, Some(RESOLVE_TYPE), depth);
-            let id: CallId = self.calls.len();
-            self.calls.push(PendingCall { key, props });
-            return Node::Call(id);
-        }
-        if rt == keys::PREVIEW {
-            let Some(block) = o
-                .get("block")
-                .and_then(Value::as_str)
-                .filter(|b| !b.is_empty())
-            else {
-                return Node::Value(Value::Null);
-            };
-            let mut entries: Vec<(Key, Value)> = vec![(intern(RESOLVE_TYPE), Value::string(block))];
-            entries.extend(
-                o.entries()
-                    .iter()
-                    .filter(|(k, _)| &**k != RESOLVE_TYPE && &**k != "block")
-                    .cloned(),
-            );
-            let target = Object::from_entries(entries);
-            return self.resolve_typed(&target, block, depth + 1);
-        }
-        if let Some(saved) = self.snapshot.block(rt) {
-            return self.resolve_named(o, rt, saved, depth);
-        }
-        if keys::is_dangling_candidate(rt) {
-            return Node::Value(self.dangling(rt));
-        }
-        // A section (or an unknown type, kept verbatim with its props resolved).
-        self.resolve_entries(o, None, depth)
     }
 
     /// A loader or action key nothing registered: the host's `onDanglingReference` answers
@@ -579,7 +558,7 @@ impl<'a> Resolver<'a> {
         &mut self,
         reference: &Object,
         name: &str,
-        block: &'a Value,
+        block: &Value,
         depth: usize,
     ) -> Node {
         if !matches!(block, Value::Object(_) | Value::Array(_)) {
@@ -616,9 +595,9 @@ impl<'a> Resolver<'a> {
             let mut chain: Vec<&str> = self.expanding.iter().map(|k| &**k).collect();
             chain.push(name);
             let chain = chain.join(" -> ");
-            self.effects
-                .error(name, "cycle", format!("cyclic reference: {chain}"));
-            self.effects.warn(format!("cyclic reference: {chain}"));
+            let loss = Loss::Cycle { chain: &chain };
+            self.effects.lose(name, &loss);
+            self.effects.warn(loss.message());
             return Node::Value(Value::Null);
         }
         let merged = merged_reference(block, reference);
@@ -650,8 +629,115 @@ impl<'a> Resolver<'a> {
     }
 }
 
+/// What an object with `__resolveType` `rt` stands for: the resolver's rules in the reference's
+/// order, one definition for resolution ([`Resolver::resolve_typed`]) and for the static walks
+/// of `sitefile check` ([`StaticDepth`], [`non_object_sections`]).
+pub(crate) enum Rule<'c> {
+    /// A skip-listed type: `null`.
+    Skipped,
+    /// `resolved`: its `data` as it stands.
+    Resolved,
+    /// The lazy wrapper: its `section`.
+    Lazy,
+    /// The deferred wrapper: its `sections`.
+    Deferred,
+    /// A route parameter of the matched page.
+    RequestToParam,
+    /// A commerce extension: its `data`.
+    CommerceExtension,
+    /// A multivariate flag: the chosen variant's `value`.
+    Flag,
+    /// An encrypted secret, with the configured key.
+    Secret(&'c SecretKey),
+    /// A registered loader (its key): a call whose props are the other entries.
+    Loader(&'c str),
+    /// An admin preview of the block its `block` names.
+    Preview,
+    /// A reference to this saved block.
+    Named(&'c Value),
+    /// An unregistered loader or action key.
+    Dangling,
+    /// A section, or an unknown type kept with its props resolved.
+    Section,
+}
+
+/// The [`Rule`] for `__resolveType` `rt` in `snapshot` as `config` resolves it.
+pub(crate) fn rule_for<'c>(
+    snapshot: &'c Snapshot,
+    config: &'c ResolveConfig,
+    rt: &'c str,
+) -> Rule<'c> {
+    if SKIP_RESOLVE_TYPES.contains(&rt) {
+        return Rule::Skipped;
+    }
+    match rt {
+        keys::RESOLVED => return Rule::Resolved,
+        keys::LAZY => return Rule::Lazy,
+        keys::DEFERRED => return Rule::Deferred,
+        keys::REQUEST_TO_PARAM => return Rule::RequestToParam,
+        _ => {}
+    }
+    if keys::COMMERCE_EXTENSIONS.contains(&rt) {
+        return Rule::CommerceExtension;
+    }
+    if keys::is_flag(rt) {
+        return Rule::Flag;
+    }
+    if rt == keys::SECRET
+        && let Some(key) = &config.secret_key
+    {
+        return Rule::Secret(key);
+    }
+    if let Some(key) = config.loaders.lookup(rt) {
+        return Rule::Loader(key);
+    }
+    if rt == keys::PREVIEW {
+        return Rule::Preview;
+    }
+    if let Some(saved) = snapshot.block(rt) {
+        return Rule::Named(saved);
+    }
+    if keys::is_dangling_candidate(rt) {
+        return Rule::Dangling;
+    }
+    Rule::Section
+}
+
+/// One hop page SEO is followed through toward the section it stands for.
+pub(crate) enum SeoHop<'v> {
+    /// A Lazy wrapper or a single-section Deferred: the inner value, at these steps.
+    Wrapped(Value, &'static [&'static str]),
+    /// A flag: its chosen variant's value.
+    Flag,
+    /// A saved block (not skip-listed).
+    Named(&'v Value),
+    /// Not followed: the SEO is this value.
+    Stop,
+}
+
+/// How page SEO `o` (of type `rt`) is followed, as [`Resolver::resolve_seo`] follows it.
+pub(crate) fn seo_hop<'v>(snapshot: &'v Snapshot, o: &Object, rt: &str) -> SeoHop<'v> {
+    if rt == keys::LAZY {
+        SeoHop::Wrapped(o.get("section").cloned().unwrap_or_default(), &["section"])
+    } else if rt == keys::DEFERRED {
+        match o.get("sections").and_then(Value::as_array) {
+            Some([one]) => SeoHop::Wrapped(one.clone(), &["sections", "0"]),
+            _ => SeoHop::Stop,
+        }
+    } else if keys::is_flag(rt) {
+        SeoHop::Flag
+    } else if let Some(saved) = snapshot
+        .block(rt)
+        .filter(|_| !SKIP_RESOLVE_TYPES.contains(&rt))
+    {
+        SeoHop::Named(saved)
+    } else {
+        SeoHop::Stop
+    }
+}
+
 /// The `variants` list of a flag (or of a page-level `{variants}` wrapper).
-fn variants_of(flag: &Object) -> Option<(&Key, &[Value])> {
+pub(crate) fn variants_of(flag: &Object) -> Option<(&Key, &[Value])> {
     flag.entries()
         .iter()
         .find(|(k, _)| &**k == "variants")
@@ -794,13 +880,9 @@ impl<'a> StaticDepth<'a> {
             return self.levels(value);
         };
         if hops > 0 {
-            let next = match rt {
-                keys::LAZY => Some(vec![o.get("section").cloned().unwrap_or_default()]),
-                keys::DEFERRED => match o.get("sections").and_then(Value::as_array) {
-                    Some([one]) => Some(vec![one.clone()]),
-                    _ => None,
-                },
-                _ if keys::is_flag(rt) => Some(
+            let next = match seo_hop(self.snapshot, o, rt) {
+                SeoHop::Wrapped(inner, _) => Some(vec![inner]),
+                SeoHop::Flag => Some(
                     variants_of(o)
                         .map(|(_, v)| v)
                         .unwrap_or_default()
@@ -808,15 +890,12 @@ impl<'a> StaticDepth<'a> {
                         .filter_map(|v| v.get("value").cloned())
                         .collect(),
                 ),
-                _ if SKIP_RESOLVE_TYPES.contains(&rt) => None,
-                _ => match self.snapshot.block(rt) {
-                    Some(_) if followed.iter().any(|f| f == rt) => Some(Vec::new()),
-                    Some(saved) => {
-                        followed.push(rt.to_string());
-                        Some(vec![merged_reference(saved, o)])
-                    }
-                    None => None,
-                },
+                SeoHop::Named(_) if followed.iter().any(|f| f == rt) => Some(Vec::new()),
+                SeoHop::Named(saved) => {
+                    followed.push(rt.to_string());
+                    Some(vec![merged_reference(saved, o)])
+                }
+                SeoHop::Stop => None,
             };
             if let Some(next) = next {
                 return next
@@ -839,25 +918,22 @@ impl<'a> StaticDepth<'a> {
 
     /// Mirrors the order of [`Resolver::resolve_typed`].
     fn typed(&mut self, o: &Object, rt: &str) -> usize {
-        if SKIP_RESOLVE_TYPES.contains(&rt) {
-            return 0;
-        }
-        let inner = match rt {
-            keys::RESOLVED | keys::REQUEST_TO_PARAM => 0,
-            keys::LAZY => self.deepest(o.get("section").into_iter()),
-            keys::DEFERRED => self.deepest(o.get("sections").into_iter()),
-            _ if keys::COMMERCE_EXTENSIONS.contains(&rt) => self.deepest(o.get("data").into_iter()),
-            _ if keys::is_flag(rt) => {
+        let inner = match rule_for(self.snapshot, self.config, rt) {
+            Rule::Skipped => return 0,
+            Rule::Resolved | Rule::RequestToParam | Rule::Secret(_) | Rule::Dangling => 0,
+            Rule::Lazy => self.deepest(o.get("section").into_iter()),
+            Rule::Deferred => self.deepest(o.get("sections").into_iter()),
+            Rule::CommerceExtension => self.deepest(o.get("data").into_iter()),
+            Rule::Flag => {
                 let variants = variants_of(o).map(|(_, v)| v).unwrap_or_default();
                 self.deepest(variants.iter().filter_map(|v| v.get("value")))
             }
-            keys::SECRET if self.config.secret_key.is_some() => 0,
-            _ if self.config.loaders.lookup(rt).is_some() || rt == keys::PREVIEW => {
+            Rule::Loader(_) | Rule::Preview | Rule::Section => {
                 self.deepest(o.entries().iter().map(|(_, v)| v))
             }
             // Extra props on a reference count as props of the block's own type: an upper
             // bound (an extra may replace a deeper entry) that keeps counting linear.
-            _ if self.snapshot.block(rt).is_some() => {
+            Rule::Named(_) => {
                 let extra = o.entries().iter().filter(|(k, _)| &**k != RESOLVE_TYPE);
                 let extra = match self.deepest(extra.map(|(_, v)| v)) {
                     0 => 0,
@@ -865,8 +941,6 @@ impl<'a> StaticDepth<'a> {
                 };
                 self.block(rt).max(extra)
             }
-            _ if keys::is_dangling_candidate(rt) => 0,
-            _ => self.deepest(o.entries().iter().map(|(_, v)| v)),
         };
         1 + inner
     }
@@ -901,12 +975,10 @@ pub(crate) fn non_object_sections(
         }
         let Some(o) = value.as_object() else { continue };
         let Some(rt) = o.resolve_type() else { continue };
-        let next = match rt {
-            keys::LAZY => o.get("section").cloned(),
-            keys::DEFERRED => o.get("sections").cloned(),
-            // Resolved data is a value as it stands, never a block reference.
-            keys::RESOLVED => None,
-            _ if keys::is_flag(rt) => {
+        let next = match rule_for(snapshot, config, rt) {
+            Rule::Lazy => o.get("section").cloned(),
+            Rule::Deferred => o.get("sections").cloned(),
+            Rule::Flag => {
                 let variants = variants_of(o).map(|(_, v)| v).unwrap_or_default();
                 pending.extend(
                     variants
@@ -916,24 +988,19 @@ pub(crate) fn non_object_sections(
                 );
                 None
             }
-            _ if SKIP_RESOLVE_TYPES.contains(&rt)
-                || config.loaders.lookup(rt).is_some()
-                || followed.iter().any(|f| f == rt) =>
-            {
+            Rule::Named(_) if followed.iter().any(|f| f == rt) => None,
+            Rule::Named(block @ (Value::Object(_) | Value::Array(_))) => {
+                followed.push(rt.to_string());
+                Some(merged_reference(block, o))
+            }
+            Rule::Named(other) => {
+                followed.push(rt.to_string());
+                found.push((rt.to_string(), other.kind()));
                 None
             }
-            _ => match snapshot.block(rt) {
-                Some(block @ (Value::Object(_) | Value::Array(_))) => {
-                    followed.push(rt.to_string());
-                    Some(merged_reference(block, o))
-                }
-                Some(other) => {
-                    followed.push(rt.to_string());
-                    found.push((rt.to_string(), other.kind()));
-                    None
-                }
-                None => None,
-            },
+            // Resolved data is a value as it stands, never a block reference; the rest are not
+            // a section's chain.
+            _ => None,
         };
         pending.extend(next);
     }

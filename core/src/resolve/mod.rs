@@ -23,6 +23,6 @@ pub use node::CallId;
 pub use origins::relativize;
 pub use page::{ResolvedPage, ResolvedSection};
 pub use registry::KeyRegistry;
-pub(crate) use resolution::globals;
+pub(crate) use resolution::{EveryVariant, RawSection, globals, sections_list};
 pub use resolution::{LoaderCall, RequestOptions, Resolution, ResolutionMisuse, Step};
 pub use runtime::Runtime;

@@ -2,7 +2,7 @@
 //! `provide()` takes their results, and the last `next()` returns the page.
 
 use super::config::ResolveConfig;
-use super::engine::{PendingCall, Resolver, merged_reference, section_props};
+use super::engine::{PendingCall, Resolver, merged_reference, section_props, variants_of};
 use super::keys;
 use super::layout_cache::LayoutCache;
 use super::loader_props;
@@ -17,7 +17,7 @@ use crate::host::{Host, NoHost};
 use crate::loader_cache::{Freshness, LoaderCache, LoaderKey, Lookup, Ticket};
 use crate::matchers::{Overrides, Segment};
 use crate::request::Request;
-use crate::value::{Key, Value, intern};
+use crate::value::{Key, Object, Value, intern};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -732,6 +732,7 @@ fn first_pass(
     let page_key = intern(&page.name);
     let page_start = raw.len();
     raw.extend(sections_list(
+        snapshot,
         &mut resolver,
         &page_key,
         block.get("sections").unwrap_or(&Value::Null),
@@ -810,26 +811,83 @@ const SINGLE_VALUE_BLOCK: &str = "__sitefile_value";
 /// through to reach its list.
 const SECTIONS_HOPS: usize = 20;
 
-/// The raw list of a page's `sections`: a list as it is; a flag or a `{variants}` wrapper gives
-/// its chosen value, a named block its content, `resolved` its `data`, followed until a list
-/// appears. Anything else is a page without sections.
-fn sections_list(resolver: &mut Resolver<'_>, page: &Key, sections: &Value) -> Vec<RawSection> {
-    let mut block = page.clone();
-    let mut path: Vec<String> = vec!["sections".into()];
-    let mut value = sections.clone();
-    for _ in 0..SECTIONS_HOPS {
+/// Picks which variants of a flag a walk over raw content follows: resolution follows the one
+/// a request chooses, `sitefile check` every one.
+pub(crate) trait VariantChooser {
+    /// The chosen variants, as (index, unresolved value).
+    type Chosen: IntoIterator<Item = (usize, Value)>;
+
+    /// The variants of flag `flag`, at `path` inside block `block`, to follow.
+    fn choose(&mut self, block: &Key, path: &[&str], flag: &Object) -> Self::Chosen;
+}
+
+impl VariantChooser for Resolver<'_> {
+    type Chosen = Option<(usize, Value)>;
+
+    fn choose(&mut self, block: &Key, path: &[&str], flag: &Object) -> Self::Chosen {
+        self.choose_in(block, path, flag)
+    }
+}
+
+/// Follows every variant of every flag (`sitefile check`: content lost on any request).
+pub(crate) struct EveryVariant;
+
+impl VariantChooser for EveryVariant {
+    type Chosen = Vec<(usize, Value)>;
+
+    fn choose(&mut self, _block: &Key, _path: &[&str], flag: &Object) -> Self::Chosen {
+        variants_of(flag)
+            .map(|(_, variants)| variants)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| Some((i, v.get("value")?.clone())))
+            .collect()
+    }
+}
+
+/// The raw list of page `page`'s `sections`: a list as it is; a flag or a `{variants}` wrapper
+/// gives the values `chooser` picks, a named block its content, `resolved` its `data`, followed
+/// until a list appears. Anything else is a page without sections.
+pub(crate) fn sections_list(
+    snapshot: &Snapshot,
+    chooser: &mut impl VariantChooser,
+    page: &Key,
+    sections: &Value,
+) -> Vec<RawSection> {
+    let mut out = Vec::new();
+    follow_sections(
+        snapshot,
+        chooser,
+        page.clone(),
+        vec!["sections".into()],
+        sections.clone(),
+        SECTIONS_HOPS,
+        &mut out,
+    );
+    out
+}
+
+/// [`sections_list`] from `value`, at `path` inside `block`, with `hops` left.
+fn follow_sections(
+    snapshot: &Snapshot,
+    chooser: &mut impl VariantChooser,
+    mut block: Key,
+    mut path: Vec<String>,
+    mut value: Value,
+    hops: usize,
+    out: &mut Vec<RawSection>,
+) {
+    for hop in 0..hops {
         if let Some(items) = value.as_array() {
-            return items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| RawSection {
-                    block: block.clone(),
-                    path: path.iter().cloned().chain([i.to_string()]).collect(),
-                    value: item.clone(),
-                })
-                .collect();
+            out.extend(items.iter().enumerate().map(|(i, item)| RawSection {
+                block: block.clone(),
+                path: path.iter().cloned().chain([i.to_string()]).collect(),
+                value: item.clone(),
+            }));
+            return;
         }
-        let Some(o) = value.as_object() else { break };
+        let Some(o) = value.as_object() else { return };
         let rt = o.resolve_type();
         let flag = match rt {
             Some(rt) => keys::is_flag(rt),
@@ -837,20 +895,21 @@ fn sections_list(resolver: &mut Resolver<'_>, page: &Key, sections: &Value) -> V
         };
         if flag {
             let segments: Vec<&str> = path.iter().map(String::as_str).collect();
-            let Some((i, chosen)) = resolver.choose_in(&block, &segments, o) else {
-                break;
-            };
-            path.extend(["variants".into(), i.to_string(), "value".into()]);
-            value = chosen;
-            continue;
+            for (i, chosen) in chooser.choose(&block, &segments, o) {
+                let mut path = path.clone();
+                path.extend(["variants".into(), i.to_string(), "value".into()]);
+                let left = hops - hop - 1;
+                follow_sections(snapshot, chooser, block.clone(), path, chosen, left, out);
+            }
+            return;
         }
         let (next, next_block) = match rt {
             Some(keys::RESOLVED) => (o.get("data").cloned().unwrap_or_default(), None),
-            Some(name) => match resolver.snapshot.block(name) {
+            Some(name) => match snapshot.block(name) {
                 Some(saved) => (merged_reference(saved, o), Some(intern(name))),
-                None => break,
+                None => return,
             },
-            None => break,
+            None => return,
         };
         match next_block {
             Some(name) => {
@@ -861,7 +920,6 @@ fn sections_list(resolver: &mut Resolver<'_>, page: &Key, sections: &Value) -> V
         }
         value = next;
     }
-    Vec::new()
 }
 
 /// One raw section resolved (or served from the layout cache).
