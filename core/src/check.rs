@@ -320,6 +320,7 @@ fn route_problems(snapshot: &Snapshot) -> Vec<Problem> {
 fn resolution_roots(snapshot: &Snapshot, config: &ResolveConfig) -> Vec<(String, String, Value)> {
     let mut roots = Vec::new();
     let raw = |raw: RawSection| (raw.block.to_string(), raw.path.join("."), raw.value);
+    let mut every_variant = EveryVariant::default();
     for route in snapshot.routes().routes() {
         let Some(page) = snapshot.block(&route.name) else {
             continue;
@@ -327,7 +328,7 @@ fn resolution_roots(snapshot: &Snapshot, config: &ResolveConfig) -> Vec<(String,
         if let Some(sections) = page.get("sections") {
             let name = intern(&route.name);
             roots.extend(
-                sections_list(snapshot, &mut EveryVariant, &name, sections)
+                sections_list(snapshot, &mut every_variant, &name, sections)
                     .into_iter()
                     .map(raw),
             );
@@ -550,6 +551,39 @@ mod tests {
                 .any(|e| e.resolve_type == "Title" && e.context == "Section resolution"),
             "{errors:#?}"
         );
+    }
+
+    #[test]
+    fn flags_nested_through_saved_blocks_are_followed_once_per_place() {
+        // F1 -> F2 -> ... -> F9, each an eight-variant flag naming the next in every variant:
+        // 8^9 paths to one list. Each flag is followed once, and the lost section found once.
+        let mut blocks = serde_json::Map::new();
+        blocks.insert(
+            "pages-home".into(),
+            serde_json::json!({"path": "/", "sections": {"__resolveType": "F1"}}),
+        );
+        for i in 1..10 {
+            let variant = serde_json::json!({
+                "rule": {"__resolveType": "website/matchers/always.ts"},
+                "value": {"__resolveType": format!("F{}", i + 1)}});
+            blocks.insert(
+                format!("F{i}"),
+                serde_json::json!({"__resolveType": "website/flags/multivariate.ts",
+                                   "variants": vec![variant; 8]}),
+            );
+        }
+        blocks.insert(
+            "F10".into(),
+            serde_json::json!([{"__resolveType": "Title"}]),
+        );
+        blocks.insert("Title".into(), serde_json::json!("hello"));
+        let found = problems(
+            &serde_json::Value::Object(blocks).to_string(),
+            &ResolveConfig::by_convention(),
+        );
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].0, "F10");
+        assert_eq!(found[0].1, "sectionNotObject");
     }
 
     #[test]

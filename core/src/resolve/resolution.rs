@@ -19,7 +19,7 @@ use crate::matchers::{Overrides, Segment};
 use crate::request::Request;
 use crate::value::{Key, Object, Value, intern};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// A loader the host must run.
@@ -829,13 +829,28 @@ impl VariantChooser for Resolver<'_> {
     }
 }
 
-/// Follows every variant of every flag (`sitefile check`: content lost on any request).
-pub(crate) struct EveryVariant;
+/// Follows every variant of every flag (`sitefile check`: content lost on any request). A
+/// flag met again at the same place with the same content is not followed twice: what it
+/// leads to is already listed, and flags nested through saved blocks would otherwise branch
+/// exponentially.
+#[derive(Default)]
+pub(crate) struct EveryVariant {
+    followed: HashMap<(Key, String), Vec<Value>>,
+}
 
 impl VariantChooser for EveryVariant {
     type Chosen = Vec<(usize, Value)>;
 
-    fn choose(&mut self, _block: &Key, _path: &[&str], flag: &Object) -> Self::Chosen {
+    fn choose(&mut self, block: &Key, path: &[&str], flag: &Object) -> Self::Chosen {
+        let flag_value = Value::object(flag.entries().to_vec());
+        let seen = self
+            .followed
+            .entry((block.clone(), path.join(".")))
+            .or_default();
+        if seen.contains(&flag_value) {
+            return Vec::new();
+        }
+        seen.push(flag_value);
         variants_of(flag)
             .map(|(_, variants)| variants)
             .unwrap_or_default()
