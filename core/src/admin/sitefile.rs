@@ -72,7 +72,9 @@ impl ReloadJob {
             Err(refused) => {
                 let code = match &refused {
                     ReloadRefused::Body(ReloadError::Json(_)) => AdminErrorCode::InvalidJson,
-                    ReloadRefused::Body(ReloadError::NotAnObject(_)) => AdminErrorCode::InvalidBody,
+                    ReloadRefused::Body(
+                        ReloadError::NotAnObject(_) | ReloadError::DeltaNotAMap(_),
+                    ) => AdminErrorCode::InvalidBody,
                     ReloadRefused::Hook(_) => AdminErrorCode::KvWriteFailed,
                 };
                 AdminError::new(code, refused.to_string()).into_response(&self.cors)

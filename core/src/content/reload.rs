@@ -46,6 +46,10 @@ pub enum ReloadError {
     /// The body is JSON but not an object.
     #[error("the reload body must be a JSON object, got {0}")]
     NotAnObject(&'static str),
+    /// The body's only key is `blocks` but it holds no map: a malformed delta, refused rather
+    /// than taken as a full reload that would replace every block with one named `blocks`.
+    #[error("a delta's \"blocks\" must be a map of block name to block, got {0}")]
+    DeltaNotAMap(&'static str),
 }
 
 /// A new snapshot built off to the side, with the response describing it.
@@ -58,8 +62,8 @@ pub struct ReloadOutcome {
 }
 
 /// Builds the snapshot a reload body asks for, without touching `current`. Delta iff the body's
-/// only key is `blocks` holding an object; otherwise every key of the body is a block (`null`
-/// values are skipped). Unchanged blocks are shared with `current`, so only changed blocks are
+/// only key is `blocks` holding an object (any other value there is refused); otherwise every
+/// key of the body is a block (`null` values are skipped). Unchanged blocks are shared with `current`, so only changed blocks are
 /// hashed for the new revision.
 pub fn plan_reload(
     current: &Snapshot,
@@ -72,6 +76,9 @@ pub fn plan_reload(
     };
     let delta = match object.entries() {
         [(key, Value::Object(blocks))] if &**key == "blocks" => Some(blocks),
+        [(key, other)] if &**key == "blocks" => {
+            return Err(ReloadError::DeltaNotAMap(other.kind()));
+        }
         _ => None,
     };
     let (mode, snapshot) = match delta {
@@ -114,7 +121,9 @@ impl crate::errors::HasErrorCode for ReloadError {
     fn code(&self) -> crate::errors::ErrorCode {
         match self {
             ReloadError::Json(_) => crate::errors::ErrorCode::InvalidJson,
-            ReloadError::NotAnObject(_) => crate::errors::ErrorCode::InvalidContent,
+            ReloadError::NotAnObject(_) | ReloadError::DeltaNotAMap(_) => {
+                crate::errors::ErrorCode::InvalidContent
+            }
         }
     }
 }
@@ -160,12 +169,14 @@ mod tests {
     }
 
     #[test]
-    fn other_shapes_are_full_reloads_and_bad_bodies_are_refused() {
+    fn other_shapes_are_full_reloads_and_bad_bodies_and_malformed_deltas_are_refused() {
         let current = base();
         let two_keys = plan_reload(&current, br#"{"blocks":{},"x":{}}"#, now()).unwrap();
         assert_eq!(two_keys.response.mode, ReloadMode::Full);
-        let array = plan_reload(&current, br#"{"blocks":[1]}"#, now()).unwrap();
-        assert_eq!(array.response.mode, ReloadMode::Full);
+        assert!(matches!(
+            plan_reload(&current, br#"{"blocks":[1]}"#, now()),
+            Err(ReloadError::DeltaNotAMap("an array"))
+        ));
         let wipe = plan_reload(&current, b"{}", now()).unwrap();
         assert_eq!(wipe.response.new_block_count, 0);
         assert!(matches!(
