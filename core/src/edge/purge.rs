@@ -106,7 +106,8 @@ impl PurgeIndex {
     /// Removes and returns (sorted) every key of a purge target. A target without a query
     /// (`/p`) reaches every query of that path; with a query (`/s?q=a`) only that query,
     /// normalised like cache keys (order-insensitive, tracking parameters ignored). The host
-    /// deletes the returned keys from its storage. A target that is not a path purges nothing.
+    /// deletes the returned keys from its storage. A target is a path (`p` is read as `/p`) or a
+    /// full URL (its path and query count); an empty or unparsable one purges nothing.
     pub fn purge(&self, target: &str, options: &WorkerOptions) -> Vec<String> {
         let Some((path, query)) = normalize_target(
             target,
