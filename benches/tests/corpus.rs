@@ -3,7 +3,7 @@
 //! of warnings and errors the content really contains. Without a corpus it says so and passes,
 //! unless `CI=true`.
 
-use sitefile_benches::{DESKTOP, corpus_available, load_site, urls};
+use sitefile_benches::{DESKTOP, bundle_snapshot, corpus_available, load_site, site_bundle, urls};
 use sitefile_core::Request;
 use sitefile_core::resolve::{ResolveConfig, Runtime};
 use sitefile_core::value::{Value, intern};
@@ -19,6 +19,19 @@ struct Counts {
     loader_calls: usize,
     warnings: usize,
     errors: usize,
+}
+
+/// A site's canonical bundle, read lazily and digested from its bytes without parsing, has the
+/// revision of the same content parsed from its directory.
+#[test]
+fn a_canonical_bundle_has_the_revision_of_its_directory() {
+    if !corpus_available("a_canonical_bundle_has_the_revision_of_its_directory") {
+        return;
+    }
+    for site in urls().keys() {
+        let bundled = bundle_snapshot(site_bundle(site));
+        assert_eq!(bundled.revision(), load_site(site).revision(), "{site}");
+    }
 }
 
 #[test]
