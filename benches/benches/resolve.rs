@@ -40,7 +40,7 @@ fn resolve_pages(c: &mut Criterion) {
                                 .resolve_page_with(r.clone(), options.clone(), &NoHost)
                                 .run(|_| Ok(Value::Null));
                             if serialise {
-                                black_box(serde_json::to_vec(&page).ok());
+                                black_box(page.to_json_bytes());
                             } else {
                                 black_box(page);
                             }
