@@ -5,9 +5,9 @@ use criterion::BatchSize;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use sitefile_benches::{bundle_snapshot, load_site, request, site_bundle, site_files, urls};
 use sitefile_core::NoHost;
-use sitefile_core::content::blocks_from_files;
+use sitefile_core::content::{Snapshot, blocks_from_files, plan_reload};
 use sitefile_core::resolve::{RequestOptions, ResolveConfig, Runtime};
-use sitefile_core::value::Value;
+use sitefile_core::value::{Value, intern};
 use std::hint::black_box;
 
 #[global_allocator]
@@ -40,7 +40,7 @@ fn resolve_pages(c: &mut Criterion) {
                                 .resolve_page_with(r.clone(), options.clone(), &NoHost)
                                 .run(|_| Ok(Value::Null));
                             if serialise {
-                                black_box(serde_json::to_vec(&page).ok());
+                                black_box(page.to_json_bytes());
                             } else {
                                 black_box(page);
                             }
@@ -101,6 +101,32 @@ fn revision_and_routes(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
+    // A reload that changes one page block: the other blocks keep their digests.
+    let current = bundle_snapshot(bundle);
+    current.revision();
+    let body = one_block_delta(&current);
+    let now = "2026-06-01T12:00:00Z".parse().expect("a valid instant");
+    c.bench_function("revision/lojaintegradar (one-block delta reload)", |b| {
+        b.iter(|| black_box(plan_reload(&current, &body, now).map(|o| o.response.revision)))
+    });
+}
+
+/// A delta reload body that adds a key to the first page block of `snapshot`.
+fn one_block_delta(snapshot: &Snapshot) -> Vec<u8> {
+    let mut pages: Vec<(&str, &Value)> = snapshot
+        .blocks()
+        .filter(|(name, _)| name.starts_with("pages-"))
+        .collect();
+    pages.sort_unstable_by_key(|(name, _)| *name);
+    let Some((name, Value::Object(page))) = pages.first() else {
+        panic!("lojaintegradar has page blocks");
+    };
+    let mut entries = page.entries().to_vec();
+    entries.push((intern("benchEdit"), Value::from(true)));
+    let blocks = Value::object(vec![(intern(name), Value::object(entries))]);
+    Value::object(vec![(intern("blocks"), blocks)])
+        .to_json_string()
+        .into_bytes()
 }
 
 /// `GET /.sitefile` through the site's admin protocol: the first answer writes the canonical

@@ -1,9 +1,10 @@
 //! Every URL of the shared corpus (`../shared/corpus/urls.txt`, or `$SITEFILE_CORPUS`) resolves
 //! for desktop and mobile visitors, with loaders answered by stub data. Prints per-site counts
-//! of warnings and errors the content really contains. Without a corpus it says so and passes,
+//! of warnings and errors the content really contains; each page's `to_json_bytes` is the bytes
+//! serde_json writes. Without a corpus it says so and passes,
 //! unless `CI=true`.
 
-use sitefile_benches::{DESKTOP, corpus_available, load_site, urls};
+use sitefile_benches::{DESKTOP, bundle_snapshot, corpus_available, load_site, site_bundle, urls};
 use sitefile_core::Request;
 use sitefile_core::resolve::{ResolveConfig, Runtime};
 use sitefile_core::value::{Value, intern};
@@ -19,6 +20,19 @@ struct Counts {
     loader_calls: usize,
     warnings: usize,
     errors: usize,
+}
+
+/// A site's canonical bundle, read lazily and digested from its bytes without parsing, has the
+/// revision of the same content parsed from its directory.
+#[test]
+fn a_canonical_bundle_has_the_revision_of_its_directory() {
+    if !corpus_available("a_canonical_bundle_has_the_revision_of_its_directory") {
+        return;
+    }
+    for site in urls().keys() {
+        let bundled = bundle_snapshot(site_bundle(site));
+        assert_eq!(bundled.revision(), load_site(site).revision(), "{site}");
+    }
 }
 
 #[test]
@@ -55,6 +69,11 @@ fn every_corpus_url_resolves_on_desktop_and_mobile() {
                 counts.errors += page.effects.errors.len();
                 if page.page.is_none() {
                     failures.push(format!("{site} {url}: no page"));
+                }
+                if page.to_json_bytes() != serde_json::to_vec(&page).unwrap() {
+                    failures.push(format!(
+                        "{site} {url}: to_json_bytes differs from serde_json"
+                    ));
                 }
                 if page.sections.is_empty() {
                     failures.push(format!("{site} {url}: no sections"));

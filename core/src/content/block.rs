@@ -1,6 +1,6 @@
 //! One block of a snapshot: its JSON, parsed at load or on first use, and its digest.
 
-use super::revision::block_digest;
+use super::revision::{block_digest, source_digest};
 use crate::pages::PAGE_RESOLVE_TYPE;
 use crate::value::Value;
 use std::ops::Range;
@@ -56,9 +56,14 @@ impl Block {
         self.error.get().map(String::as_str)
     }
 
-    /// The SHA-256 of the block's canonical JSON.
+    /// The SHA-256 of the block's canonical JSON. A lazy block whose bytes are already
+    /// canonical (as a bundle `write_bundle` wrote) is digested from its bytes, unparsed.
     pub fn digest(&self) -> &[u8; 32] {
-        self.digest.get_or_init(|| block_digest(self.value()))
+        self.digest.get_or_init(|| {
+            self.raw_bytes()
+                .and_then(source_digest)
+                .unwrap_or_else(|| block_digest(self.value()))
+        })
     }
 
     fn raw_bytes(&self) -> Option<&[u8]> {

@@ -149,6 +149,16 @@ mod tests {
             lazy.block("na\"me,").unwrap().to_canonical_string(),
             b.to_canonical_string()
         );
+        // A line that is not canonical is digested from its value: same content, same revision.
+        let unsorted = b"{\n\"a\":{\"z\":1,\"b\":[1.50,\"\\u00e9\"]}\n}\n".to_vec();
+        let same = Value::from_json_str(r#"{"b":[1.5,"é"],"z":1}"#).unwrap();
+        let changed = Value::from_json_str(r#"{"b":[1.5,"e"],"z":1}"#).unwrap();
+        let unsorted = load_bundle(unsorted).unwrap();
+        let read = unsorted.block("a").unwrap();
+        assert_eq!(read.to_canonical_string(), same.to_canonical_string());
+        let canonical = |v: &Value| load_bundle(write_bundle([("a", v)])).unwrap();
+        assert_eq!(unsorted.revision(), canonical(&same).revision());
+        assert_ne!(unsorted.revision(), canonical(&changed).revision());
         // Another layout falls back to parsing at once.
         let compact = br#"{"pages-x":{"path":"/x","sections":[]}}"#.to_vec();
         assert_eq!(load_bundle(compact).unwrap().routes().routes().len(), 1);

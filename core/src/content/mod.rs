@@ -3,6 +3,7 @@
 mod block;
 mod block_name;
 mod bundle;
+mod canonical;
 mod files;
 mod reload;
 mod revision;
