@@ -17,6 +17,8 @@ pub enum ErrorCode {
     InvalidConfig,
     /// No content was found where the host pointed.
     NotFound,
+    /// Reading content failed for a reason other than its absence (permissions, a device error).
+    Io,
     /// `provide` for a loader call that was never handed out.
     UnknownCall,
     /// `provide` for a loader call answered before.
@@ -29,12 +31,13 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in declaration order (tests and bindings enumerate them).
-    pub const ALL: [ErrorCode; 9] = [
+    pub const ALL: [ErrorCode; 10] = [
         ErrorCode::InvalidJson,
         ErrorCode::InvalidContent,
         ErrorCode::InvalidRequest,
         ErrorCode::InvalidConfig,
         ErrorCode::NotFound,
+        ErrorCode::Io,
         ErrorCode::UnknownCall,
         ErrorCode::AlreadyAnswered,
         ErrorCode::Finished,
@@ -49,6 +52,7 @@ impl ErrorCode {
             ErrorCode::InvalidRequest => "INVALID_REQUEST",
             ErrorCode::InvalidConfig => "INVALID_CONFIG",
             ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::Io => "IO",
             ErrorCode::UnknownCall => "UNKNOWN_CALL",
             ErrorCode::AlreadyAnswered => "ALREADY_ANSWERED",
             ErrorCode::Finished => "FINISHED",

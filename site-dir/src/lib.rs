@@ -51,6 +51,20 @@ pub enum SiteError {
     },
 }
 
+impl sitefile_core::HasErrorCode for SiteError {
+    fn code(&self) -> sitefile_core::ErrorCode {
+        use sitefile_core::ErrorCode;
+        match self {
+            SiteError::NotFound(_) => ErrorCode::NotFound,
+            SiteError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                ErrorCode::NotFound
+            }
+            SiteError::Io { .. } => ErrorCode::Io,
+            SiteError::Bundle { .. } => ErrorCode::InvalidJson,
+        }
+    }
+}
+
 /// The blocks directory of a site: `<dir>/.platform/blocks`, `<dir>/blocks`, or `<dir>` itself
 /// when it holds `.json` files.
 pub fn blocks_dir(dir: &Path) -> Option<PathBuf> {

@@ -1,6 +1,7 @@
 //! Loading a site directory from disk, as the command line and the benchmarks do.
 
 use sitefile_core::content::LoadProblem;
+use sitefile_core::{ErrorCode, HasErrorCode};
 use sitefile_site_dir::{SiteError, Source, blocks_dir, load, load_directory};
 use std::path::PathBuf;
 
@@ -84,4 +85,20 @@ fn symlinks_and_non_utf8_names_are_skipped_and_named() {
             },
         ]
     );
+}
+
+#[test]
+fn errors_carry_the_cores_stable_codes() {
+    let empty = load(&temp("codes-empty")).unwrap_err();
+    assert_eq!(empty.code(), ErrorCode::NotFound);
+    let root = temp("codes-bundle");
+    std::fs::create_dir_all(root.join(".platform")).unwrap();
+    std::fs::write(root.join(".platform/blocks.gen.json"), "[1, 2]").unwrap();
+    let bundle = load(&root).unwrap_err();
+    assert!(matches!(bundle, SiteError::Bundle { .. }), "{bundle}");
+    assert_eq!(bundle.code(), ErrorCode::InvalidJson);
+    let unreadable = root.join("not-a-dir.json");
+    std::fs::write(&unreadable, "{}").unwrap();
+    let io = load_directory(&unreadable).unwrap_err();
+    assert_eq!(io.code(), ErrorCode::Io, "{io}");
 }
