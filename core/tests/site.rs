@@ -6,8 +6,9 @@ use serde_json::{Value as Json, json};
 use sitefile_core::MatcherContext;
 use sitefile_core::admin::{AdminOutcome, AdminRequest, Schema};
 use sitefile_core::content::Snapshot;
+use sitefile_core::edge::{CspNonce, EdgePlan, WorkerOptions};
 use sitefile_core::resolve::{Resolution, ResolveConfig, Step};
-use sitefile_core::site::OriginAnswer;
+use sitefile_core::site::{EdgeHints, OriginAnswer};
 use sitefile_core::value::{Value, intern};
 use sitefile_core::{
     ErrorCode, HasErrorCode, Host, NoHost, Request, ResolveErrorEvent, Site, SiteSetup,
@@ -370,6 +371,79 @@ fn the_edge_plan_and_the_after_origin_decision_merge_and_feed_the_purge_index() 
     // A request carrying a matcher override bypasses the cache: core reads it from the request.
     let forced = request("https://shop.example/?x-platform-matchers-override=VIP%3D1");
     assert!(!site.edge_plan(&forced).cacheable);
+}
+
+#[test]
+fn the_sites_own_functions_reach_the_edge_plan_as_data() {
+    let options = WorkerOptions::from_json(&json!({
+        "csp": ["default-src 'self'"], "cspMode": "enforce"
+    }))
+    .unwrap();
+    let blocks = Snapshot::from_blocks(Vec::new());
+    let setup = SiteSetup::new(ResolveConfig::by_convention(), options, HashMap::new());
+    let site = Site::new(blocks, setup).unwrap();
+    let home = request("https://shop.example/");
+    let hints = |hints: Json| serde_json::from_value::<EdgeHints>(hints).unwrap();
+    let plain = site.edge_plan_with(&home, &hints(json!({}))).unwrap();
+    assert_eq!(
+        plain.key,
+        site.edge_plan(&home).key,
+        "no hints: the plain plan"
+    );
+
+    // buildSegment's answer keys the cache; a logged-in visitor is never cached.
+    let channel = site
+        .edge_plan_with(&home, &hints(json!({"segment": {"salesChannel": "2"}})))
+        .unwrap();
+    assert!(channel.cacheable);
+    assert_ne!(channel.key, plain.key);
+    let logged_in = site
+        .edge_plan_with(&home, &hints(json!({"segment": {"loggedIn": true}})))
+        .unwrap();
+    assert!(!logged_in.cacheable, "{logged_in:?}");
+
+    // detectProfile's answer chooses the profile, but cannot loosen a cart path.
+    let private = site
+        .edge_plan_with(&home, &hints(json!({"profile": "private"})))
+        .unwrap();
+    assert_eq!(private.profile.as_str(), "private");
+    let cart = request("https://shop.example/cart");
+    let loosened = site
+        .edge_plan_with(&cart, &hints(json!({"profile": "static"})))
+        .unwrap();
+    assert_eq!(loosened.profile.as_str(), "cart");
+    let unknown = site
+        .edge_plan_with(&home, &hints(json!({"profile": "forever"})))
+        .unwrap_err();
+    assert_eq!(unknown.code(), ErrorCode::InvalidConfig);
+    assert!(unknown.to_string().contains("forever"), "{unknown}");
+
+    // The nonce's bytes come from the host; an uncached page carries it in its CSP.
+    let nonce = [7u8; 16];
+    let csp = |plan: &EdgePlan| {
+        plan.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-security-policy"))
+            .map(|(_, v)| v.clone())
+    };
+    let uncached = site
+        .edge_plan_with(&cart, &hints(json!({"nonce": nonce})))
+        .unwrap();
+    let expected = format!("'nonce-{}'", CspNonce::from_bytes(nonce).as_str());
+    assert!(
+        csp(&uncached).is_some_and(|v| v.contains(&expected)),
+        "{:?}",
+        uncached.headers
+    );
+    let cached = site
+        .edge_plan_with(&home, &hints(json!({"nonce": nonce})))
+        .unwrap();
+    assert!(cached.cacheable);
+    assert!(!csp(&cached).unwrap_or_default().contains("nonce-"));
+    assert!(
+        serde_json::from_value::<EdgeHints>(json!({"segmnt": {}})).is_err(),
+        "a misspelled hint is refused"
+    );
 }
 
 #[test]

@@ -35,7 +35,7 @@ pub use options::{
 };
 pub use plan::{EdgeAction, EdgePlan, EdgePolicy, RequestInputs, SiteFacts};
 pub use profile::{
-    CacheProfile, DetectProfile, PRIVATE_CACHE_CONTROL, ProfileTable, ProfileTimings, Window,
+    CacheProfile, PRIVATE_CACHE_CONTROL, ProfileTable, ProfileTimings, UnknownProfile, Window,
     detect_builtin, detect_profile,
 };
 pub use purge::PurgeIndex;

@@ -4,7 +4,7 @@
 use super::assets::DEFAULT_FINGERPRINT_PATTERN;
 use super::cdn::CdnCacheControl;
 use super::key::GeoCacheKey;
-use super::profile::{DetectProfile, ProfileTable};
+use super::profile::ProfileTable;
 use super::security::{CspMode, SecurityHeaders};
 use super::speculation::SpeculationRules;
 use crate::config::ConfigError;
@@ -145,8 +145,6 @@ pub struct WorkerOptions {
     pub preview_shell: Option<String>,
     /// Profile timings with site overrides.
     pub profiles: ProfileTable,
-    /// The host's `detectProfile`.
-    pub detect_profile: Option<DetectProfile>,
     /// Take the request host from `X-Forwarded-Host` (`trustForwardedHost`, not in the spec;
     /// default off): only when the proxy in front sets it and drops any a client sent.
     pub trust_forwarded_host: bool,
@@ -161,10 +159,6 @@ impl fmt::Debug for WorkerOptions {
             .field("bypass_paths", &self.bypass_paths)
             .field("extra_bypass_paths", &self.extra_bypass_paths)
             .field("cdn_cache_control", &self.cdn_cache_control)
-            .field(
-                "detect_profile",
-                &self.detect_profile.as_ref().map(|_| ".."),
-            )
             .finish_non_exhaustive()
     }
 }
@@ -198,7 +192,6 @@ impl Default for WorkerOptions {
             outbound_user_agent: OutboundUserAgent::Default,
             preview_shell: None,
             profiles: ProfileTable::default(),
-            detect_profile: None,
             trust_forwarded_host: false,
         }
     }

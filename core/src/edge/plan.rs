@@ -54,6 +54,8 @@ pub struct RequestInputs<'a> {
     pub segment: Option<&'a SegmentKey>,
     /// A fresh CSP nonce (used only for uncached HTML in `enforce` mode).
     pub nonce: Option<&'a CspNonce>,
+    /// What the site's `detectProfile(url)` answered, if it has one.
+    pub profile: Option<CacheProfile>,
     /// Trust a forwarded `x-platform-draft` header (only behind a front that strips client copies).
     pub trust_draft_header: bool,
 }
@@ -130,9 +132,9 @@ impl EdgePolicy {
         self.version.as_deref()
     }
 
-    /// The profile of a request.
-    pub fn profile(&self, request: &Request) -> CacheProfile {
-        detect_profile(request.url(), self.options.detect_profile.as_ref())
+    /// The profile of a request, given what the site's `detectProfile` answered for it.
+    pub fn profile(&self, request: &Request, detected: Option<CacheProfile>) -> CacheProfile {
+        detect_profile(request.url(), detected)
     }
 
     /// The cache key of a request.
@@ -158,7 +160,7 @@ impl EdgePolicy {
         site: &SiteFacts<'_>,
         inputs: &RequestInputs<'_>,
     ) -> EdgePlan {
-        let profile = self.profile(request);
+        let profile = self.profile(request, inputs.profile);
         let draft = decide_draft(request, site.preview_hosts, inputs.trust_draft_header);
         let mut plan = EdgePlan {
             action: EdgeAction::Bypass,

@@ -3,7 +3,6 @@
 use crate::loader_cache::Freshness;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
 use url::Url;
 
 /// A named cache policy.
@@ -267,9 +266,6 @@ impl ProfileTable {
     }
 }
 
-/// A host's `detectProfile(url)`: a profile, or `None` to use the built-in rules.
-pub type DetectProfile = Arc<dyn Fn(&Url) -> Option<CacheProfile> + Send + Sync>;
-
 const CART_SEGMENTS: [&str; 3] = ["cart", "checkout", "carrinho"];
 const PRIVATE_SEGMENTS: [&str; 16] = [
     "account",
@@ -369,11 +365,12 @@ pub fn detect_builtin(path: &str, query: Option<&str>) -> CacheProfile {
     CacheProfile::Listing
 }
 
-/// The profile of a URL: the host's `detectProfile` first, then the built-in rules. A host
-/// cannot loosen a built-in `cart` or `private` path into a shareable profile.
-pub fn detect_profile(url: &Url, custom: Option<&DetectProfile>) -> CacheProfile {
+/// The profile of a URL: what the host's `detectProfile(url)` answered (`custom`) first, then
+/// the built-in rules. A host cannot loosen a built-in `cart` or `private` path into a
+/// shareable profile.
+pub fn detect_profile(url: &Url, custom: Option<CacheProfile>) -> CacheProfile {
     let builtin = detect_builtin(url.path(), url.query());
-    match custom.and_then(|f| f(url)) {
+    match custom {
         Some(chosen)
             if matches!(builtin, CacheProfile::Cart | CacheProfile::Private)
                 && !chosen.is_private() =>
@@ -488,26 +485,16 @@ mod tests {
 
     #[test]
     fn custom_detection_cannot_loosen_private() {
-        let f: DetectProfile = Arc::new(|u: &Url| {
-            if u.path().starts_with("/promo") || u.path() == "/cart" {
-                Some(CacheProfile::Static)
-            } else {
-                None
-            }
-        });
         let url = |p: &str| Url::parse(&format!("https://x.com{p}")).unwrap();
+        let static_ = Some(CacheProfile::Static);
         assert_eq!(
-            detect_profile(&url("/promo/a"), Some(&f)),
+            detect_profile(&url("/promo/a"), static_),
             CacheProfile::Static
         );
+        assert_eq!(detect_profile(&url("/other"), None), CacheProfile::Listing);
+        assert_eq!(detect_profile(&url("/cart"), static_), CacheProfile::Cart);
         assert_eq!(
-            detect_profile(&url("/other"), Some(&f)),
-            CacheProfile::Listing
-        );
-        assert_eq!(detect_profile(&url("/cart"), Some(&f)), CacheProfile::Cart);
-        let g: DetectProfile = Arc::new(|_: &Url| Some(CacheProfile::Private));
-        assert_eq!(
-            detect_profile(&url("/"), Some(&g)),
+            detect_profile(&url("/"), Some(CacheProfile::Private)),
             CacheProfile::Private,
             "tightening is allowed"
         );

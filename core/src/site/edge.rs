@@ -1,6 +1,7 @@
 //! The edge decision for one request, before and after the origin answered, as one result.
 
-use crate::edge::{EdgePlan, OriginFacts};
+use crate::edge::{CacheProfile, CspNonce, EdgePlan, OriginFacts, SegmentKey, UnknownProfile};
+use crate::value::Value;
 use serde::Serialize;
 
 /// What the edge does once the origin answered: the plan with its cacheability, reason and
@@ -39,5 +40,43 @@ impl OriginAnswer {
             status: self.status,
             headers: &self.headers,
         }
+    }
+}
+
+/// What the host adds to one edge plan: the answers of the site's own functions, which the host
+/// runs (`buildSegment(request)`, `detectProfile(url)`), and random bytes for the CSP nonce. All
+/// data, so a JS function or a C callback never has to live inside the site.
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EdgeHints {
+    /// What `buildSegment(request)` returned (`{device, loggedIn, salesChannel, regionId, flags,
+    /// ...custom}`); `None` when the site has no `buildSegment`.
+    #[serde(default)]
+    pub segment: Option<Value>,
+    /// What `detectProfile(url)` returned: a profile name, or `None` for the built-in rules.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Sixteen bytes from the host's cryptographic random source, for the CSP nonce of an
+    /// uncached HTML response under `cspMode: "enforce"`.
+    #[serde(default)]
+    pub nonce: Option<[u8; 16]>,
+}
+
+/// [`EdgeHints`] read into the edge's own types.
+#[derive(Default)]
+pub(super) struct ReadHints {
+    pub(super) segment: Option<SegmentKey>,
+    pub(super) profile: Option<CacheProfile>,
+    pub(super) nonce: Option<CspNonce>,
+}
+
+impl EdgeHints {
+    /// The hints as the edge reads them; a profile name that is none of the spec's is an error.
+    pub(super) fn read(&self) -> Result<ReadHints, UnknownProfile> {
+        Ok(ReadHints {
+            segment: self.segment.as_ref().map(SegmentKey::from_value),
+            profile: self.profile.as_deref().map(str::parse).transpose()?,
+            nonce: self.nonce.map(CspNonce::from_bytes),
+        })
     }
 }

@@ -9,7 +9,9 @@ mod derived;
 mod edge;
 mod preview;
 
-pub use edge::{EdgeDecision, OriginAnswer};
+pub use edge::{EdgeDecision, EdgeHints, OriginAnswer};
+
+use edge::ReadHints;
 
 use crate::admin::{
     self, AdminConfig, AdminOutcome, AdminRequest, AdminSettings, AdminSite, Schema,
@@ -18,7 +20,7 @@ use crate::check::{Problem, check};
 use crate::config::{ConfigError, PlatformConfig};
 use crate::content::{LoadProblem, ReloadError, ReloadRefused, ReloadResponse, Snapshot};
 use crate::edge::{
-    EdgePlan, EdgePolicy, PurgeIndex, RequestInputs, WorkerOptions, build_time_hash,
+    EdgePlan, EdgePolicy, PurgeIndex, RequestInputs, UnknownProfile, WorkerOptions, build_time_hash,
 };
 use crate::host::Host;
 use crate::loader_cache::LoaderCache;
@@ -202,14 +204,33 @@ impl Site {
         self.runtime.store().reload_with(body, now, before_swap)
     }
 
-    /// The edge plan for `request`: cache key, profile, cacheability and headers. The A/B
-    /// cohort and the matcher override are read from the request here.
+    /// The edge plan for `request` on a site without `buildSegment`, `detectProfile` or a CSP
+    /// nonce: [`Site::edge_plan_with`] with no hints.
     pub fn edge_plan(&self, request: &Request) -> EdgePlan {
+        self.plan_read(request, &ReadHints::default())
+    }
+
+    /// The edge plan for `request`: cache key, profile, cacheability and headers. The A/B
+    /// cohort and the matcher override are read from the request here; `hints` carry what the
+    /// site's `buildSegment` and `detectProfile` answered and the nonce's random bytes. A
+    /// profile name that is none of the spec's is an `INVALID_CONFIG` error.
+    pub fn edge_plan_with(
+        &self,
+        request: &Request,
+        hints: &EdgeHints,
+    ) -> Result<EdgePlan, UnknownProfile> {
+        Ok(self.plan_read(request, &hints.read()?))
+    }
+
+    fn plan_read(&self, request: &Request, hints: &ReadHints) -> EdgePlan {
         let derived = self.derived.read().clone();
         let cohort = Segment::from_request(request).cache_token();
         let inputs = RequestInputs {
             cohort: cohort.as_deref(),
             has_override: !Overrides::from_request(request).is_empty(),
+            segment: hints.segment.as_ref(),
+            nonce: hints.nonce.as_ref(),
+            profile: hints.profile,
             ..RequestInputs::default()
         };
         self.policy.plan(request, &derived.facts(), &inputs)

@@ -5,7 +5,7 @@
 use crate::support::{self, CaseHost};
 use serde_json::{Value as Json, json};
 use sitefile_core::resolve::{Resolution, ResolutionMisuse, Step};
-use sitefile_core::site::OriginAnswer;
+use sitefile_core::site::{EdgeHints, OriginAnswer};
 use sitefile_core::value::{Key, Value};
 use sitefile_core::{HasErrorCode, Site};
 
@@ -48,7 +48,7 @@ pub fn run_case(case: &Json) -> Vec<String> {
             }
             Some("edge") => {
                 edge(step, &site, &mut checked);
-                &["plan", "headers", "storeHeaders", "evict"]
+                &["plan", "headers", "storeHeaders", "evict", "error"]
             }
             Some("purge") => {
                 let mut keys = site.purge(step["target"].as_str().expect("a purge target"));
@@ -166,10 +166,21 @@ fn reload(step: &Json, site: &Site, checked: &mut Checked) {
     }
 }
 
-/// `{"do": "edge", "request", "origin"?}`: `Site::edge_plan`, then `Site::after_origin` when
-/// the origin answered.
+/// `{"do": "edge", "request", "hints"?, "origin"?}`: `Site::edge_plan` (`Site::edge_plan_with`
+/// when the site's functions answered), then `Site::after_origin` when the origin answered.
 fn edge(step: &Json, site: &Site, checked: &mut Checked) {
-    let plan = site.edge_plan(&support::request(&step["request"]));
+    let request = support::request(&step["request"]);
+    let plan = match step.get("hints") {
+        None => site.edge_plan(&request),
+        Some(hints) => {
+            let hints: EdgeHints = serde_json::from_value(hints.clone()).expect("edge hints");
+            match site.edge_plan_with(&request, &hints) {
+                Ok(plan) => plan,
+                Err(error) => return check_error(&step["expect"], Some(&error), checked),
+            }
+        }
+    };
+    check_error(&step["expect"], None, checked);
     let (form, headers, store) = match step.get("origin") {
         None => {
             let form = serde_json::to_value(&plan).expect("plans serialize");
