@@ -8,7 +8,7 @@ use sitefile_core::admin::{AdminOutcome, AdminRequest, Schema};
 use sitefile_core::content::Snapshot;
 use sitefile_core::edge::{CspNonce, EdgePlan, WorkerOptions};
 use sitefile_core::resolve::{Resolution, ResolveConfig, Step};
-use sitefile_core::site::{EdgeHints, OriginAnswer};
+use sitefile_core::site::{EdgeHints, OriginAnswer, OriginOutcome};
 use sitefile_core::value::{Value, intern};
 use sitefile_core::{
     ErrorCode, HasErrorCode, Host, NoHost, Request, ResolveErrorEvent, Site, SiteSetup,
@@ -444,6 +444,63 @@ fn the_sites_own_functions_reach_the_edge_plan_as_data() {
         serde_json::from_value::<EdgeHints>(json!({"segmnt": {}})).is_err(),
         "a misspelled hint is refused"
     );
+}
+
+#[test]
+fn a_stored_copy_is_served_by_the_profiles_edge_window() {
+    let site = site(content(), &[]);
+    let plan = site.edge_plan(&request("https://shop.example/camisetas"));
+    let window = site.policy().options().profiles.get(plan.profile).edge;
+    assert!(window.fresh > 0 && window.swr > 0 && window.sie > window.swr);
+    let fresh = u64::from(window.fresh);
+    let state = |age: u64, origin: Option<OriginOutcome>| {
+        let copy = site.stored_copy(&plan, age, origin.as_ref());
+        serde_json::to_value(&copy).unwrap()
+    };
+    assert_eq!(
+        state(0, None),
+        json!({"state": "HIT", "headers": [["X-Cache", "HIT"]]})
+    );
+    assert_eq!(state(fresh, None)["state"], "STALE");
+    assert_eq!(
+        state(fresh, None)["headers"][1],
+        json!(["X-Cache-Age", fresh.to_string()])
+    );
+    let past_swr = fresh + u64::from(window.swr);
+    assert_eq!(
+        state(past_swr, None)["state"],
+        "MISS",
+        "too old: ask the origin"
+    );
+    let failed = |status: Option<u16>, degraded: bool| OriginOutcome { status, degraded };
+    let stale_error = state(past_swr, Some(failed(Some(503), false)));
+    assert_eq!(stale_error["state"], "STALE-ERROR");
+    assert!(
+        stale_error["headers"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(["X-Cache-Origin-Status", "503"])),
+        "{stale_error}"
+    );
+    assert_eq!(
+        state(past_swr, Some(failed(None, false)))["state"],
+        "STALE-ERROR"
+    );
+    assert_eq!(
+        state(past_swr, Some(failed(Some(200), true)))["state"],
+        "STALE-ERROR"
+    );
+    assert_eq!(
+        state(past_swr, Some(failed(Some(200), false)))["state"],
+        "MISS"
+    );
+    let past_sie = fresh + u64::from(window.sie);
+    assert_eq!(
+        state(past_sie, Some(failed(Some(503), false)))["state"],
+        "MISS"
+    );
+    let outcome: OriginOutcome = serde_json::from_value(json!({"status": null})).unwrap();
+    assert_eq!(outcome, failed(None, false));
 }
 
 #[test]

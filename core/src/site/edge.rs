@@ -1,6 +1,8 @@
 //! The edge decision for one request, before and after the origin answered, as one result.
 
-use crate::edge::{CacheProfile, CspNonce, EdgePlan, OriginFacts, SegmentKey, UnknownProfile};
+use crate::edge::{
+    CacheProfile, CspNonce, EdgePlan, OriginFacts, SegmentKey, StoredState, UnknownProfile,
+};
 use crate::value::Value;
 use serde::Serialize;
 
@@ -79,4 +81,31 @@ impl EdgeHints {
             nonce: self.nonce.map(CspNonce::from_bytes),
         })
     }
+}
+
+/// How the edge serves a stored copy of a plan's key: the state and the headers added to the
+/// copy's own stored headers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StoredCopy {
+    /// `HIT` (serve it), `STALE` (serve it and revalidate in the background), `STALE-ERROR`
+    /// (the origin failed: serve it instead), or `MISS` (too old: go to the origin).
+    #[serde(serialize_with = "x_cache")]
+    pub state: StoredState,
+    /// The headers to add to the stored copy's when it is served (`X-Cache`, `X-Cache-Age`, …).
+    pub headers: Vec<(String, String)>,
+}
+
+fn x_cache<S: serde::Serializer>(state: &StoredState, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(state.x_cache())
+}
+
+/// What became of the origin request, when a stored copy is weighed against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OriginOutcome {
+    /// The origin's status; `None` when it could not be reached.
+    pub status: Option<u16>,
+    /// The origin marked its page degraded (`X-Platform-Degraded`).
+    #[serde(default)]
+    pub degraded: bool,
 }

@@ -9,7 +9,7 @@ mod derived;
 mod edge;
 mod preview;
 
-pub use edge::{EdgeDecision, EdgeHints, OriginAnswer};
+pub use edge::{EdgeDecision, EdgeHints, OriginAnswer, OriginOutcome, StoredCopy};
 
 use edge::ReadHints;
 
@@ -20,7 +20,8 @@ use crate::check::{Problem, check};
 use crate::config::{ConfigError, PlatformConfig};
 use crate::content::{LoadProblem, ReloadError, ReloadRefused, ReloadResponse, Snapshot};
 use crate::edge::{
-    EdgePlan, EdgePolicy, PurgeIndex, RequestInputs, UnknownProfile, WorkerOptions, build_time_hash,
+    EdgePlan, EdgePolicy, PurgeIndex, RequestInputs, UnknownProfile, WorkerOptions,
+    build_time_hash, origin_failed, stored_state,
 };
 use crate::host::Host;
 use crate::loader_cache::LoaderCache;
@@ -253,6 +254,25 @@ impl Site {
             status: finished.status,
             store: finished.store,
             evict,
+        }
+    }
+
+    /// How to serve a stored copy of `plan`'s key that is `age_secs` old, under the profile's
+    /// edge window: before asking the origin (`origin: None`), or once the origin failed
+    /// (a 5xx or 429 status, no answer, or a degraded page), when a copy within
+    /// `stale-if-error` is served instead.
+    pub fn stored_copy(
+        &self,
+        plan: &EdgePlan,
+        age_secs: u64,
+        origin: Option<&OriginOutcome>,
+    ) -> StoredCopy {
+        let window = &self.policy.options().profiles.get(plan.profile).edge;
+        let failed = origin.is_some_and(|o| origin_failed(o.status, o.degraded));
+        let state = stored_state(age_secs, window, failed);
+        StoredCopy {
+            state,
+            headers: state.headers(age_secs, origin.and_then(|o| o.status)),
         }
     }
 
