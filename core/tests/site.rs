@@ -4,7 +4,7 @@
 
 use serde_json::{Value as Json, json};
 use sitefile_core::MatcherContext;
-use sitefile_core::admin::{AdminOutcome, AdminRequest, Schema};
+use sitefile_core::admin::{AdminOutcome, AdminRequest, RenderShell, RenderedSection, Schema};
 use sitefile_core::content::Snapshot;
 use sitefile_core::edge::{CspNonce, EdgePlan, WorkerOptions};
 use sitefile_core::resolve::{Resolution, ResolveConfig, Step};
@@ -284,6 +284,42 @@ fn a_preview_resolves_from_its_path_device_and_overlay() {
         .err()
         .unwrap();
     assert_eq!(error.code(), ErrorCode::InvalidRequest);
+}
+
+#[test]
+fn the_render_shell_wraps_every_preview_and_can_be_set_later() {
+    let site = site(content(), &[]);
+    let frame =
+        |site: &Site| match site.handle_admin(&AdminRequest::new("GET", "/live/previews"), now()) {
+            AdminOutcome::Respond(response) => String::from_utf8(response.body.to_vec()).unwrap(),
+            other => panic!("{other:?}"),
+        };
+    assert!(frame(&site).starts_with("<!DOCTYPE html><html lang=\"en\"><head>"));
+    site.set_render_shell(RenderShell {
+        css: Some("/styles.css".into()),
+        theme: Some("light".into()),
+        ..RenderShell::default()
+    });
+    let html = frame(&site);
+    assert!(html.contains("data-theme=\"light\""), "{html}");
+    assert!(
+        html.contains("<link rel=\"stylesheet\" href=\"/styles.css\">"),
+        "{html}"
+    );
+    let request = AdminRequest::new("GET", "/live/previews/site/sections/Hero.tsx");
+    let job = preview_job(&site, &request);
+    let response = job.finish(Ok(vec![RenderedSection {
+        key: "site/sections/Hero.tsx".into(),
+        html: Ok("<h1>Hi</h1>".into()),
+    }]));
+    let body = String::from_utf8(response.body.to_vec()).unwrap();
+    assert!(body.contains("data-theme=\"light\""), "{body}");
+    assert!(
+        body.contains(
+            "<section data-manifest-key=\"site/sections/Hero.tsx\"><h1>Hi</h1></section>"
+        ),
+        "{body}"
+    );
 }
 
 #[test]

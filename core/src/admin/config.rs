@@ -1,6 +1,7 @@
 //! What the admin protocol needs from the configuration: the development flag, the tokens and
 //! the body limits.
 
+use super::render_shell::RenderShell;
 use crate::config::{PlatformConfig, Secret};
 use crate::edge::WorkerOptions;
 use std::collections::HashMap;
@@ -37,10 +38,10 @@ pub struct AdminConfig {
     /// Largest body of the other endpoints ([`DEFAULT_MAX_BODY_BYTES`]).
     pub max_body_bytes: usize,
     /// The empty preview frame served by `GET /live/previews` (`previewShell`); `None` builds one
-    /// from `render_head`.
+    /// from `render_shell`.
     pub preview_shell: Option<String>,
-    /// HTML placed in the `<head>` of every preview and render document (stylesheets, fonts).
-    pub render_head: String,
+    /// The document every preview and render is wrapped in.
+    pub render_shell: RenderShell,
 }
 
 impl Default for AdminConfig {
@@ -52,7 +53,7 @@ impl Default for AdminConfig {
             reload_max_bytes: DEFAULT_RELOAD_MAX_BYTES,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             preview_shell: None,
-            render_head: String::new(),
+            render_shell: RenderShell::default(),
         }
     }
 }
@@ -65,9 +66,9 @@ pub struct AdminSettings {
     pub reload_max_bytes: usize,
     /// Largest body of the other endpoints.
     pub max_body_bytes: usize,
-    /// HTML placed in the `<head>` of every preview and render document (stylesheets, fonts:
-    /// `createAdminSetup`'s `css` and `fonts`).
-    pub render_head: String,
+    /// The document previews and renders are wrapped in (`createAdminSetup`'s `css` and
+    /// `fonts`, `setRenderShell`).
+    pub render_shell: RenderShell,
 }
 
 impl Default for AdminSettings {
@@ -75,7 +76,7 @@ impl Default for AdminSettings {
         AdminSettings {
             reload_max_bytes: DEFAULT_RELOAD_MAX_BYTES,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            render_head: String::new(),
+            render_shell: RenderShell::default(),
         }
     }
 }
@@ -86,7 +87,7 @@ impl AdminConfig {
         AdminConfig {
             reload_max_bytes: settings.reload_max_bytes,
             max_body_bytes: settings.max_body_bytes,
-            render_head: settings.render_head,
+            render_shell: settings.render_shell,
             ..self
         }
     }

@@ -16,15 +16,6 @@ pub(crate) fn escape(s: &str) -> String {
     out
 }
 
-/// A whole document: `head` (trusted configuration HTML) and `body`.
-pub(crate) fn document(head: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">{head}</head>\
-         <body>{body}</body></html>"
-    )
-}
-
 /// An error shown in place of what failed to render.
 pub(crate) fn inline_error(message: &str) -> String {
     format!(

@@ -5,7 +5,8 @@ use super::body::{check_size, parse_object};
 use super::config::AdminConfig;
 use super::cors::Cors;
 use super::error::{AdminError, AdminErrorCode};
-use super::html::{document, inline_error, section};
+use super::html::{inline_error, section};
+use super::render_shell::RenderShell;
 use super::request::{AdminRequest, decode_once};
 use super::response::AdminResponse;
 use crate::Device;
@@ -36,7 +37,7 @@ pub struct PreviewJob {
     /// Blocks merged over the current content for this request only (`__sitefile`).
     pub overlay: Option<Value>,
     #[serde(skip)]
-    head: String,
+    shell: RenderShell,
     #[serde(skip)]
     cors: Cors,
 }
@@ -92,17 +93,16 @@ impl PreviewJob {
                 .collect(),
             Err(message) => inline_error(&format!("Render error: {message}")),
         };
-        AdminResponse::html(200, document(&self.head, &body), &self.cors)
+        AdminResponse::html(200, self.shell.document(&body), &self.cors)
     }
 }
 
 /// `GET /live/previews`: the empty frame the editor injects previews into.
 pub(crate) fn shell(config: &AdminConfig, cors: &Cors) -> AdminResponse {
     let html = config.preview_shell.clone().unwrap_or_else(|| {
-        document(
-            &config.render_head,
-            "<div id=\"platform-preview\">Loading preview...</div>",
-        )
+        config
+            .render_shell
+            .document("<div id=\"platform-preview\">Loading preview...</div>")
     });
     AdminResponse::html(200, html, cors)
 }
@@ -238,7 +238,7 @@ pub(crate) fn parse(
             .unwrap_or_else(|| "/".to_string()),
         device_hint,
         overlay,
-        head: config.render_head.clone(),
+        shell: config.render_shell.clone(),
         cors: cors.clone(),
     })
 }

@@ -14,7 +14,7 @@ pub use edge::{EdgeDecision, EdgeHints, OriginAnswer, OriginOutcome, StoredCopy}
 use edge::ReadHints;
 
 use crate::admin::{
-    self, AdminConfig, AdminOutcome, AdminRequest, AdminSettings, AdminSite, Schema,
+    self, AdminConfig, AdminOutcome, AdminRequest, AdminSettings, AdminSite, RenderShell, Schema,
 };
 use crate::check::{Problem, check};
 use crate::config::{ConfigError, PlatformConfig};
@@ -44,7 +44,7 @@ pub struct SiteSetup {
     pub worker: WorkerOptions,
     /// The environment variables (`PLATFORM_*`, `NODE_ENV`, the purge and cache-version ones).
     pub vars: HashMap<String, String>,
-    /// The admin protocol's body limits and preview `<head>`.
+    /// The admin protocol's body limits and preview document.
     pub admin: AdminSettings,
 }
 
@@ -83,7 +83,7 @@ pub struct Site {
     runtime: Runtime,
     platform: PlatformConfig,
     policy: EdgePolicy,
-    admin: AdminConfig,
+    admin: RwLock<Arc<AdminConfig>>,
     purge_index: PurgeIndex,
     schema: RwLock<Option<Arc<Schema>>>,
     derived: Arc<RwLock<Arc<Derived>>>,
@@ -126,7 +126,7 @@ impl Site {
             runtime,
             platform,
             policy,
-            admin,
+            admin: RwLock::new(Arc::new(admin)),
             purge_index: PurgeIndex::new(),
             schema: RwLock::new(None),
             derived,
@@ -159,8 +159,17 @@ impl Site {
     }
 
     /// The admin protocol's configuration.
-    pub fn admin_config(&self) -> &AdminConfig {
-        &self.admin
+    pub fn admin_config(&self) -> Arc<AdminConfig> {
+        self.admin.read().clone()
+    }
+
+    /// Sets the document previews and renders are wrapped in (`setRenderShell`); later
+    /// previews use it.
+    pub fn set_render_shell(&self, shell: RenderShell) {
+        let mut admin = self.admin.write();
+        let mut config = AdminConfig::clone(&admin);
+        config.render_shell = shell;
+        *admin = Arc::new(config);
     }
 
     /// Starts resolving the page for `request` (`resolveDecoPage`); drive it with
@@ -304,7 +313,7 @@ impl Site {
     /// Answers an admin request (`/live/_meta`, `/.sitefile`, previews, render, invoke,
     /// liveness, purges), or says what the host must do for it.
     pub fn handle_admin(&self, request: &AdminRequest, now: DateTime<Utc>) -> AdminOutcome {
-        admin::handle(self, &self.admin, request, now)
+        admin::handle(self, &self.admin_config(), request, now)
     }
 }
 
