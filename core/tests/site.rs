@@ -7,6 +7,7 @@ use sitefile_core::MatcherContext;
 use sitefile_core::admin::{AdminOutcome, AdminRequest, RenderShell, RenderedSection, Schema};
 use sitefile_core::content::Snapshot;
 use sitefile_core::edge::{CspNonce, EdgePlan, WorkerOptions};
+use sitefile_core::matchers::ExperimentsConfig;
 use sitefile_core::resolve::{Resolution, ResolveConfig, Step};
 use sitefile_core::site::{EdgeHints, OriginAnswer, OriginOutcome};
 use sitefile_core::value::{Value, intern};
@@ -320,6 +321,63 @@ fn the_render_shell_wraps_every_preview_and_can_be_set_later() {
         ),
         "{body}"
     );
+}
+
+#[test]
+fn a_loader_assigns_an_experiment_arm_that_the_page_keeps_sticky() {
+    let site = site(content(), &[]);
+    let config = ExperimentsConfig::from_value(&Value::from(json!({"experiments": [
+        {"key": "price", "variants": [{"id": "low", "weight": 1, "payload": {"p": 9}},
+                                      {"id": "high", "weight": 1, "payload": {"p": 12}}]}
+    ]})));
+    let experiment = config.experiment("price").unwrap();
+    // The loader of the round asks for the visitor's arm, as `resolveExperimentVariant` does.
+    let run = |req: Request| {
+        let mut resolution = site.resolve_page(req, &NoHost);
+        let mut assignment = None;
+        let page = loop {
+            match resolution.next(&NoHost).unwrap() {
+                Step::NeedLoaders(calls) => {
+                    let arm = resolution.assign_experiment(experiment).unwrap().unwrap();
+                    for call in calls {
+                        resolution
+                            .provide(call.id, Ok(arm.payload.clone()))
+                            .unwrap();
+                    }
+                    assignment = Some(arm);
+                }
+                Step::Done(page) => break serde_json::to_value(&*page).unwrap(),
+            }
+        };
+        assert!(matches!(
+            resolution.assign_experiment(experiment),
+            Err(e) if e.code() == ErrorCode::Finished
+        ));
+        (assignment.unwrap(), page)
+    };
+    let (first, page) = run(request("https://shop.example/"));
+    assert!(first.is_fresh);
+    assert_eq!(
+        page["sections"][0]["props"]["products"],
+        serde_json::to_value(&first.payload).unwrap()
+    );
+    let set_cookie = page["effects"]["setCookies"][0].as_str().unwrap();
+    let cookie = set_cookie
+        .split(';')
+        .next()
+        .unwrap()
+        .split_once('=')
+        .unwrap()
+        .1;
+    for seed in 0..10 {
+        let again = request("https://shop.example/")
+            .with_seed(seed)
+            .with_cookie("platform_segment", cookie);
+        let (arm, page) = run(again);
+        assert_eq!(arm.variant_id, first.variant_id);
+        assert!(!arm.is_fresh);
+        assert_eq!(page["effects"]["setCookies"], json!([]));
+    }
 }
 
 #[test]

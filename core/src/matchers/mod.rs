@@ -15,6 +15,7 @@
 mod builtins;
 mod country_names;
 mod evaluator;
+mod experiments;
 mod location;
 mod overrides;
 mod pattern;
@@ -28,6 +29,7 @@ mod tests;
 
 pub use builtins::keys;
 pub use evaluator::Evaluator;
+pub use experiments::{Experiment, ExperimentAssignment, ExperimentVariant, ExperimentsConfig};
 pub use overrides::{OVERRIDE_HEADER, Overrides};
 pub use registry::{MatcherRegistry, MatcherSchema};
 pub use segment::{SEGMENT_COOKIE, Segment};

@@ -43,7 +43,7 @@ struct Flag {
 enum Decision {
     /// A `random.ts` draw.
     Drawn(bool),
-    /// An experiment assignment written by another runtime; kept as is.
+    /// An experiment's arm (`sdk/experiments`).
     Variant(String),
 }
 
@@ -130,6 +130,32 @@ impl Segment {
             pct,
         });
         value
+    }
+
+    /// The experiment arm the incoming cookie holds for `name`, when it was assigned under the
+    /// fingerprint `pct` (or an unknown one).
+    pub(super) fn stored_variant(&self, name: &str, pct: i64) -> Option<&str> {
+        self.stored.iter().find_map(|f| match &f.value {
+            Decision::Variant(id) if f.name == name && (f.pct == -1 || f.pct == pct) => Some(&**id),
+            _ => None,
+        })
+    }
+
+    /// The experiment arm this request assigned for `name` under the fingerprint `pct`.
+    pub(super) fn decided_variant(&self, name: &str, pct: i64) -> Option<&str> {
+        self.decided.iter().rev().find_map(|f| match &f.value {
+            Decision::Variant(id) if f.name == name && f.pct == pct => Some(&**id),
+            _ => None,
+        })
+    }
+
+    /// Keeps this request's assignment of arm `id` for experiment `name` in the cookie.
+    pub(super) fn record_variant(&mut self, name: &str, id: &str, pct: i64) {
+        self.decided.push(Flag {
+            name: name.to_string(),
+            value: Decision::Variant(id.to_string()),
+            pct,
+        });
     }
 
     /// The next number of the request's random stream, in `[0, 1)`.

@@ -15,7 +15,7 @@ use crate::effects::{Effects, ResolveErrorEvent};
 use crate::errors::{ErrorCode, HasErrorCode};
 use crate::host::{Host, NoHost};
 use crate::loader_cache::{Freshness, LoaderCache, LoaderKey, Lookup, Ticket};
-use crate::matchers::{Overrides, Segment};
+use crate::matchers::{Experiment, ExperimentAssignment, Overrides, Segment};
 use crate::request::Request;
 use crate::value::{Key, Object, Value, intern};
 use serde::Serialize;
@@ -322,6 +322,19 @@ impl Resolution {
         let step = self.step();
         self.report_errors(&step, host);
         Ok(step)
+    }
+
+    /// The visitor's arm of `experiment` (`resolveExperimentVariant`, called by a loader of this
+    /// resolution): sticky through the page's `platform_segment` cookie, which the finished page
+    /// sets. `None` for an experiment without arms; after the page was returned, an error.
+    pub fn assign_experiment(
+        &mut self,
+        experiment: &Experiment,
+    ) -> Result<Option<ExperimentAssignment>, ResolutionMisuse> {
+        if self.done {
+            return Err(ResolutionMisuse::Finished);
+        }
+        Ok(self.segment.assign(experiment))
     }
 
     /// The result of loader call `id`: its value, or an error message (the value becomes
