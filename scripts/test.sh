@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: every crate's tests, conformance cases and the corpus test.
+# The whole test suite: every crate's tests, conformance cases, the corpus test and the npm
+# package's build and `node --test` suites (scripts/node.sh).
 # Starts whatever services the tests need (see scripts/services.sh) and stops them afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,3 +16,4 @@ if command -v cargo-nextest >/dev/null 2>&1; then
 else
   cargo test --workspace --locked
 fi
+bash ./scripts/node.sh

@@ -43,6 +43,19 @@ impl KeyRegistry {
             .then_some(rt)
     }
 
+    /// Registers a section module the way `createSiteSetup`'s `sections` names it: the module
+    /// key `./sections/<path>.tsx` is registered as `site/sections/<path>.tsx`; any other key
+    /// (already a `__resolveType`, say `site/sections/Hero.tsx`) is registered as given.
+    /// Returns the registered key.
+    pub fn register_section_module(&mut self, module: &str) -> String {
+        let key = match module.strip_prefix("./sections/") {
+            Some(path) => format!("site/sections/{path}"),
+            None => module.to_string(),
+        };
+        self.register(&key);
+        key
+    }
+
     /// Whether `rt` refers to a registered key.
     pub fn contains(&self, rt: &str) -> bool {
         self.lookup(rt).is_some()
@@ -52,6 +65,22 @@ impl KeyRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn section_modules_register_under_their_site_key() {
+        let mut r = KeyRegistry::default();
+        assert_eq!(
+            r.register_section_module("./sections/Product/Shelf.tsx"),
+            "site/sections/Product/Shelf.tsx"
+        );
+        assert_eq!(
+            r.register_section_module("other/sections/X.tsx"),
+            "other/sections/X.tsx"
+        );
+        assert!(r.contains("site/sections/Product/Shelf.tsx"));
+        assert!(r.contains("other/sections/X.tsx"));
+        assert!(!r.contains("./sections/Product/Shelf.tsx"));
+    }
 
     #[test]
     fn exact_stripped_and_convention() {

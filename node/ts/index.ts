@@ -1,0 +1,31 @@
+/**
+ * sitefile for Node.js: set up a site, resolve its pages, reload its content.
+ *
+ * ```js
+ * const { createSiteSetup, resolveDecoPage } = require("sitefile");
+ * const site = createSiteSetup({ blocksDir: "examples/storefront", loaders: { ... } });
+ * const page = await resolveDecoPage({ url: "https://shop.example/shoes" }, site);
+ * ```
+ */
+
+export { type ErrorCode, SitefileError, isSitefileError } from "./errors";
+export {
+  type FeatureFlagAdapter,
+  type Loader,
+  type Matcher,
+  type MatcherContext,
+  type ReloadResponse,
+  type RequestInput,
+  Site,
+  type SiteSetupOptions,
+  createSiteSetup,
+  currentSite,
+  registerMatcher,
+} from "./setup";
+export {
+  type Effects,
+  type ResolveErrorEvent,
+  type ResolvedPage,
+  type ResolvedSection,
+  resolveDecoPage,
+} from "./resolve";

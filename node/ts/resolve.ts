@@ -1,0 +1,201 @@
+/**
+ * `resolveDecoPage`: resolves the page for a request. The core decides everything; this module
+ * moves the request in, runs each round's loaders concurrently, calls custom matchers when the
+ * core asks, and parses the finished page.
+ */
+
+import { SitefileError, native } from "./errors";
+import { type MatcherContext, type RequestInput, Site, currentSite } from "./setup";
+import type { HostCallbacks } from "../index";
+
+/** One section of a resolved page. */
+export interface ResolvedSection {
+  /** The section key (`site/sections/Hero.tsx`). */
+  component: string;
+  /** Its resolved props. */
+  props: any;
+  /** Rendered first as a skeleton and loaded separately (async rendering only). */
+  deferred?: true;
+}
+
+/** Something that failed while resolving; the page still renders. */
+export interface ResolveErrorEvent {
+  resolveType: string;
+  context: string;
+  message: string;
+}
+
+/** What a resolution did besides producing JSON. */
+export interface Effects {
+  /** `Set-Cookie` values to send (the sticky `platform_segment`). */
+  setCookies: string[];
+  warnings: string[];
+  /** Request facets the page depends on (`device`, `region`, `cohort`). */
+  varies: string[];
+  /** Present when anything failed. */
+  errors?: ResolveErrorEvent[];
+  /** Present when a loader failed. */
+  degraded?: true;
+}
+
+/** A resolved page, in the stable format of `sitefile resolve`. */
+export interface ResolvedPage {
+  /** The page block name; `null` when no page serves the path. */
+  page: string | null;
+  /** Its path pattern. */
+  path: string | null;
+  /** The pattern's groups, still percent-encoded. */
+  params: Record<string, string>;
+  /** Site globals, then the page's sections. */
+  sections: ResolvedSection[];
+  /** The page's SEO block, resolved. */
+  seo: any;
+  effects: Effects;
+  /** The content revision it was resolved from. */
+  revision: string;
+}
+
+interface LoaderCall {
+  id: number;
+  key: string;
+  props: unknown;
+  refresh?: true;
+}
+
+type Step = { step: "needLoaders"; value: LoaderCall[] } | { step: "done"; value: ResolvedPage };
+
+function isFetchRequest(input: unknown): input is Request {
+  return typeof Request !== "undefined" && input instanceof Request;
+}
+
+function headerPairs(headers: unknown): Array<[string, string]> {
+  if (headers === undefined || headers === null) return [];
+  if (typeof Headers !== "undefined" && headers instanceof Headers) return [...headers.entries()];
+  if (Array.isArray(headers)) return headers.map(([name, value]) => [String(name), String(value)]);
+  if (typeof headers === "object") {
+    const pairs: Array<[string, string]> = [];
+    for (const [name, value] of Object.entries(headers)) {
+      if (Array.isArray(value)) for (const v of value) pairs.push([name, String(v)]);
+      else if (value !== undefined) pairs.push([name, String(value)]);
+    }
+    return pairs;
+  }
+  throw new SitefileError("INVALID_REQUEST", "request headers must be an object, a Headers or pairs");
+}
+
+/** The request's JSON form for the addon. */
+function requestJson(input: RequestInput, site: Site): string {
+  if (input === null || typeof input !== "object") {
+    throw new SitefileError("INVALID_REQUEST", "resolveDecoPage takes a Request or {url, headers, cookies}");
+  }
+  const form = isFetchRequest(input)
+    ? { url: input.url, method: input.method, headers: headerPairs(input.headers), cookies: [] }
+    : {
+        url: input.url,
+        method: input.method,
+        headers: headerPairs(input.headers),
+        cookies: Object.entries(input.cookies ?? {}).map(([name, value]) => [name, String(value)]),
+      };
+  if (typeof form.url !== "string") {
+    throw new SitefileError("INVALID_REQUEST", "the request has no url");
+  }
+  const random = site.options.random ? site.options.random() : Math.random();
+  if (!(random >= 0 && random < 1)) {
+    throw new SitefileError("INVALID_CONFIG", `random() answered ${random}, not a number in [0, 1)`);
+  }
+  return JSON.stringify({
+    ...form,
+    nowMs: site.now().getTime(),
+    // 53 bits: every number in [0, 1) Math.random can answer seeds a distinct source.
+    seed: Math.floor(random * 2 ** 53),
+  });
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+/** One loader's answer as the addon reads it. */
+async function answer(site: Site, call: LoaderCall, request: RequestInput): Promise<string> {
+  const loader = site.loaders.get(call.key);
+  try {
+    if (!loader) throw new Error(`no loader is registered for ${call.key}`);
+    const value = await loader(call.props, request);
+    // A value JSON cannot hold (a function, a symbol) is `null`, as `JSON.stringify` drops it.
+    const text = JSON.stringify(value === undefined ? null : value) ?? "null";
+    return `{"id":${call.id},"value":${text}}`;
+  } catch (error) {
+    return JSON.stringify({ id: call.id, error: messageOf(error) });
+  }
+}
+
+function callbacks(site: Site, request: RequestInput): HostCallbacks {
+  const host: HostCallbacks = {};
+  const { matchers, options } = site;
+  if (matchers.size > 0) {
+    let contextText = "";
+    let context: MatcherContext | null = null;
+    host.matcher = (key, ruleJson, contextJson) => {
+      const matcher = matchers.get(key);
+      if (!matcher) throw new Error(`no custom matcher is registered for ${key}`);
+      if (context === null || contextJson !== contextText) {
+        context = { ...(JSON.parse(contextJson) as Omit<MatcherContext, "request">), request };
+        contextText = contextJson;
+      }
+      const answer: unknown = matcher(JSON.parse(ruleJson) as Record<string, unknown>, context);
+      if (answer !== null && typeof answer === "object" && typeof (answer as { then?: unknown }).then === "function") {
+        throw new Error(`the custom matcher ${key} returned a Promise; matchers must be synchronous`);
+      }
+      return Boolean(answer);
+    };
+  }
+  const flags = options.featureFlags?.adapter;
+  if (flags) {
+    host.isFeatureEnabled = (key) => Boolean(flags.isFeatureEnabled(key));
+    if (flags.getFeatureFlagVariant) {
+      const variant = flags.getFeatureFlagVariant.bind(flags);
+      host.getFeatureFlagVariant = (key) => {
+        const v = variant(key);
+        return v === null || v === undefined ? null : String(v);
+      };
+    }
+  }
+  const onDangling = options.onDanglingReference;
+  if (onDangling) {
+    host.onDanglingReference = (resolveType) => {
+      const value = onDangling(resolveType);
+      return value === undefined ? null : JSON.stringify(value);
+    };
+  }
+  const onError = options.onResolveError;
+  if (onError) {
+    host.onResolveError = (eventJson) => {
+      const event = JSON.parse(eventJson) as ResolveErrorEvent;
+      onError(new Error(event.message), event.resolveType, event.context);
+    };
+  }
+  return host;
+}
+
+/**
+ * Resolves the page for a request: matchers see its full URL, headers and cookies; each round
+ * of loaders runs concurrently. Returns the page (`page: null` when no page serves the path).
+ * A bad request throws `INVALID_REQUEST`.
+ */
+export async function resolveDecoPage(request: RequestInput, site: Site = currentSite()): Promise<ResolvedPage> {
+  if (!(site instanceof Site)) {
+    throw new SitefileError("INVALID_CONFIG", "resolveDecoPage: the second argument is not a site from createSiteSetup");
+  }
+  const form = requestJson(request, site);
+  const resolution = native(() => site.native.resolve(form));
+  const host = callbacks(site, request);
+  let answers: string | null = null;
+  for (;;) {
+    const given = answers;
+    const step = JSON.parse(native(() => resolution.advance(given, host))) as Step;
+    if (step.step === "done") return step.value;
+    const results = await Promise.all(step.value.map((call) => answer(site, call, request)));
+    answers = `[${results.join(",")}]`;
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * `createSiteSetup`: a site from a content map or a blocks directory, with its sections,
+ * loaders, custom matchers and environment, over the native core.
+ */
+
+import * as path from "node:path";
+import { SitefileError, native } from "./errors";
+import type * as Native from "../index";
+
+// The generated loader sits in `node/` next to this package's `dist/`; its types are read from
+// the committed `node/index.d.ts`.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const addon = require(path.join(__dirname, "..", "node", "index.js")) as typeof Native;
+
+/** What a custom matcher sees (spec "Matcher context"). */
+export interface MatcherContext {
+  /** The full URL of the page. */
+  url: string;
+  /** Its path, as received. */
+  path: string;
+  /** The `User-Agent` header, or `""`. */
+  userAgent: string;
+  /** Cookies by name (the last of a repeated name). */
+  cookies: Record<string, string>;
+  /** Headers by lower-case name (the first of a repeated name). */
+  headers: Record<string, string>;
+  /** The request given to `resolveDecoPage`, as given. */
+  request: RequestInput;
+}
+
+/** A custom matcher: `(rule, ctx) => boolean`, synchronous. */
+export type Matcher = (rule: Record<string, unknown>, ctx: MatcherContext) => boolean;
+
+/** A loader: called with its resolved props and the request being resolved. */
+export type Loader = (props: any, request: RequestInput) => unknown;
+
+/** A request as `resolveDecoPage` takes it: a fetch `Request`, or its parts. */
+export type RequestInput =
+  | Request
+  | {
+      /** Absolute URL (a path is taken relative to `http://localhost`). */
+      url: string;
+      method?: string;
+      /** Headers: an object, a `Headers`, or `[name, value]` pairs (names may repeat). */
+      headers?: Record<string, string | string[] | undefined> | Headers | Array<[string, string]>;
+      /** Cookies, as if sent in the `Cookie` header. */
+      cookies?: Record<string, string>;
+    };
+
+/** The feature-flag adapter of a flag bridge (spec: both calls synchronous). */
+export interface FeatureFlagAdapter {
+  isFeatureEnabled(key: string): boolean;
+  getFeatureFlagVariant?(key: string): string | null | undefined;
+}
+
+/** `createSiteSetup` options. */
+export interface SiteSetupOptions {
+  /** The content map (block name → block). Laid over `blocksDir`'s blocks when both are given. */
+  blocks?: Record<string, unknown>;
+  /** A site directory or blocks directory read at setup (`.platform/blocks/`, `blocks/`, a
+   * directory of block files, or `.platform/blocks.gen.json`); `false` or absent: none. */
+  blocksDir?: string | false;
+  /** Section modules keyed `./sections/<path>.tsx` (registered as `site/sections/<path>.tsx`),
+   * or section keys. Absent: every key containing `/sections/` is a section. */
+  sections?: Record<string, unknown> | string[];
+  /** Loaders by registered key; the only loaders resolution calls. */
+  loaders?: Record<string, Loader>;
+  /** Functions that register custom matchers by calling {@link registerMatcher}. */
+  customMatchers?: Array<() => void>;
+  /** The feature-flag bridge: its matcher key (`<flag_vendor>/matchers/featureFlag.ts`) and
+   * adapter. */
+  featureFlags?: { matcherKey: string; adapter: FeatureFlagAdapter };
+  /** Absolute URLs on these origins in content are made relative. */
+  productionOrigins?: string[];
+  /** Called when a loader or section fails during resolution. */
+  onResolveError?: (error: Error, resolveType: string, context: string) => void;
+  /** Called for a loader or action key nothing registered; its answer is the value. */
+  onDanglingReference?: (resolveType: string) => unknown;
+  /** Environment variables (`NODE_ENV`, `PLATFORM_*`, ...). Default: `process.env`. */
+  env?: Record<string, string | undefined>;
+  /** `createDecoWorkerEntry` options in their JSON spelling. */
+  options?: Record<string, unknown>;
+  /** Extension: the clock resolution and reloads use (default: the system clock). */
+  now?: () => Date;
+  /** Extension: the random source; called once per request to seed its draws (default:
+   * `Math.random`). */
+  random?: () => number;
+}
+
+/** The response of a reload (spec "Reload request and response"). */
+export interface ReloadResponse {
+  ok: true;
+  mode: "delta" | "full";
+  previousBlockCount: number;
+  newBlockCount: number;
+  revision: string;
+  kvWritten: boolean;
+  timestamp: string;
+}
+
+const globalMatchers = new Map<string, Matcher>();
+let registering: Map<string, Matcher> | null = null;
+
+/**
+ * Registers a custom matcher. Called from a `customMatchers` function it registers for the
+ * site being set up; called anywhere else, for every site set up afterwards.
+ */
+export function registerMatcher(key: string, matcher: Matcher): void {
+  if (typeof key !== "string" || key === "") {
+    throw new SitefileError("INVALID_CONFIG", "registerMatcher: the key must be a non-empty string");
+  }
+  if (typeof matcher !== "function") {
+    throw new SitefileError("INVALID_CONFIG", `registerMatcher: the matcher of ${key} is not a function`);
+  }
+  (registering ?? globalMatchers).set(key, matcher);
+}
+
+/** A site: content, setup, reload. Resolve pages with `resolveDecoPage`. */
+export class Site {
+  /** @internal */
+  readonly native: Native.NativeSite;
+  /** @internal */
+  readonly matchers: ReadonlyMap<string, Matcher>;
+  /** @internal */
+  readonly loaders: ReadonlyMap<string, Loader>;
+  /** @internal */
+  readonly options: SiteSetupOptions;
+
+  /** @internal */
+  constructor(
+    nativeSite: Native.NativeSite,
+    matchers: Map<string, Matcher>,
+    loaders: Map<string, Loader>,
+    options: SiteSetupOptions,
+  ) {
+    this.native = nativeSite;
+    this.matchers = matchers;
+    this.loaders = loaders;
+    this.options = options;
+  }
+
+  /** The content revision serving now. */
+  get revision(): string {
+    return this.native.revision;
+  }
+
+  /**
+   * Applies a reload body (spec `POST /.sitefile`): `{blocks: {...}}` is a delta (`null`
+   * deletes a block), any other object replaces all content. A string is taken as JSON text.
+   * A refused body throws (`INVALID_JSON`, `INVALID_CONTENT`) and leaves the content serving.
+   */
+  reload(body: string | Record<string, unknown>): ReloadResponse {
+    const text = typeof body === "string" ? body : JSON.stringify(body);
+    if (typeof text !== "string") {
+      throw new SitefileError("INVALID_CONTENT", "the reload body is not a JSON object");
+    }
+    const now = this.now().getTime();
+    return JSON.parse(native(() => this.native.reload(text, now))) as ReloadResponse;
+  }
+
+  /** @internal */
+  now(): Date {
+    return this.options.now ? this.options.now() : new Date();
+  }
+}
+
+let current: Site | null = null;
+
+/** The site most recently set up (what `resolveDecoPage` uses when given none). */
+export function currentSite(): Site {
+  if (current === null) {
+    throw new SitefileError("INVALID_CONFIG", "no site is set up: call createSiteSetup first");
+  }
+  return current;
+}
+
+function sectionKeys(sections: SiteSetupOptions["sections"]): string[] | undefined {
+  if (sections === undefined) return undefined;
+  return Array.isArray(sections) ? sections : Object.keys(sections);
+}
+
+function envOf(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (typeof value === "string") out[name] = value;
+  }
+  return out;
+}
+
+/** Sets up a site (spec `createSiteSetup`); it becomes the site `resolveDecoPage` uses by default. */
+export function createSiteSetup(options: SiteSetupOptions): Site {
+  if (options === null || typeof options !== "object") {
+    throw new SitefileError("INVALID_CONFIG", "createSiteSetup takes an options object");
+  }
+  const matchers = new Map(globalMatchers);
+  const scope = new Map<string, Matcher>();
+  registering = scope;
+  try {
+    for (const register of options.customMatchers ?? []) register();
+  } finally {
+    registering = null;
+  }
+  for (const [key, matcher] of scope) matchers.set(key, matcher);
+  const loaders = new Map(Object.entries(options.loaders ?? {}));
+  for (const [key, loader] of loaders) {
+    if (typeof loader !== "function") {
+      throw new SitefileError("INVALID_CONFIG", `the loader ${key} is not a function`);
+    }
+  }
+  const setup = JSON.stringify({
+    sections: sectionKeys(options.sections),
+    loaders: [...loaders.keys()],
+    customMatchers: [...matchers.keys()],
+    featureFlagMatcher: options.featureFlags?.matcherKey,
+    productionOrigins: options.productionOrigins,
+    env: envOf(options.env ?? process.env),
+    options: options.options,
+  });
+  const blocks = options.blocks === undefined ? undefined : JSON.stringify(options.blocks);
+  const dir = options.blocksDir;
+  const nativeSite = native(() => {
+    if (typeof dir === "string") return addon.NativeSite.fromDir(dir, setup, blocks);
+    if (blocks === undefined) {
+      throw new SitefileError("INVALID_CONFIG", "createSiteSetup needs `blocks` or `blocksDir`");
+    }
+    return addon.NativeSite.fromContent(blocks, setup);
+  });
+  const site = new Site(nativeSite, matchers, loaders, options);
+  current = site;
+  return site;
+}

@@ -1,0 +1,338 @@
+// The sitefile package through its public API: pages, loaders, custom matchers, errors, reload.
+"use strict";
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const path = require("node:path");
+const { createSiteSetup, resolveDecoPage, registerMatcher, SitefileError, isSitefileError } = require("sitefile");
+
+const storefront = path.join(__dirname, "..", "..", "examples", "storefront");
+const MOBILE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148";
+
+const hero = (title) => ({ __resolveType: "site/sections/Hero.tsx", title });
+const flag = (...variants) => ({ __resolveType: "website/flags/multivariate.ts", variants });
+const variant = (rule, value) => ({ rule, value });
+const always = { __resolveType: "website/matchers/always.ts" };
+const never = { __resolveType: "website/matchers/never.ts" };
+
+test("a page of examples/storefront resolves with its loaders and matchers", async () => {
+  const calls = [];
+  const site = createSiteSetup({
+    blocksDir: storefront,
+    env: {},
+    loaders: {
+      "vtex/loaders/intelligentSearch/productListingPage.ts": (props) => {
+        calls.push(props);
+        return { products: [{ name: "Runner" }] };
+      },
+    },
+  });
+  const page = await resolveDecoPage({ url: "https://storefront.example/shoes" }, site);
+  assert.equal(page.page, "pages-category");
+  assert.deepEqual(page.params, { slug: "shoes" });
+  assert.equal(page.revision, site.revision);
+  assert.equal(calls.length, 1);
+  assert.deepEqual(calls[0].selectedFacets, [{ key: "category-1", value: "shoes" }]);
+  const result = page.sections.find((s) => s.component === "site/sections/Product/SearchResult.tsx");
+  assert.deepEqual(result.props.page, { products: [{ name: "Runner" }] });
+  const header = page.sections.find((s) => s.component === "site/sections/Header/Header.tsx");
+  assert.equal(header.props.alert, "Free shipping over $50");
+});
+
+test("the request's headers reach the built-in matchers (a mobile visitor, fetch Request too)", async () => {
+  const site = createSiteSetup({ blocksDir: storefront, env: {} });
+  const heroTitle = (page) => page.sections.find((s) => s.component === "site/sections/Hero/Hero.tsx").props.title;
+  const mobile = await resolveDecoPage({ url: "https://storefront.example/", headers: { "user-agent": MOBILE } }, site);
+  assert.equal(heroTitle(mobile), "Shop on the go");
+  assert.deepEqual(mobile.effects.varies.includes("device"), true);
+  const request = new Request("https://storefront.example/", { headers: { "user-agent": MOBILE } });
+  assert.equal(heroTitle(await resolveDecoPage(request, site)), "Shop on the go");
+  assert.equal(heroTitle(await resolveDecoPage({ url: "https://storefront.example/" }, site)), "New season, new shoes");
+});
+
+test("a page of an inline content map resolves; the last site set up is the default", async () => {
+  createSiteSetup({
+    env: {},
+    blocks: { "pages-home": { path: "/", sections: [hero("hello")] } },
+    sections: { "./sections/Hero.tsx": () => Promise.resolve({}) },
+  });
+  const page = await resolveDecoPage({ url: "https://shop.example/" });
+  assert.equal(page.page, "pages-home");
+  assert.deepEqual(page.sections, [{ component: "site/sections/Hero.tsx", props: { title: "hello" } }]);
+  assert.equal(page.seo, null);
+  const none = await resolveDecoPage({ url: "https://shop.example/nothing/here" });
+  assert.equal(none.page, null);
+  assert.deepEqual(none.sections, []);
+});
+
+test("loaders run once per round, concurrently, and never under an unchosen variant", async () => {
+  const calls = [];
+  let releaseA;
+  const bStarted = new Promise((resolve) => {
+    releaseA = resolve;
+  });
+  const site = createSiteSetup({
+    env: {},
+    blocks: {
+      "pages-home": {
+        path: "/",
+        sections: [
+          {
+            __resolveType: "site/sections/Shelf.tsx",
+            a: { __resolveType: "site/loaders/a.ts", n: 1 },
+            b: { __resolveType: "site/loaders/b.ts", n: 2 },
+            // `outer` needs `inner`'s answer as a prop: a second round.
+            nested: { __resolveType: "site/loaders/outer.ts", inner: { __resolveType: "site/loaders/inner.ts" } },
+            chosen: flag(
+              variant(never, { __resolveType: "site/loaders/unchosen.ts" }),
+              variant(always, { __resolveType: "site/loaders/chosen.ts" }),
+            ),
+          },
+        ],
+      },
+    },
+    loaders: {
+      // `a` finishes only once `b` started: the round runs its loaders concurrently.
+      "site/loaders/a.ts": async (props) => {
+        calls.push("a");
+        await bStarted;
+        return props.n;
+      },
+      "site/loaders/b.ts": async (props) => {
+        calls.push("b");
+        releaseA();
+        return props.n;
+      },
+      "site/loaders/inner.ts": () => {
+        calls.push("inner");
+        return "in";
+      },
+      "site/loaders/outer.ts": (props) => {
+        calls.push("outer");
+        return { got: props.inner };
+      },
+      "site/loaders/chosen.ts": () => {
+        calls.push("chosen");
+        return "yes";
+      },
+      "site/loaders/unchosen.ts": () => {
+        calls.push("unchosen");
+        return "no";
+      },
+    },
+  });
+  const page = await resolveDecoPage({ url: "https://shop.example/" }, site);
+  const props = page.sections[0].props;
+  assert.equal(props.a, 1);
+  assert.equal(props.b, 2);
+  assert.deepEqual(props.nested, { got: "in" });
+  assert.equal(props.chosen, "yes");
+  assert.deepEqual([...calls].sort(), ["a", "b", "chosen", "inner", "outer"]);
+  assert.ok(calls.indexOf("outer") > calls.indexOf("inner"), "outer runs in the round after inner");
+  assert.ok(calls.indexOf("outer") > calls.indexOf("a") && calls.indexOf("outer") > calls.indexOf("b"));
+});
+
+test("a throwing or rejecting loader is a failed call: null, effects.errors, degraded", async () => {
+  const site = createSiteSetup({
+    env: {},
+    blocks: {
+      "pages-home": {
+        path: "/",
+        sections: [
+          {
+            __resolveType: "site/sections/Shelf.tsx",
+            sync: { __resolveType: "site/loaders/throws.ts" },
+            async: { __resolveType: "site/loaders/rejects.ts" },
+            fine: { __resolveType: "site/loaders/fine.ts" },
+          },
+        ],
+      },
+    },
+    loaders: {
+      "site/loaders/throws.ts": () => {
+        throw new Error("search is down");
+      },
+      "site/loaders/rejects.ts": async () => {
+        throw new Error("timeout");
+      },
+      "site/loaders/fine.ts": async () => undefined,
+    },
+  });
+  const page = await resolveDecoPage({ url: "https://shop.example/" }, site);
+  assert.deepEqual(page.sections[0].props, { sync: null, async: null, fine: null });
+  assert.equal(page.effects.degraded, true);
+  const messages = page.effects.errors.map((e) => e.message).join("\n");
+  assert.match(messages, /search is down/);
+  assert.match(messages, /timeout/);
+});
+
+const vipPage = {
+  "pages-home": {
+    path: "/",
+    sections: [flag(variant({ __resolveType: "site/matchers/vip.ts", tier: "gold" }, hero("vip")), variant(always, hero("everyone")))],
+  },
+};
+
+test("a custom matcher JS function decides the variant with the rule and the request context", async () => {
+  const seen = [];
+  const site = createSiteSetup({
+    env: {},
+    blocks: vipPage,
+    customMatchers: [
+      () =>
+        registerMatcher("site/matchers/vip.ts", (rule, ctx) => {
+          seen.push({ rule, ctx });
+          return ctx.cookies.tier === rule.tier;
+        }),
+    ],
+  });
+  const request = { url: "https://shop.example/?a=1", headers: { "x-test": "1" }, cookies: { tier: "gold" } };
+  const gold = await resolveDecoPage(request, site);
+  assert.equal(gold.sections[0].props.title, "vip");
+  const { rule, ctx } = seen[0];
+  assert.equal(rule.tier, "gold");
+  assert.equal(ctx.url, "https://shop.example/?a=1");
+  assert.equal(ctx.path, "/");
+  assert.equal(ctx.headers["x-test"], "1");
+  assert.deepEqual(ctx.cookies, { tier: "gold" });
+  assert.equal(ctx.request, request);
+  const plain = await resolveDecoPage({ url: "https://shop.example/", cookies: { tier: "silver" } }, site);
+  assert.equal(plain.sections[0].props.title, "everyone");
+  assert.equal(plain.effects.errors, undefined);
+});
+
+test("a throwing custom matcher counts as false and is reported in effects.errors", async () => {
+  const reported = [];
+  const site = createSiteSetup({
+    env: {},
+    blocks: vipPage,
+    customMatchers: [
+      () =>
+        registerMatcher("site/matchers/vip.ts", () => {
+          throw new Error("vip service down");
+        }),
+    ],
+    onResolveError: (error, resolveType, context) => reported.push({ message: error.message, resolveType, context }),
+  });
+  const page = await resolveDecoPage({ url: "https://shop.example/" }, site);
+  assert.equal(page.sections[0].props.title, "everyone");
+  assert.equal(page.effects.errors.length, 1);
+  const [error] = page.effects.errors;
+  assert.equal(error.resolveType, "site/matchers/vip.ts");
+  assert.equal(error.context, "Matcher");
+  assert.match(error.message, /vip service down/);
+  assert.deepEqual(reported, [{ message: error.message, resolveType: "site/matchers/vip.ts", context: "Matcher" }]);
+});
+
+test("a matcher returning a Promise is not synchronous: false, reported", async () => {
+  const site = createSiteSetup({
+    env: {},
+    blocks: vipPage,
+    customMatchers: [() => registerMatcher("site/matchers/vip.ts", async () => true)],
+  });
+  const page = await resolveDecoPage({ url: "https://shop.example/" }, site);
+  assert.equal(page.sections[0].props.title, "everyone");
+  assert.match(page.effects.errors[0].message, /Promise/);
+});
+
+test("the feature-flag bridge asks the adapter", async () => {
+  const key = "posthog/matchers/featureFlag.ts";
+  const blocks = {
+    "pages-home": {
+      path: "/",
+      sections: [
+        flag(
+          variant({ __resolveType: key, flagKey: "checkout", variant: "b" }, hero("b")),
+          variant({ __resolveType: key, flagKey: "banner" }, hero("banner")),
+          variant(always, hero("none")),
+        ),
+      ],
+    },
+  };
+  const setup = (enabled, variantOf) =>
+    createSiteSetup({
+      env: {},
+      blocks,
+      featureFlags: { matcherKey: key, adapter: { isFeatureEnabled: (k) => enabled.includes(k), getFeatureFlagVariant: variantOf } },
+    });
+  const title = async (site) => (await resolveDecoPage({ url: "https://shop.example/" }, site)).sections[0].props.title;
+  assert.equal(await title(setup([], (k) => (k === "checkout" ? "b" : null))), "b");
+  assert.equal(await title(setup(["banner"], () => null)), "banner");
+  assert.equal(await title(setup([], () => null)), "none");
+});
+
+test("now() and random() make date and random rules deterministic", async () => {
+  const blocks = {
+    "pages-home": {
+      path: "/",
+      sections: [
+        flag(variant({ __resolveType: "website/matchers/date.ts", start: "2026-11-27T00:00:00Z", end: "2026-11-30T00:00:00Z" }, hero("sale")), variant(always, hero("regular"))),
+        flag(variant({ __resolveType: "website/matchers/random.ts", traffic: 0.5 }, hero("test")), variant(always, hero("control"))),
+      ],
+    },
+  };
+  const run = async (now, random) => {
+    const site = createSiteSetup({ env: {}, blocks, now: () => new Date(now), random: () => random });
+    const page = await resolveDecoPage({ url: "https://shop.example/" }, site);
+    return page.sections.map((s) => s.props.title);
+  };
+  assert.equal((await run("2026-11-28T12:00:00Z", 0.25))[0], "sale");
+  assert.equal((await run("2026-12-01T00:00:00Z", 0.25))[0], "regular");
+  const draws = [];
+  for (const r of [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]) {
+    const first = (await run("2026-01-01T00:00:00Z", r))[1];
+    assert.equal((await run("2026-01-01T00:00:00Z", r))[1], first, "the same random() gives the same cohort");
+    draws.push(first);
+  }
+  assert.ok(draws.includes("test") && draws.includes("control"), `both cohorts are reachable: ${draws}`);
+});
+
+test("bad input throws a SitefileError with the core's code", async () => {
+  const site = createSiteSetup({ env: {}, blocks: { "pages-home": { path: "/", sections: [] } } });
+  const revision = site.revision;
+  const rejects = (fn, code) =>
+    assert.throws(fn, (e) => e instanceof Error && e instanceof SitefileError && isSitefileError(e) && e.code === code);
+  rejects(() => site.reload("{not json"), "INVALID_JSON");
+  rejects(() => site.reload("[1, 2]"), "INVALID_CONTENT");
+  assert.equal(site.revision, revision, "a refused reload leaves the content serving");
+  await assert.rejects(resolveDecoPage({ url: "not a url" }, site), (e) => e instanceof SitefileError && e.code === "INVALID_REQUEST");
+  await assert.rejects(resolveDecoPage({}, site), (e) => e.code === "INVALID_REQUEST");
+  rejects(() => createSiteSetup({ blocksDir: path.join(__dirname, "no-such-site") }), "NOT_FOUND");
+  rejects(() => createSiteSetup({ env: {}, blocks: [] }), "INVALID_JSON");
+  rejects(() => createSiteSetup({ env: { PLATFORM_CACHE_DISABLE: "perhaps" }, blocks: {} }), "INVALID_CONFIG");
+  rejects(() => createSiteSetup({ env: {}, blocks: {}, options: { geoCacheKey: "planet" } }), "INVALID_CONFIG");
+});
+
+test("a reload changes the page and the revision", async () => {
+  const site = createSiteSetup({
+    env: {},
+    blocks: { "pages-home": { path: "/", sections: [{ __resolveType: "Hero" }] }, Hero: hero("before") },
+  });
+  const before = await resolveDecoPage({ url: "https://shop.example/" }, site);
+  assert.equal(before.sections[0].props.title, "before");
+  const response = site.reload({ blocks: { Hero: hero("after") } });
+  assert.equal(response.ok, true);
+  assert.equal(response.mode, "delta");
+  assert.equal(response.previousBlockCount, 2);
+  assert.equal(response.newBlockCount, 2);
+  assert.equal(response.kvWritten, false);
+  assert.equal(response.revision, site.revision);
+  assert.notEqual(response.revision, before.revision);
+  const after = await resolveDecoPage({ url: "https://shop.example/" }, site);
+  assert.equal(after.sections[0].props.title, "after");
+  assert.equal(after.revision, response.revision);
+  const full = site.reload(JSON.stringify({ "pages-other": { path: "/other", sections: [hero("x")] } }));
+  assert.equal(full.mode, "full");
+  assert.equal((await resolveDecoPage({ url: "https://shop.example/" }, site)).page, null);
+});
+
+test("blocks are laid over blocksDir; onDanglingReference answers unregistered loaders", async () => {
+  const site = createSiteSetup({
+    env: {},
+    blocksDir: storefront,
+    blocks: { "Shelf - Best sellers": { __resolveType: "site/loaders/missing.ts" } },
+    onDanglingReference: (resolveType) => ({ dangling: resolveType }),
+  });
+  const page = await resolveDecoPage({ url: "https://storefront.example/" }, site);
+  const shelf = page.sections.find((s) => s.component === "site/sections/Product/ProductShelf.tsx");
+  assert.deepEqual(shelf.props.products, { dangling: "site/loaders/missing.ts" });
+});
