@@ -40,7 +40,7 @@ export declare class NativeSite {
   reload(body: string, nowMs: number): string
   /**
    * Starts resolving the page for a request (JSON: `{url, method?, headers?: [[name,
-   * value]...], cookies?: [[name, value]...], nowMs?, seed?}`); the first
+   * value]...], cookies?: [[name, value]...], now?: RFC 3339, seed?}`, the core's `RequestForm`); the first
    * `NativeResolution.advance` runs the synchronous pass. A bad request throws
    * `INVALID_REQUEST` here.
    */

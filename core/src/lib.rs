@@ -29,6 +29,6 @@ pub use device::Device;
 pub use effects::{Effects, ResolveErrorEvent};
 pub use errors::{ErrorBody, ErrorCode, HasErrorCode};
 pub use host::{FeatureFlagAdapter, Host, MatcherContext, NoHost};
-pub use request::{Geo, RandomSource, Request, RequestError};
+pub use request::{Geo, RandomSource, Request, RequestError, RequestForm};
 pub use site::{Site, SiteSetup};
 pub use value::{Key, Object, Value};

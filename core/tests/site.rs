@@ -8,7 +8,7 @@ use sitefile_core::admin::{AdminOutcome, AdminRequest, RenderShell, RenderedSect
 use sitefile_core::content::Snapshot;
 use sitefile_core::edge::{CspNonce, EdgePlan, WorkerOptions};
 use sitefile_core::matchers::ExperimentsConfig;
-use sitefile_core::resolve::{Resolution, ResolveConfig, Step};
+use sitefile_core::resolve::{LoaderAnswer, Resolution, ResolveConfig, Step};
 use sitefile_core::site::{EdgeHints, OriginAnswer, OriginOutcome};
 use sitefile_core::value::{Value, intern};
 use sitefile_core::{
@@ -660,16 +660,23 @@ fn loader_calls_and_steps_have_one_serde_form() {
     assert_eq!(call["props"]["count"], 2);
     assert_eq!(call["props"]["__pagePath"], "/");
     assert!(call.get("refresh").is_none());
-    resolution
-        .provide(0, Ok(Value::from(json!([1, 2]))))
-        .unwrap();
-    let done = serde_json::to_value(resolution.next(&NoHost).unwrap()).unwrap();
+    assert_eq!(step.to_json_bytes(), serde_json::to_vec(&step).unwrap());
+    let answer: LoaderAnswer = serde_json::from_value(json!({"id": 0, "value": [1, 2]})).unwrap();
+    resolution.provide(answer.id, answer.into_result()).unwrap();
+    let step = resolution.next(&NoHost).unwrap();
+    assert_eq!(step.to_json_bytes(), serde_json::to_vec(&step).unwrap());
+    let done = serde_json::to_value(step).unwrap();
     assert_eq!(done["step"], "done");
     assert_eq!(done["value"]["page"], "pages-home");
     assert_eq!(
         done["value"]["sections"][0]["props"]["products"],
         json!([1, 2])
     );
+    let failed: LoaderAnswer = serde_json::from_value(json!({"id": 3, "error": "boom"})).unwrap();
+    assert_eq!(failed.into_result(), Err("boom".to_string()));
+    let nothing: LoaderAnswer = serde_json::from_value(json!({"id": 3})).unwrap();
+    assert_eq!(nothing.into_result(), Ok(Value::Null));
+    assert!(serde_json::from_value::<LoaderAnswer>(json!({"id": 3, "valu": 1})).is_err());
 }
 
 /// How many loader calls two resolutions of `/` hand out when `products.ts` is a cached loader

@@ -105,7 +105,7 @@ function requestJson(input: RequestInput, site: Site): string {
   }
   return JSON.stringify({
     ...form,
-    nowMs: site.now().getTime(),
+    now: site.now().toISOString(),
     // 53 bits: every number in [0, 1) Math.random can answer seeds a distinct source.
     seed: Math.floor(random * 2 ** 53),
   });

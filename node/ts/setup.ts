@@ -160,7 +160,11 @@ export class Site {
 
   /** @internal */
   now(): Date {
-    return this.options.now ? this.options.now() : new Date();
+    const now = this.options.now ? this.options.now() : new Date();
+    if (!(now instanceof Date) || Number.isNaN(now.getTime())) {
+      throw new SitefileError("INVALID_CONFIG", `now() answered ${String(now)}, not a valid Date`);
+    }
+    return now;
   }
 }
 

@@ -300,6 +300,8 @@ test("bad input throws a SitefileError with the core's code", async () => {
   rejects(() => createSiteSetup({ env: {}, blocks: [] }), "INVALID_JSON");
   rejects(() => createSiteSetup({ env: { PLATFORM_CACHE_DISABLE: "perhaps" }, blocks: {} }), "INVALID_CONFIG");
   rejects(() => createSiteSetup({ env: {}, blocks: {}, options: { geoCacheKey: "planet" } }), "INVALID_CONFIG");
+  const badClock = createSiteSetup({ env: {}, blocks: {}, now: () => new Date("yesterday") });
+  await assert.rejects(resolveDecoPage({ url: "https://shop.example/" }, badClock), (e) => e.code === "INVALID_CONFIG");
 });
 
 test("a reload changes the page and the revision", async () => {

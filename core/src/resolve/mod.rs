@@ -24,5 +24,7 @@ pub use origins::relativize;
 pub use page::{ResolvedPage, ResolvedSection};
 pub use registry::KeyRegistry;
 pub(crate) use resolution::{EveryVariant, RawSection, globals, sections_list};
-pub use resolution::{LoaderCall, RequestOptions, Resolution, ResolutionMisuse, Step};
+pub use resolution::{
+    LoaderAnswer, LoaderCall, RequestOptions, Resolution, ResolutionMisuse, Step,
+};
 pub use runtime::Runtime;

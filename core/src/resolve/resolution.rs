@@ -47,6 +47,50 @@ pub enum Step {
     Done(Box<ResolvedPage>),
 }
 
+impl Step {
+    /// The step as JSON bytes, its serde form: `{"step":"needLoaders","value":[calls]}` or
+    /// `{"step":"done","value":<page>}`, the page written by [`ResolvedPage::to_json_bytes`].
+    pub fn to_json_bytes(&self) -> Vec<u8> {
+        match self {
+            Step::Done(page) => {
+                let page = page.to_json_bytes();
+                let mut out = Vec::with_capacity(page.len() + 27);
+                out.extend_from_slice(br#"{"step":"done","value":"#);
+                out.extend_from_slice(&page);
+                out.push(b'}');
+                out
+            }
+            // Writing loader calls to a Vec cannot fail: their keys are strings.
+            Step::NeedLoaders(_) => serde_json::to_vec(self).unwrap_or_default(),
+        }
+    }
+}
+
+/// A host's answer to one loader call, as JSON: `{"id", "value"}` or `{"id", "error"}` (an
+/// answer with neither is `null`).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoaderAnswer {
+    /// The call answered.
+    pub id: CallId,
+    /// Its result.
+    #[serde(default)]
+    pub value: Option<Value>,
+    /// Why it failed.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+impl LoaderAnswer {
+    /// The result [`Resolution::provide`] takes: the error when there is one, else the value.
+    pub fn into_result(self) -> Result<Value, String> {
+        match self.error {
+            Some(message) => Err(message),
+            None => Ok(self.value.unwrap_or(Value::Null)),
+        }
+    }
+}
+
 /// A host drove a resolution out of order.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolutionMisuse {

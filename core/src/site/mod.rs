@@ -8,8 +8,10 @@
 mod derived;
 mod edge;
 mod preview;
+mod setup_form;
 
 pub use edge::{EdgeDecision, EdgeHints, OriginAnswer, OriginOutcome, StoredCopy};
+pub use setup_form::{AdminForm, FreshnessForm, SetupForm};
 
 use edge::ReadHints;
 
@@ -70,6 +72,9 @@ pub enum SetupError {
     /// A `PLATFORM_*` variable or an option is unusable.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The JSON form of the setup is malformed.
+    #[error("invalid setup: {0}")]
+    Form(String),
 }
 
 impl crate::errors::HasErrorCode for SetupError {

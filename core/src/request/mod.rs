@@ -1,5 +1,9 @@
 //! A request as the core sees it: URL, headers, cookies, and the injected clock and random source.
 
+mod form;
+
+pub use form::{Pairs, RequestForm};
+
 use crate::device::Device;
 use chrono::{DateTime, Utc};
 use percent_encoding::percent_decode_str;
@@ -21,6 +25,9 @@ pub struct Request {
 /// Why a request could not be built.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RequestError {
+    /// The JSON form of a request is malformed.
+    #[error("invalid request: {0}")]
+    InvalidForm(String),
     /// The URL is not an absolute URL.
     #[error("invalid request URL {url:?}: {reason}")]
     InvalidUrl {

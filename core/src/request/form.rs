@@ -1,0 +1,141 @@
+//! The JSON form of a request, what every binding hands core: `{"url", "method"?, "headers"?,
+//! "cookies"?, "now"?, "seed"?}`.
+
+use super::{Request, RequestError};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// A request as JSON. `headers` and `cookies` are `[[name, value]...]` pairs (names may repeat,
+/// order kept) or an object; `now` is RFC 3339 (absent: the Unix epoch, so a host that wants
+/// the wall clock says so); `seed` seeds the random source of `random.ts` draws (default 0).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestForm {
+    /// The absolute URL.
+    pub url: String,
+    /// The method (default `GET`).
+    #[serde(default)]
+    pub method: Option<String>,
+    /// The headers.
+    #[serde(default)]
+    pub headers: Pairs,
+    /// Cookies beside any `Cookie` header.
+    #[serde(default)]
+    pub cookies: Pairs,
+    /// The instant matchers compare dates against.
+    #[serde(default)]
+    pub now: Option<DateTime<Utc>>,
+    /// The seed of the request's random source.
+    #[serde(default)]
+    pub seed: Option<u64>,
+}
+
+/// Name–value pairs, as a list of pairs or as an object.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Pairs {
+    /// `[[name, value]...]`, in order.
+    List(Vec<(String, String)>),
+    /// `{name: value}`.
+    Object(BTreeMap<String, String>),
+}
+
+impl Default for Pairs {
+    fn default() -> Pairs {
+        Pairs::List(Vec::new())
+    }
+}
+
+impl Pairs {
+    fn iter(&self) -> Box<dyn Iterator<Item = (&str, &str)> + '_> {
+        match self {
+            Pairs::List(pairs) => Box::new(pairs.iter().map(|(n, v)| (n.as_str(), v.as_str()))),
+            Pairs::Object(map) => Box::new(map.iter().map(|(n, v)| (n.as_str(), v.as_str()))),
+        }
+    }
+}
+
+impl RequestForm {
+    /// Reads the JSON form; a malformed one is an `INVALID_REQUEST` error naming the problem.
+    pub fn from_json(text: &str) -> Result<RequestForm, RequestError> {
+        serde_json::from_str(text).map_err(|e| RequestError::InvalidForm(e.to_string()))
+    }
+
+    /// The request the form describes.
+    pub fn into_request(self) -> Result<Request, RequestError> {
+        let mut request = Request::new(&self.url)?;
+        if let Some(method) = &self.method {
+            request = request.with_method(method);
+        }
+        for (name, value) in self.headers.iter() {
+            request = request.with_header(name, value);
+        }
+        for (name, value) in self.cookies.iter() {
+            request = request.with_cookie(name, value);
+        }
+        Ok(request
+            .with_now(self.now.unwrap_or_default())
+            .with_seed(self.seed.unwrap_or(0)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::errors::{ErrorCode, HasErrorCode};
+
+    #[test]
+    fn the_form_builds_the_request_it_describes() {
+        let request = RequestForm::from_json(
+            r#"{"url": "https://shop.example/p?x=1", "method": "POST",
+                "headers": [["User-Agent", "UA/1"], ["X-A", "1"], ["X-A", "2"]],
+                "cookies": {"a": "1"}, "now": "2026-06-01T12:00:00Z", "seed": 7}"#,
+        )
+        .unwrap()
+        .into_request()
+        .unwrap();
+        assert_eq!(request.url().as_str(), "https://shop.example/p?x=1");
+        assert_eq!(request.method(), "POST");
+        assert_eq!(request.user_agent(), "UA/1");
+        assert_eq!(
+            request.headers().iter().filter(|(n, _)| n == "x-a").count(),
+            2
+        );
+        assert_eq!(request.cookie("a"), Some("1"));
+        assert_eq!(request.now.to_rfc3339(), "2026-06-01T12:00:00+00:00");
+        let mut seeded = crate::request::RandomSource::new(7);
+        assert_eq!(request.random.clone().next_f64(), seeded.next_f64());
+        let plain = RequestForm::from_json(r#"{"url": "https://shop.example/"}"#)
+            .unwrap()
+            .into_request()
+            .unwrap();
+        assert_eq!(plain.method(), "GET");
+        assert_eq!(plain.now.timestamp(), 0);
+    }
+
+    #[test]
+    fn a_bad_form_is_an_invalid_request_naming_the_problem() {
+        for (text, says) in [
+            (
+                r#"{"url": "https://x/", "now": "yesterday"}"#,
+                "input contains invalid",
+            ),
+            (
+                r#"{"url": "https://x/", "colour": 1}"#,
+                "unknown field `colour`",
+            ),
+            (r#"{"headers": []}"#, "missing field `url`"),
+            ("[", "EOF"),
+        ] {
+            let error = RequestForm::from_json(text).unwrap_err();
+            assert_eq!(error.code(), ErrorCode::InvalidRequest);
+            assert!(error.to_string().contains(says), "{error}");
+        }
+        let relative = RequestForm::from_json(r#"{"url": "http://exa mple/"}"#).unwrap();
+        assert_eq!(
+            relative.into_request().unwrap_err().code(),
+            ErrorCode::InvalidRequest
+        );
+    }
+}

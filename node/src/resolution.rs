@@ -1,0 +1,83 @@
+//! `NativeResolution`: one page resolution, driven one napi call per loader round.
+
+use crate::error::{Code, JsResult, fail, guarded, thrown};
+use crate::host::{HostCallbacks, JsHost};
+use napi_derive::napi;
+use sitefile_core::resolve::{LoaderAnswer, Resolution, Step};
+use sitefile_core::{ErrorCode, Request, Site};
+use std::sync::Arc;
+
+/// Where a resolution is.
+pub(crate) enum State {
+    /// Not started: the first `advance` runs the synchronous pass.
+    Ready(Box<Request>),
+    Running(Box<Resolution>),
+    /// Between states, or after a panic.
+    Gone,
+}
+
+/// One page resolution, driven one call per loader round.
+#[napi]
+pub struct NativeResolution {
+    pub(crate) site: Arc<Site>,
+    pub(crate) state: State,
+}
+
+#[napi]
+impl NativeResolution {
+    /// Provides the previous round's answers (JSON: `[{id, value} | {id, error}]`; `null` on
+    /// the first call) and returns the next step as JSON text: `{"step": "needLoaders",
+    /// "value": [calls]}` or `{"step": "done", "value": <page>}`. Custom matchers and the
+    /// feature-flag adapter in `host` are called synchronously during the call.
+    #[napi]
+    pub fn advance(
+        &mut self,
+        answers: Option<String>,
+        host: HostCallbacks,
+    ) -> Result<String, napi::Error<Code>> {
+        guarded(|| {
+            let host = JsHost::new(&host);
+            let mut resolution = match std::mem::replace(&mut self.state, State::Gone) {
+                State::Ready(request) => Box::new(self.site.resolve_page(*request, &host)),
+                State::Running(resolution) => resolution,
+                State::Gone => {
+                    return Err(fail(
+                        ErrorCode::Finished,
+                        "the resolution is finished: its page was already returned",
+                    ));
+                }
+            };
+            let provided = provide_answers(&mut resolution, answers.as_deref());
+            let step = provided.and_then(|()| resolution.next(&host).map_err(|e| thrown(&e)));
+            let step = match step {
+                Ok(step) => step,
+                Err(e) => {
+                    self.state = State::Running(resolution);
+                    return Err(e);
+                }
+            };
+            if matches!(step, Step::NeedLoaders(_)) {
+                self.state = State::Running(resolution);
+            }
+            String::from_utf8(step.to_json_bytes()).map_err(|e| fail(ErrorCode::InvalidContent, e))
+        })
+    }
+}
+
+fn provide_answers(resolution: &mut Resolution, answers: Option<&str>) -> JsResult<()> {
+    let Some(answers) = answers else {
+        return Ok(());
+    };
+    let answers: Vec<LoaderAnswer> = serde_json::from_str(answers).map_err(|e| {
+        fail(
+            ErrorCode::InvalidJson,
+            format!("invalid loader answers: {e}"),
+        )
+    })?;
+    for answer in answers {
+        resolution
+            .provide(answer.id, answer.into_result())
+            .map_err(|e| thrown(&e))?;
+    }
+    Ok(())
+}
