@@ -381,6 +381,55 @@ fn a_loader_assigns_an_experiment_arm_that_the_page_keeps_sticky() {
 }
 
 #[test]
+fn a_setup_is_read_from_its_json_form() {
+    let setup = SiteSetup::from_json(
+        &json!({
+            "sections": ["./sections/Hero.tsx"],
+            "loaders": ["site/loaders/products.ts"],
+            "cachedLoaders": {"site/loaders/products.ts": {"maxAgeMs": 1000}},
+            "customMatchers": ["site/matchers/vip.ts"],
+            "env": {"NODE_ENV": "production"},
+            "options": {"deviceSpecificKeys": false},
+            "admin": {"maxBodyBytes": 10, "renderShell": {"theme": "light"}}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    assert!(setup.resolve.sections.contains("site/sections/Hero.tsx"));
+    assert!(
+        !setup.resolve.sections.contains("site/sections/Vip.tsx"),
+        "only those listed"
+    );
+    assert!(setup.resolve.loaders.contains("site/loaders/products.ts"));
+    assert_eq!(
+        setup.resolve.cached_loaders["site/loaders/products.ts"].max_age_ms,
+        1000
+    );
+    assert!(!setup.worker.device_specific_keys);
+    assert_eq!(setup.admin.max_body_bytes, 10);
+    assert_eq!(setup.admin.render_shell.theme.as_deref(), Some("light"));
+    assert_eq!(setup.vars["NODE_ENV"], "production");
+    let site = Site::new(Snapshot::from_blocks(Vec::new()), setup).unwrap();
+    assert_eq!(site.admin_config().max_body_bytes, 10);
+
+    let by_convention = SiteSetup::from_json("{}").unwrap();
+    assert!(
+        by_convention
+            .resolve
+            .sections
+            .contains("site/sections/Anything.tsx")
+    );
+    for bad in [
+        r#"{"sectons": []}"#,
+        r#"{"options": {"geoCacheKey": "planet"}}"#,
+        "[",
+    ] {
+        let error = SiteSetup::from_json(bad).err().unwrap();
+        assert_eq!(error.code(), ErrorCode::InvalidConfig, "{bad}: {error}");
+    }
+}
+
+#[test]
 fn reload_runs_the_hook_before_the_swap_and_a_failing_hook_keeps_the_content() {
     let site = site(content(), &[]);
     let before = site.revision();
