@@ -4,13 +4,17 @@
 //! beneath them, so a resolved page mostly points into the snapshot instead of copying it.
 //! Every array and object records at construction whether anything under it needs
 //! resolving (`is_dynamic`), which makes that decision O(1) per node.
+//!
+//! A large static container parsed from JSON (content) also has room for its own compact JSON,
+//! filled the first time a page is written with [`Json`] in splice mode and copied as it is
+//! from then on, so unchanged content is escaped once per snapshot instead of once per request.
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub use serde_json::Number;
 
@@ -22,6 +26,15 @@ pub const MAX_PARSE_DEPTH: usize = 128;
 
 /// An object key; keys are interned while parsing so repeated names share one allocation.
 pub type Key = Arc<str>;
+
+/// Fewest JSON values a static container parsed from JSON must hold to keep its own compact
+/// JSON once written (smaller ones cost more to look up and copy than to write).
+const SPLICE_MIN_NODES: u32 = 64;
+
+/// Where a large static parsed container keeps its compact JSON, filled on first use: `None`
+/// for every other container. The inner `None` records a write that failed (never expected),
+/// after which the container is written as usual.
+type JsonCache = Option<Box<OnceLock<Option<sonic_rs::OwnedLazyValue>>>>;
 
 /// A JSON value.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -42,19 +55,34 @@ pub enum Value {
 }
 
 /// The items of an array value.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Array {
     items: Box<[Value]>,
     dynamic: bool,
     nodes: u32,
+    json: JsonCache,
 }
 
 /// The entries of an object value, in document order, keys unique.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Object {
     entries: Box<[(Key, Value)]>,
     dynamic: bool,
     nodes: u32,
+    json: JsonCache,
+}
+
+// Equality is the JSON's: whether the compact text has been kept yet does not count.
+impl PartialEq for Array {
+    fn eq(&self, other: &Array) -> bool {
+        self.items == other.items
+    }
+}
+
+impl PartialEq for Object {
+    fn eq(&self, other: &Object) -> bool {
+        self.entries == other.entries
+    }
 }
 
 impl Array {
@@ -62,11 +90,26 @@ impl Array {
     pub fn items(&self) -> &[Value] {
         &self.items
     }
+
+    fn new(items: Vec<Value>, parsed: bool) -> Array {
+        let dynamic = items.iter().any(Value::is_dynamic);
+        let nodes = count_nodes(items.iter());
+        Array {
+            items: items.into_boxed_slice(),
+            dynamic,
+            nodes,
+            json: json_cache(parsed, dynamic, nodes),
+        }
+    }
 }
 
 impl Object {
     /// Builds an object; a repeated key keeps its first position and its last value.
-    pub fn from_entries(mut entries: Vec<(Key, Value)>) -> Object {
+    pub fn from_entries(entries: Vec<(Key, Value)>) -> Object {
+        Object::new(entries, false)
+    }
+
+    fn new(mut entries: Vec<(Key, Value)>, parsed: bool) -> Object {
         if entries.len() > 1 {
             dedupe_keys(&mut entries);
         }
@@ -78,6 +121,7 @@ impl Object {
             entries: entries.into_boxed_slice(),
             dynamic,
             nodes,
+            json: json_cache(parsed, dynamic, nodes),
         }
     }
 
@@ -111,6 +155,12 @@ impl Object {
             _ => None,
         }
     }
+}
+
+/// Room for the compact JSON of a container parsed from JSON, static and holding at least
+/// [`SPLICE_MIN_NODES`] values. Containers built while resolving get none: they are written once.
+fn json_cache(parsed: bool, dynamic: bool, nodes: u32) -> JsonCache {
+    (parsed && !dynamic && nodes >= SPLICE_MIN_NODES).then(Box::default)
 }
 
 /// One for the container plus the nodes of its children, saturating.
@@ -154,13 +204,7 @@ impl Value {
 
     /// An array value from items.
     pub fn array(items: Vec<Value>) -> Value {
-        let dynamic = items.iter().any(Value::is_dynamic);
-        let nodes = count_nodes(items.iter());
-        Value::Array(Arc::new(Array {
-            items: items.into_boxed_slice(),
-            dynamic,
-            nodes,
-        }))
+        Value::Array(Arc::new(Array::new(items, false)))
     }
 
     /// A string value.
@@ -438,26 +482,63 @@ pub fn intern(key: &str) -> Key {
 
 impl Serialize for Value {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
+        Json::<false>(self).serialize(s)
+    }
+}
+
+/// How a value is written. `Json::<false>` is the plain serialisation, right for every
+/// serializer (it is what `impl Serialize for Value` does). `Json::<true>` writes each large
+/// static container parsed from JSON from its kept compact JSON (filling it the first time), as
+/// a sonic-rs raw value: only a sonic-rs serializer writes that as JSON, so splice mode is for
+/// [`sonic_rs::to_vec`] and nothing else (`ResolvedPage::to_json_bytes`).
+pub(crate) struct Json<'a, const SPLICE: bool>(pub(crate) &'a Value);
+
+impl<const SPLICE: bool> Serialize for Json<'_, SPLICE> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
             Value::Null => s.serialize_unit(),
             Value::Bool(b) => s.serialize_bool(*b),
             Value::Number(n) => n.serialize(s),
             Value::String(v) => s.serialize_str(v),
             Value::Array(a) => {
+                if let Some(raw) = self.kept(&a.json) {
+                    return raw.serialize(s);
+                }
                 let mut seq = s.serialize_seq(Some(a.items.len()))?;
                 for v in a.items.iter() {
-                    seq.serialize_element(v)?;
+                    seq.serialize_element(&Json::<SPLICE>(v))?;
                 }
                 seq.end()
             }
             Value::Object(o) => {
+                if let Some(raw) = self.kept(&o.json) {
+                    return raw.serialize(s);
+                }
                 let mut map = s.serialize_map(Some(o.entries.len()))?;
                 for (k, v) in o.entries.iter() {
-                    map.serialize_entry(&**k, v)?;
+                    map.serialize_entry(&**k, &Json::<SPLICE>(v))?;
                 }
                 map.end()
             }
         }
+    }
+}
+
+impl<const SPLICE: bool> Json<'_, SPLICE> {
+    /// In splice mode, the compact JSON of this container if it keeps one, written now if it
+    /// was not yet. It is written plainly: containers nested in it keep nothing of their own
+    /// unless a page writes them apart from it.
+    fn kept<'c>(&self, cache: &'c JsonCache) -> Option<&'c sonic_rs::OwnedLazyValue> {
+        if !SPLICE {
+            return None;
+        }
+        cache
+            .as_deref()?
+            .get_or_init(|| {
+                let text = sonic_rs::to_string(&Json::<false>(self.0)).ok()?;
+                sonic_rs::from_str(&text).ok()
+            })
+            .as_ref()
     }
 }
 
@@ -525,7 +606,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         while let Some(v) = seq.next_element::<Value>()? {
             items.push(v);
         }
-        Ok(Value::array(items))
+        Ok(Value::Array(Arc::new(Array::new(items, true))))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let _guard = DepthGuard::enter()?;
@@ -534,7 +615,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
             let v = map.next_value::<Value>()?;
             entries.push((k.0, v));
         }
-        Ok(Value::object(entries))
+        Ok(Value::Object(Arc::new(Object::new(entries, true))))
     }
 }
 
@@ -599,6 +680,65 @@ mod tests {
         assert_eq!(
             v.to_json_string(),
             r#"{"b":2,"a":{"d":true,"c":[1.5,"x"]}}"#
+        );
+    }
+
+    fn kept(v: &Value) -> Option<bool> {
+        let cache = match v {
+            Value::Array(a) => &a.json,
+            Value::Object(o) => &o.json,
+            _ => return None,
+        };
+        cache
+            .as_deref()
+            .map(|c| c.get().is_some_and(Option::is_some))
+    }
+
+    #[test]
+    fn large_static_parsed_containers_keep_their_json_once_spliced() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Value>();
+        let items = (0..70)
+            .map(|i| format!(r#""\u00e9{i}\n""#))
+            .collect::<Vec<_>>();
+        let text = format!(r#"{{"big":[{}],"small":[1,2],"t":"x"}}"#, items.join(","));
+        let v = Value::from_json_str(&text).unwrap();
+        let big = v.get("big").unwrap();
+        assert_eq!(kept(big), Some(false), "room, not yet filled");
+        assert_eq!(kept(v.get("small").unwrap()), None, "too small");
+        assert_eq!(
+            kept(&v),
+            Some(false),
+            "the whole value is large and static too"
+        );
+        let built = Value::object(vec![(intern("big"), big.clone())]);
+        assert_eq!(
+            kept(&Value::array(vec![big.clone(); 2])),
+            None,
+            "built, not parsed"
+        );
+
+        // Splicing fills the outermost kept container reached; nested ones stay empty.
+        let plain = serde_json::to_vec(&built).unwrap();
+        assert_eq!(sonic_rs::to_vec(&Json::<true>(&built)).unwrap(), plain);
+        assert_eq!(kept(big), Some(true));
+        assert_eq!(sonic_rs::to_vec(&Json::<true>(&built)).unwrap(), plain);
+        assert_eq!(
+            serde_json::to_vec(&built).unwrap(),
+            plain,
+            "plain ignores the kept JSON"
+        );
+        assert_eq!(
+            sonic_rs::to_vec(&Json::<true>(&v)).unwrap(),
+            serde_json::to_vec(&v).unwrap()
+        );
+        assert_eq!(kept(&v), Some(true));
+
+        let dynamic = format!(r#"[{},{{"__resolveType":"x"}}]"#, items.join(","));
+        assert_eq!(
+            kept(&Value::from_json_str(&dynamic).unwrap()),
+            None,
+            "dynamic"
         );
     }
 
