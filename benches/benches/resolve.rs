@@ -21,7 +21,10 @@ fn resolve_pages(c: &mut Criterion) {
         // One iteration resolves every URL of the site; divide by the count for a page.
         // `warm` is the steady state (page and layout caches filled); `cold` bypasses them, as
         // a draft or preview request does, so every request runs the whole synchronous pass;
-        // `+serialise` also writes the page as the JSON bytes a binding hands its host.
+        // `+serialise` also writes the page as the JSON bytes a binding hands its host. The
+        // content keeps the JSON of its large static subtrees once a page has written them, and
+        // that survives the bypass (it belongs to the content, not to a cache of pages): every
+        // iteration but the first finds it filled. `first_serialise` has the cost without it.
         let variants = [
             ("warm", false, false),
             ("cold", true, false),
@@ -49,6 +52,46 @@ fn resolve_pages(c: &mut Criterion) {
                 },
             );
         }
+    }
+    group.finish();
+}
+
+/// Cold resolve + serialise of every URL of a site on content no page has been written from
+/// yet: each iteration gets a freshly loaded runtime (loading is not timed), so the content's
+/// kept JSON is written by these very pages, as after a deploy or reload.
+fn first_serialise(c: &mut Criterion) {
+    let mut group = c.benchmark_group("resolve_page/first_serialise");
+    // Each iteration loads a site untimed: keep the number of iterations small.
+    group.sample_size(10);
+    group.warm_up_time(std::time::Duration::from_millis(300));
+    group.measurement_time(std::time::Duration::from_secs(1));
+    let options = RequestOptions {
+        bypass_caches: true,
+    };
+    for (site, urls) in urls() {
+        let requests: Vec<_> = urls.iter().map(|u| request(u)).collect();
+        group.bench_with_input(
+            BenchmarkId::new(
+                format!("cold+serialise/{site} ({} urls)", requests.len()),
+                "",
+            ),
+            &requests,
+            |b, requests| {
+                b.iter_batched(
+                    || Runtime::new(load_site(&site), ResolveConfig::by_convention()),
+                    |runtime| {
+                        for r in requests {
+                            let page = runtime
+                                .resolve_page_with(r.clone(), options.clone(), &NoHost)
+                                .run(|_| Ok(Value::Null));
+                            black_box(page.to_json_bytes());
+                        }
+                        runtime
+                    },
+                    BatchSize::PerIteration,
+                )
+            },
+        );
     }
     group.finish();
 }
@@ -156,6 +199,7 @@ fn admin_content_read(c: &mut Criterion) {
 criterion_group!(
     benches,
     resolve_pages,
+    first_serialise,
     load,
     revision_and_routes,
     admin_content_read
