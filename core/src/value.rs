@@ -12,7 +12,6 @@
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -29,7 +28,7 @@ pub type Key = Arc<str>;
 
 /// Fewest JSON values a static container parsed from JSON must hold to keep its own compact
 /// JSON once written (smaller ones cost more to look up and copy than to write).
-const SPLICE_MIN_NODES: u32 = 64;
+const SPLICE_MIN_NODES: u32 = 16;
 
 /// Where a large static parsed container keeps its compact JSON, filled on first use: `None`
 /// for every other container. The inner `None` records a write that failed (never expected),
@@ -175,7 +174,8 @@ fn dedupe_keys(entries: &mut Vec<(Key, Value)>) {
             .enumerate()
             .any(|(i, (k, _))| entries[..i].iter().any(|(k2, _)| k2 == k))
     } else {
-        let mut seen = HashSet::with_capacity(entries.len());
+        let mut seen = rustc_hash::FxHashSet::default();
+        seen.reserve(entries.len());
         !entries.iter().all(|(k, _)| seen.insert(&**k))
     };
     if !has_dup {
