@@ -27,7 +27,7 @@ pub const MAX_PARSE_DEPTH: usize = 128;
 pub type Key = Arc<str>;
 
 /// Fewest JSON values a static container parsed from JSON must hold to keep its own compact
-/// JSON once written (smaller ones cost more to look up and copy than to write).
+/// JSON once written (measured; `docs/decisions.md`, "Value representation").
 const SPLICE_MIN_NODES: u32 = 16;
 
 /// Where a large static parsed container keeps its compact JSON, filled on first use: `None`
