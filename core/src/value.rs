@@ -5,7 +5,8 @@
 //! Every array and object records at construction whether anything under it needs
 //! resolving (`is_dynamic`), which makes that decision O(1) per node.
 //!
-//! A large static container parsed from JSON (content) also has room for its own compact JSON,
+//! A large static container of content (parsed by [`Value::from_content_slice`]; never a value
+//! parsed once per request, such as a loader result) also has room for its own compact JSON,
 //! filled the first time a page is written with [`Json`] in splice mode and copied as it is
 //! from then on, so unchanged content is escaped once per snapshot instead of once per request.
 
@@ -26,11 +27,11 @@ pub const MAX_PARSE_DEPTH: usize = 128;
 /// An object key; keys are interned while parsing so repeated names share one allocation.
 pub type Key = Arc<str>;
 
-/// Fewest JSON values a static container parsed from JSON must hold to keep its own compact
+/// Fewest JSON values a static container of content must hold to keep its own compact
 /// JSON once written (measured; `docs/decisions.md`, "Value representation").
 const SPLICE_MIN_NODES: u32 = 16;
 
-/// Where a large static parsed container keeps its compact JSON, filled on first use: `None`
+/// Where a large static container of content keeps its compact JSON, filled on first use: `None`
 /// for every other container. The inner `None` records a write that failed (never expected),
 /// after which the container is written as usual.
 type JsonCache = Option<Box<OnceLock<Option<sonic_rs::OwnedLazyValue>>>>;
@@ -90,14 +91,14 @@ impl Array {
         &self.items
     }
 
-    fn new(items: Vec<Value>, parsed: bool) -> Array {
+    fn new(items: Vec<Value>, content: bool) -> Array {
         let dynamic = items.iter().any(Value::is_dynamic);
         let nodes = count_nodes(items.iter());
         Array {
             items: items.into_boxed_slice(),
             dynamic,
             nodes,
-            json: json_cache(parsed, dynamic, nodes),
+            json: json_cache(content, dynamic, nodes),
         }
     }
 }
@@ -108,7 +109,7 @@ impl Object {
         Object::new(entries, false)
     }
 
-    fn new(mut entries: Vec<(Key, Value)>, parsed: bool) -> Object {
+    fn new(mut entries: Vec<(Key, Value)>, content: bool) -> Object {
         if entries.len() > 1 {
             dedupe_keys(&mut entries);
         }
@@ -120,7 +121,7 @@ impl Object {
             entries: entries.into_boxed_slice(),
             dynamic,
             nodes,
-            json: json_cache(parsed, dynamic, nodes),
+            json: json_cache(content, dynamic, nodes),
         }
     }
 
@@ -156,10 +157,11 @@ impl Object {
     }
 }
 
-/// Room for the compact JSON of a container parsed from JSON, static and holding at least
-/// [`SPLICE_MIN_NODES`] values. Containers built while resolving get none: they are written once.
-fn json_cache(parsed: bool, dynamic: bool, nodes: u32) -> JsonCache {
-    (parsed && !dynamic && nodes >= SPLICE_MIN_NODES).then(Box::default)
+/// Room for the compact JSON of a container of content, static and holding at least
+/// [`SPLICE_MIN_NODES`] values. Containers built while resolving or parsed by
+/// [`Value::from_slice`] (loader results, request bodies) get none: they are written once.
+fn json_cache(content: bool, dynamic: bool, nodes: u32) -> JsonCache {
+    (content && !dynamic && nodes >= SPLICE_MIN_NODES).then(Box::default)
 }
 
 /// One for the container plus the nodes of its children, saturating.
@@ -300,9 +302,23 @@ impl Value {
     }
 
     /// Parses JSON bytes, interning object keys; nesting deeper than [`MAX_PARSE_DEPTH`] is an error.
+    /// The containers are plain: this is for values used once (loader results, request bodies,
+    /// props), which keeping their JSON would only slow down. Content goes through
+    /// [`Value::from_content_slice`].
     pub fn from_slice(bytes: &[u8]) -> Result<Value, ParseError> {
         DEPTH.with(|d| d.set(0));
         sonic_rs::from_slice::<Value>(bytes).map_err(|e| ParseError(e.to_string()))
+    }
+
+    /// Parses a block of content (a directory file, a bundle line, a reload body whose values
+    /// become blocks) as [`Value::from_slice`] does, except that its large static containers get
+    /// room for their compact JSON: content is written by request after request, so it is
+    /// escaped once per snapshot. Only the content module parses this way.
+    pub(crate) fn from_content_slice(bytes: &[u8]) -> Result<Value, ParseError> {
+        DEPTH.with(|d| d.set(0));
+        sonic_rs::from_slice::<ContentValue>(bytes)
+            .map(|v| v.0)
+            .map_err(|e| ParseError(e.to_string()))
     }
 
     /// Parses a JSON string.
@@ -388,6 +404,18 @@ impl Value {
 pub fn write_json_string(s: &str, out: &mut Vec<u8>) {
     // serde_json's escaping is the reference; writing to a Vec cannot fail.
     let _ = serde_json::to_writer(&mut *out, s);
+}
+
+#[cfg(test)]
+impl Value {
+    /// Whether this is a container with room for its compact JSON (for tests).
+    pub(crate) fn has_json_room(&self) -> bool {
+        match self {
+            Value::Array(a) => a.json.is_some(),
+            Value::Object(o) => o.json.is_some(),
+            _ => false,
+        }
+    }
 }
 
 /// A JSON text that could not be parsed.
@@ -488,7 +516,7 @@ impl Serialize for Value {
 
 /// How a value is written. `Json::<false>` is the plain serialisation, right for every
 /// serializer (it is what `impl Serialize for Value` does). `Json::<true>` writes each large
-/// static container parsed from JSON from its kept compact JSON (filling it the first time), as
+/// static container of content from its kept compact JSON (filling it the first time), as
 /// a sonic-rs raw value: only a sonic-rs serializer writes that as JSON, so splice mode is for
 /// [`sonic_rs::to_vec`] and nothing else (`ResolvedPage::to_json_bytes`).
 pub(crate) struct Json<'a, const SPLICE: bool>(pub(crate) &'a Value);
@@ -542,7 +570,25 @@ impl<const SPLICE: bool> Json<'_, SPLICE> {
     }
 }
 
-struct ValueVisitor;
+/// Builds values; `CONTENT` gives large static containers room for their JSON
+/// ([`Value::from_content_slice`]).
+struct ValueVisitor<const CONTENT: bool>;
+
+/// A value parsed as content.
+struct ContentValue(Value);
+
+impl<'de> Deserialize<'de> for ContentValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ContentValue, D::Error> {
+        d.deserialize_any(ValueVisitor::<true>).map(ContentValue)
+    }
+}
+
+impl<'de, const CONTENT: bool> de::DeserializeSeed<'de> for ValueVisitor<CONTENT> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
 
 struct DepthGuard;
 
@@ -567,7 +613,7 @@ impl Drop for DepthGuard {
     }
 }
 
-impl<'de> Visitor<'de> for ValueVisitor {
+impl<'de, const CONTENT: bool> Visitor<'de> for ValueVisitor<CONTENT> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -580,7 +626,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Null)
     }
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        Value::deserialize(d)
+        d.deserialize_any(self)
     }
     fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
         Ok(Value::Bool(b))
@@ -603,19 +649,19 @@ impl<'de> Visitor<'de> for ValueVisitor {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let _guard = DepthGuard::enter()?;
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(v) = seq.next_element::<Value>()? {
+        while let Some(v) = seq.next_element_seed(ValueVisitor::<CONTENT>)? {
             items.push(v);
         }
-        Ok(Value::Array(Arc::new(Array::new(items, true))))
+        Ok(Value::Array(Arc::new(Array::new(items, CONTENT))))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let _guard = DepthGuard::enter()?;
         let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
         while let Some(k) = map.next_key::<KeySeed>()? {
-            let v = map.next_value::<Value>()?;
+            let v = map.next_value_seed(ValueVisitor::<CONTENT>)?;
             entries.push((k.0, v));
         }
-        Ok(Value::Object(Arc::new(Object::new(entries, true))))
+        Ok(Value::Object(Arc::new(Object::new(entries, CONTENT))))
     }
 }
 
@@ -639,7 +685,7 @@ impl<'de> Deserialize<'de> for KeySeed {
 
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(ValueVisitor)
+        d.deserialize_any(ValueVisitor::<false>)
     }
 }
 
@@ -695,14 +741,37 @@ mod tests {
     }
 
     #[test]
-    fn large_static_parsed_containers_keep_their_json_once_spliced() {
+    fn only_content_has_room_for_its_json() {
+        let items = (0..40).map(|i| format!(r#""s{i}""#)).collect::<Vec<_>>();
+        let text = format!(r#"{{"list":[{}],"n":1}}"#, items.join(","));
+        // The ordinary ways, which loader results, request bodies and props go through.
+        let plain = Value::from_json_str(&text).unwrap();
+        assert_eq!(kept(&plain), None, "from_json_str");
+        assert_eq!(
+            kept(plain.get("list").unwrap()),
+            None,
+            "nested, from_json_str"
+        );
+        let from_serde: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(kept(from_serde.get("list").unwrap()), None, "serde_json");
+        let from_sonic: Value = sonic_rs::from_str(&text).unwrap();
+        assert_eq!(kept(from_sonic.get("list").unwrap()), None, "sonic_rs");
+        // The content entry point (the content module's tests cover files, bundles, reloads).
+        let content = Value::from_content_slice(text.as_bytes()).unwrap();
+        assert_eq!(kept(&content), Some(false), "from_content_slice");
+        assert_eq!(kept(content.get("list").unwrap()), Some(false));
+        assert_eq!(content, plain, "the same JSON either way");
+    }
+
+    #[test]
+    fn large_static_content_containers_keep_their_json_once_spliced() {
         fn shared<T: Send + Sync>() {}
         shared::<Value>();
         let items = (0..70)
             .map(|i| format!(r#""\u00e9{i}\n""#))
             .collect::<Vec<_>>();
         let text = format!(r#"{{"big":[{}],"small":[1,2],"t":"x"}}"#, items.join(","));
-        let v = Value::from_json_str(&text).unwrap();
+        let v = Value::from_content_slice(text.as_bytes()).unwrap();
         let big = v.get("big").unwrap();
         assert_eq!(kept(big), Some(false), "room, not yet filled");
         assert_eq!(kept(v.get("small").unwrap()), None, "too small");
@@ -736,7 +805,7 @@ mod tests {
 
         let dynamic = format!(r#"[{},{{"__resolveType":"x"}}]"#, items.join(","));
         assert_eq!(
-            kept(&Value::from_json_str(&dynamic).unwrap()),
+            kept(&Value::from_content_slice(dynamic.as_bytes()).unwrap()),
             None,
             "dynamic"
         );
