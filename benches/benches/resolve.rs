@@ -100,6 +100,74 @@ fn first_serialise(c: &mut Criterion) {
     group.finish();
 }
 
+/// A loader answer of about 20 KB: a product list as a commerce loader returns one.
+fn loader_answer_json() -> String {
+    let products: Vec<String> = (0..40)
+        .map(|i| {
+            format!(
+                r#"{{"productID":"{i}","name":"Óculos de sol \"modelo {i}\"","url":"/oculos-{i}/p","description":"<p class=\"desc\">Armação em acetato, lentes com proteção UV400 — ideal para o dia a dia. Modelo {i}, coleção verão.</p>","offers":{{"price":{}.9,"listPrice":{}.9,"availability":"https://schema.org/InStock"}},"image":[{{"url":"https://cdn.example.com/img/{i}/1.jpg","alternateName":"frente"}},{{"url":"https://cdn.example.com/img/{i}/2.jpg","alternateName":"lado"}}],"additionalProperty":[{{"name":"cor","value":"preto"}},{{"name":"material","value":"acetato"}}]}}"#,
+                100 + i,
+                150 + i
+            )
+        })
+        .collect();
+    format!(r#"{{"products":[{}],"total":40}}"#, products.join(","))
+}
+
+/// Serialising every page of a site whose loaders each answer a ~20 KB object parsed from text
+/// per call, as a binding parses its host's answer: the loader path, where every value is
+/// written once (the corpus's own loaders answer `null`, which hides it). Each iteration
+/// resolves the pages afresh, untimed, so every answer is new; only `to_json_bytes` is timed.
+/// The content's kept JSON is warm after the first iteration, as in steady state.
+fn loader_answers(c: &mut Criterion) {
+    let mut group = c.benchmark_group("resolve_page/loader_answers");
+    group.sample_size(30);
+    let answer = loader_answer_json();
+    let options = RequestOptions {
+        bypass_caches: true,
+    };
+    // The corpus site whose pages call the most loaders.
+    let site = "otica-isabela";
+    let runtime = Runtime::new(load_site(site), ResolveConfig::by_convention());
+    let requests: Vec<_> = urls()[site].iter().map(|u| request(u)).collect();
+    let mut calls = 0;
+    for r in &requests {
+        runtime
+            .resolve_page_with(r.clone(), options.clone(), &NoHost)
+            .run(|_| {
+                calls += 1;
+                Ok(Value::Null)
+            });
+    }
+    let label = format!(
+        "serialise, {calls} answers of {} KB/{site} ({} urls)",
+        answer.len() / 1000,
+        requests.len()
+    );
+    group.bench_function(BenchmarkId::new(label, ""), |b| {
+        b.iter_batched(
+            || {
+                requests
+                    .iter()
+                    .map(|r| {
+                        runtime
+                            .resolve_page_with(r.clone(), options.clone(), &NoHost)
+                            .run(|_| Value::from_json_str(&answer).map_err(|e| e.0))
+                    })
+                    .collect::<Vec<_>>()
+            },
+            |pages| {
+                for page in &pages {
+                    black_box(page.to_json_bytes());
+                }
+                pages
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
 fn load(c: &mut Criterion) {
     let mut group = c.benchmark_group("load");
     group.sample_size(20);
@@ -204,6 +272,7 @@ criterion_group!(
     benches,
     resolve_pages,
     first_serialise,
+    loader_answers,
     load,
     revision_and_routes,
     admin_content_read
