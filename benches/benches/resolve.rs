@@ -4,14 +4,29 @@
 use criterion::BatchSize;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use sitefile_benches::{bundle_snapshot, load_site, request, site_bundle, site_files, urls};
-use sitefile_core::NoHost;
 use sitefile_core::content::{Snapshot, blocks_from_files, plan_reload};
 use sitefile_core::resolve::{RequestOptions, ResolveConfig, Runtime};
 use sitefile_core::value::{Value, intern};
+use sitefile_core::{NoHost, Request};
 use std::hint::black_box;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Resolves every request on `runtime`; with `serialise`, also writes each page as the JSON bytes
+/// a binding hands its host.
+fn resolve_all(runtime: &Runtime, requests: &[Request], options: &RequestOptions, serialise: bool) {
+    for r in requests {
+        let page = runtime
+            .resolve_page_with(r.clone(), options.clone(), &NoHost)
+            .run(|_| Ok(Value::Null));
+        if serialise {
+            black_box(page.to_json_bytes());
+        } else {
+            black_box(page);
+        }
+    }
+}
 
 fn resolve_pages(c: &mut Criterion) {
     let mut group = c.benchmark_group("resolve_page");
@@ -21,7 +36,10 @@ fn resolve_pages(c: &mut Criterion) {
         // One iteration resolves every URL of the site; divide by the count for a page.
         // `warm` is the steady state (page and layout caches filled); `cold` bypasses them, as
         // a draft or preview request does, so every request runs the whole synchronous pass;
-        // `+serialise` also writes the page as the JSON bytes a binding hands its host.
+        // `+serialise` also writes the page as the JSON bytes a binding hands its host. The
+        // content keeps the JSON of its large static subtrees once a page has written them, and
+        // that survives the bypass (it belongs to the content, not to a cache of pages): every
+        // iteration but the first finds it filled. `first_serialise` has the cost without it.
         let variants = [
             ("warm", false, false),
             ("cold", true, false),
@@ -33,23 +51,120 @@ fn resolve_pages(c: &mut Criterion) {
             group.bench_with_input(
                 BenchmarkId::new(format!("{label}/{site} ({} urls)", requests.len()), ""),
                 &requests,
-                |b, requests| {
-                    b.iter(|| {
-                        for r in requests {
-                            let page = runtime
-                                .resolve_page_with(r.clone(), options.clone(), &NoHost)
-                                .run(|_| Ok(Value::Null));
-                            if serialise {
-                                black_box(page.to_json_bytes());
-                            } else {
-                                black_box(page);
-                            }
-                        }
-                    })
-                },
+                |b, requests| b.iter(|| resolve_all(&runtime, requests, &options, serialise)),
             );
         }
     }
+    group.finish();
+}
+
+/// Cold resolve + serialise of every URL of a site on content no page has been written from
+/// yet: each iteration gets a freshly loaded runtime (loading is not timed), so the content's
+/// kept JSON is written by these very pages, as after a deploy or reload. The untimed setup
+/// also resolves every URL once without writing it, so what else a first request builds
+/// lazily (route expressions, parsed matchers) is not counted here: only the JSON is cold.
+fn first_serialise(c: &mut Criterion) {
+    let mut group = c.benchmark_group("resolve_page/first_serialise");
+    // Each iteration loads a site untimed: keep the number of iterations small.
+    group.sample_size(10);
+    group.warm_up_time(std::time::Duration::from_millis(300));
+    group.measurement_time(std::time::Duration::from_secs(1));
+    let options = RequestOptions {
+        bypass_caches: true,
+    };
+    for (site, urls) in urls() {
+        let requests: Vec<_> = urls.iter().map(|u| request(u)).collect();
+        group.bench_with_input(
+            BenchmarkId::new(
+                format!("cold+serialise/{site} ({} urls)", requests.len()),
+                "",
+            ),
+            &requests,
+            |b, requests| {
+                b.iter_batched(
+                    || {
+                        let runtime =
+                            Runtime::new(load_site(&site), ResolveConfig::by_convention());
+                        resolve_all(&runtime, requests, &options, false);
+                        runtime
+                    },
+                    |runtime| {
+                        resolve_all(&runtime, requests, &options, true);
+                        runtime
+                    },
+                    BatchSize::PerIteration,
+                )
+            },
+        );
+    }
+    group.finish();
+}
+
+/// A loader answer of about 20 KB: a product list as a commerce loader returns one.
+fn loader_answer_json() -> String {
+    let products: Vec<String> = (0..40)
+        .map(|i| {
+            format!(
+                r#"{{"productID":"{i}","name":"Óculos de sol \"modelo {i}\"","url":"/oculos-{i}/p","description":"<p class=\"desc\">Armação em acetato, lentes com proteção UV400 — ideal para o dia a dia. Modelo {i}, coleção verão.</p>","offers":{{"price":{}.9,"listPrice":{}.9,"availability":"https://schema.org/InStock"}},"image":[{{"url":"https://cdn.example.com/img/{i}/1.jpg","alternateName":"frente"}},{{"url":"https://cdn.example.com/img/{i}/2.jpg","alternateName":"lado"}}],"additionalProperty":[{{"name":"cor","value":"preto"}},{{"name":"material","value":"acetato"}}]}}"#,
+                100 + i,
+                150 + i
+            )
+        })
+        .collect();
+    format!(r#"{{"products":[{}],"total":40}}"#, products.join(","))
+}
+
+/// Serialising every page of a site whose loaders each answer a ~20 KB object parsed from text
+/// per call, as a binding parses its host's answer: the loader path, where every value is
+/// written once (the corpus's own loaders answer `null`, which hides it). Each iteration
+/// resolves the pages afresh, untimed, so every answer is new; only `to_json_bytes` is timed.
+/// The content's kept JSON is warm after the first iteration, as in steady state.
+fn loader_answers(c: &mut Criterion) {
+    let mut group = c.benchmark_group("resolve_page/loader_answers");
+    group.sample_size(30);
+    let answer = loader_answer_json();
+    let options = RequestOptions {
+        bypass_caches: true,
+    };
+    // The corpus site whose pages call the most loaders.
+    let site = "otica-isabela";
+    let runtime = Runtime::new(load_site(site), ResolveConfig::by_convention());
+    let requests: Vec<_> = urls()[site].iter().map(|u| request(u)).collect();
+    let mut calls = 0;
+    for r in &requests {
+        runtime
+            .resolve_page_with(r.clone(), options.clone(), &NoHost)
+            .run(|_| {
+                calls += 1;
+                Ok(Value::Null)
+            });
+    }
+    let label = format!(
+        "serialise, {calls} answers of {} KB/{site} ({} urls)",
+        answer.len() / 1000,
+        requests.len()
+    );
+    group.bench_function(BenchmarkId::new(label, ""), |b| {
+        b.iter_batched(
+            || {
+                requests
+                    .iter()
+                    .map(|r| {
+                        runtime
+                            .resolve_page_with(r.clone(), options.clone(), &NoHost)
+                            .run(|_| Value::from_json_str(&answer).map_err(|e| e.0))
+                    })
+                    .collect::<Vec<_>>()
+            },
+            |pages| {
+                for page in &pages {
+                    black_box(page.to_json_bytes());
+                }
+                pages
+            },
+            BatchSize::PerIteration,
+        )
+    });
     group.finish();
 }
 
@@ -156,6 +271,8 @@ fn admin_content_read(c: &mut Criterion) {
 criterion_group!(
     benches,
     resolve_pages,
+    first_serialise,
+    loader_answers,
     load,
     revision_and_routes,
     admin_content_read

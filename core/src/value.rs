@@ -4,13 +4,17 @@
 //! beneath them, so a resolved page mostly points into the snapshot instead of copying it.
 //! Every array and object records at construction whether anything under it needs
 //! resolving (`is_dynamic`), which makes that decision O(1) per node.
+//!
+//! A large static container of content (parsed by [`Value::from_content_slice`]; never a value
+//! parsed once per request, such as a loader result) also has room for its own compact JSON,
+//! filled the first time a page is written with [`Json`] in splice mode and copied as it is
+//! from then on, so unchanged content is escaped once per snapshot instead of once per request.
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub use serde_json::Number;
 
@@ -22,6 +26,15 @@ pub const MAX_PARSE_DEPTH: usize = 128;
 
 /// An object key; keys are interned while parsing so repeated names share one allocation.
 pub type Key = Arc<str>;
+
+/// Fewest JSON values a static container of content must hold to keep its own compact
+/// JSON once written (measured; `docs/decisions.md`, "Value representation").
+const SPLICE_MIN_NODES: u32 = 16;
+
+/// Where a large static container of content keeps its compact JSON, filled on first use: `None`
+/// for every other container. The inner `None` records a write that failed (never expected),
+/// after which the container is written as usual.
+type JsonCache = Option<Box<OnceLock<Option<sonic_rs::OwnedLazyValue>>>>;
 
 /// A JSON value.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -42,19 +55,34 @@ pub enum Value {
 }
 
 /// The items of an array value.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Array {
     items: Box<[Value]>,
     dynamic: bool,
     nodes: u32,
+    json: JsonCache,
 }
 
 /// The entries of an object value, in document order, keys unique.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Object {
     entries: Box<[(Key, Value)]>,
     dynamic: bool,
     nodes: u32,
+    json: JsonCache,
+}
+
+// Equality is the JSON's: whether the compact text has been kept yet does not count.
+impl PartialEq for Array {
+    fn eq(&self, other: &Array) -> bool {
+        self.items == other.items
+    }
+}
+
+impl PartialEq for Object {
+    fn eq(&self, other: &Object) -> bool {
+        self.entries == other.entries
+    }
 }
 
 impl Array {
@@ -62,11 +90,26 @@ impl Array {
     pub fn items(&self) -> &[Value] {
         &self.items
     }
+
+    fn new(items: Vec<Value>, content: bool) -> Array {
+        let dynamic = items.iter().any(Value::is_dynamic);
+        let nodes = count_nodes(items.iter());
+        Array {
+            items: items.into_boxed_slice(),
+            dynamic,
+            nodes,
+            json: json_cache(content, dynamic, nodes),
+        }
+    }
 }
 
 impl Object {
     /// Builds an object; a repeated key keeps its first position and its last value.
-    pub fn from_entries(mut entries: Vec<(Key, Value)>) -> Object {
+    pub fn from_entries(entries: Vec<(Key, Value)>) -> Object {
+        Object::new(entries, false)
+    }
+
+    fn new(mut entries: Vec<(Key, Value)>, content: bool) -> Object {
         if entries.len() > 1 {
             dedupe_keys(&mut entries);
         }
@@ -78,6 +121,7 @@ impl Object {
             entries: entries.into_boxed_slice(),
             dynamic,
             nodes,
+            json: json_cache(content, dynamic, nodes),
         }
     }
 
@@ -113,6 +157,13 @@ impl Object {
     }
 }
 
+/// Room for the compact JSON of a container of content, static and holding at least
+/// [`SPLICE_MIN_NODES`] values. Containers built while resolving or parsed by
+/// [`Value::from_slice`] (loader results, request bodies) get none: they are written once.
+fn json_cache(content: bool, dynamic: bool, nodes: u32) -> JsonCache {
+    (content && !dynamic && nodes >= SPLICE_MIN_NODES).then(Box::default)
+}
+
 /// One for the container plus the nodes of its children, saturating.
 fn count_nodes<'v>(children: impl Iterator<Item = &'v Value>) -> u32 {
     children.fold(1u32, |n, v| n.saturating_add(v.nodes()))
@@ -125,7 +176,8 @@ fn dedupe_keys(entries: &mut Vec<(Key, Value)>) {
             .enumerate()
             .any(|(i, (k, _))| entries[..i].iter().any(|(k2, _)| k2 == k))
     } else {
-        let mut seen = HashSet::with_capacity(entries.len());
+        let mut seen = rustc_hash::FxHashSet::default();
+        seen.reserve(entries.len());
         !entries.iter().all(|(k, _)| seen.insert(&**k))
     };
     if !has_dup {
@@ -154,13 +206,7 @@ impl Value {
 
     /// An array value from items.
     pub fn array(items: Vec<Value>) -> Value {
-        let dynamic = items.iter().any(Value::is_dynamic);
-        let nodes = count_nodes(items.iter());
-        Value::Array(Arc::new(Array {
-            items: items.into_boxed_slice(),
-            dynamic,
-            nodes,
-        }))
+        Value::Array(Arc::new(Array::new(items, false)))
     }
 
     /// A string value.
@@ -256,9 +302,23 @@ impl Value {
     }
 
     /// Parses JSON bytes, interning object keys; nesting deeper than [`MAX_PARSE_DEPTH`] is an error.
+    /// The containers are plain: this is for values used once (loader results, request bodies,
+    /// props), which keeping their JSON would only slow down. Content goes through
+    /// [`Value::from_content_slice`].
     pub fn from_slice(bytes: &[u8]) -> Result<Value, ParseError> {
         DEPTH.with(|d| d.set(0));
         sonic_rs::from_slice::<Value>(bytes).map_err(|e| ParseError(e.to_string()))
+    }
+
+    /// Parses a block of content (a directory file, a bundle line, a reload body whose values
+    /// become blocks) as [`Value::from_slice`] does, except that its large static containers get
+    /// room for their compact JSON: content is written by request after request, so it is
+    /// escaped once per snapshot. Only the content module parses this way.
+    pub(crate) fn from_content_slice(bytes: &[u8]) -> Result<Value, ParseError> {
+        DEPTH.with(|d| d.set(0));
+        sonic_rs::from_slice::<ContentValue>(bytes)
+            .map(|v| v.0)
+            .map_err(|e| ParseError(e.to_string()))
     }
 
     /// Parses a JSON string.
@@ -344,6 +404,18 @@ impl Value {
 pub fn write_json_string(s: &str, out: &mut Vec<u8>) {
     // serde_json's escaping is the reference; writing to a Vec cannot fail.
     let _ = serde_json::to_writer(&mut *out, s);
+}
+
+#[cfg(test)]
+impl Value {
+    /// Whether this is a container with room for its compact JSON (for tests).
+    pub(crate) fn has_json_room(&self) -> bool {
+        match self {
+            Value::Array(a) => a.json.is_some(),
+            Value::Object(o) => o.json.is_some(),
+            _ => false,
+        }
+    }
 }
 
 /// A JSON text that could not be parsed.
@@ -438,22 +510,41 @@ pub fn intern(key: &str) -> Key {
 
 impl Serialize for Value {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
+        Json::<false>(self).serialize(s)
+    }
+}
+
+/// How a value is written. `Json::<false>` is the plain serialisation, right for every
+/// serializer (it is what `impl Serialize for Value` does). `Json::<true>` writes each large
+/// static container of content from its kept compact JSON (filling it the first time), as
+/// a sonic-rs raw value: only a sonic-rs serializer writes that as JSON, so splice mode is for
+/// [`sonic_rs::to_vec`] and nothing else (`ResolvedPage::to_json_bytes`).
+pub(crate) struct Json<'a, const SPLICE: bool>(pub(crate) &'a Value);
+
+impl<const SPLICE: bool> Serialize for Json<'_, SPLICE> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
             Value::Null => s.serialize_unit(),
             Value::Bool(b) => s.serialize_bool(*b),
             Value::Number(n) => n.serialize(s),
             Value::String(v) => s.serialize_str(v),
             Value::Array(a) => {
+                if let Some(raw) = self.kept(&a.json) {
+                    return raw.serialize(s);
+                }
                 let mut seq = s.serialize_seq(Some(a.items.len()))?;
                 for v in a.items.iter() {
-                    seq.serialize_element(v)?;
+                    seq.serialize_element(&Json::<SPLICE>(v))?;
                 }
                 seq.end()
             }
             Value::Object(o) => {
+                if let Some(raw) = self.kept(&o.json) {
+                    return raw.serialize(s);
+                }
                 let mut map = s.serialize_map(Some(o.entries.len()))?;
                 for (k, v) in o.entries.iter() {
-                    map.serialize_entry(&**k, v)?;
+                    map.serialize_entry(&**k, &Json::<SPLICE>(v))?;
                 }
                 map.end()
             }
@@ -461,7 +552,43 @@ impl Serialize for Value {
     }
 }
 
-struct ValueVisitor;
+impl<const SPLICE: bool> Json<'_, SPLICE> {
+    /// In splice mode, the compact JSON of this container if it keeps one, written now if it
+    /// was not yet. It is written plainly: containers nested in it keep nothing of their own
+    /// unless a page writes them apart from it.
+    fn kept<'c>(&self, cache: &'c JsonCache) -> Option<&'c sonic_rs::OwnedLazyValue> {
+        if !SPLICE {
+            return None;
+        }
+        cache
+            .as_deref()?
+            .get_or_init(|| {
+                let text = sonic_rs::to_string(&Json::<false>(self.0)).ok()?;
+                sonic_rs::from_str(&text).ok()
+            })
+            .as_ref()
+    }
+}
+
+/// Builds values; `CONTENT` gives large static containers room for their JSON
+/// ([`Value::from_content_slice`]).
+struct ValueVisitor<const CONTENT: bool>;
+
+/// A value parsed as content.
+struct ContentValue(Value);
+
+impl<'de> Deserialize<'de> for ContentValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ContentValue, D::Error> {
+        d.deserialize_any(ValueVisitor::<true>).map(ContentValue)
+    }
+}
+
+impl<'de, const CONTENT: bool> de::DeserializeSeed<'de> for ValueVisitor<CONTENT> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
 
 struct DepthGuard;
 
@@ -486,7 +613,7 @@ impl Drop for DepthGuard {
     }
 }
 
-impl<'de> Visitor<'de> for ValueVisitor {
+impl<'de, const CONTENT: bool> Visitor<'de> for ValueVisitor<CONTENT> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -499,7 +626,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Null)
     }
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        Value::deserialize(d)
+        d.deserialize_any(self)
     }
     fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
         Ok(Value::Bool(b))
@@ -522,19 +649,19 @@ impl<'de> Visitor<'de> for ValueVisitor {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let _guard = DepthGuard::enter()?;
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(v) = seq.next_element::<Value>()? {
+        while let Some(v) = seq.next_element_seed(ValueVisitor::<CONTENT>)? {
             items.push(v);
         }
-        Ok(Value::array(items))
+        Ok(Value::Array(Arc::new(Array::new(items, CONTENT))))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let _guard = DepthGuard::enter()?;
         let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
         while let Some(k) = map.next_key::<KeySeed>()? {
-            let v = map.next_value::<Value>()?;
+            let v = map.next_value_seed(ValueVisitor::<CONTENT>)?;
             entries.push((k.0, v));
         }
-        Ok(Value::object(entries))
+        Ok(Value::Object(Arc::new(Object::new(entries, CONTENT))))
     }
 }
 
@@ -558,7 +685,7 @@ impl<'de> Deserialize<'de> for KeySeed {
 
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(ValueVisitor)
+        d.deserialize_any(ValueVisitor::<false>)
     }
 }
 
@@ -599,6 +726,88 @@ mod tests {
         assert_eq!(
             v.to_json_string(),
             r#"{"b":2,"a":{"d":true,"c":[1.5,"x"]}}"#
+        );
+    }
+
+    fn kept(v: &Value) -> Option<bool> {
+        let cache = match v {
+            Value::Array(a) => &a.json,
+            Value::Object(o) => &o.json,
+            _ => return None,
+        };
+        cache
+            .as_deref()
+            .map(|c| c.get().is_some_and(Option::is_some))
+    }
+
+    #[test]
+    fn only_content_has_room_for_its_json() {
+        let items = (0..40).map(|i| format!(r#""s{i}""#)).collect::<Vec<_>>();
+        let text = format!(r#"{{"list":[{}],"n":1}}"#, items.join(","));
+        // The ordinary ways, which loader results, request bodies and props go through.
+        let plain = Value::from_json_str(&text).unwrap();
+        assert_eq!(kept(&plain), None, "from_json_str");
+        assert_eq!(
+            kept(plain.get("list").unwrap()),
+            None,
+            "nested, from_json_str"
+        );
+        let from_serde: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(kept(from_serde.get("list").unwrap()), None, "serde_json");
+        let from_sonic: Value = sonic_rs::from_str(&text).unwrap();
+        assert_eq!(kept(from_sonic.get("list").unwrap()), None, "sonic_rs");
+        // The content entry point (the content module's tests cover files, bundles, reloads).
+        let content = Value::from_content_slice(text.as_bytes()).unwrap();
+        assert_eq!(kept(&content), Some(false), "from_content_slice");
+        assert_eq!(kept(content.get("list").unwrap()), Some(false));
+        assert_eq!(content, plain, "the same JSON either way");
+    }
+
+    #[test]
+    fn large_static_content_containers_keep_their_json_once_spliced() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Value>();
+        let items = (0..70)
+            .map(|i| format!(r#""\u00e9{i}\n""#))
+            .collect::<Vec<_>>();
+        let text = format!(r#"{{"big":[{}],"small":[1,2],"t":"x"}}"#, items.join(","));
+        let v = Value::from_content_slice(text.as_bytes()).unwrap();
+        let big = v.get("big").unwrap();
+        assert_eq!(kept(big), Some(false), "room, not yet filled");
+        assert_eq!(kept(v.get("small").unwrap()), None, "too small");
+        assert_eq!(
+            kept(&v),
+            Some(false),
+            "the whole value is large and static too"
+        );
+        let built = Value::object(vec![(intern("big"), big.clone())]);
+        assert_eq!(
+            kept(&Value::array(vec![big.clone(); 2])),
+            None,
+            "built, not parsed"
+        );
+
+        // Splicing fills the outermost kept container reached; nested ones stay empty.
+        let plain = serde_json::to_vec(&built).unwrap();
+        assert_eq!(sonic_rs::to_vec(&Json::<true>(&built)).unwrap(), plain);
+        assert_eq!(kept(big), Some(true));
+        assert_eq!(sonic_rs::to_vec(&Json::<true>(&built)).unwrap(), plain);
+        assert_eq!(
+            serde_json::to_vec(&built).unwrap(),
+            plain,
+            "plain ignores the kept JSON"
+        );
+        assert_eq!(
+            sonic_rs::to_vec(&Json::<true>(&v)).unwrap(),
+            serde_json::to_vec(&v).unwrap()
+        );
+        assert_eq!(kept(&v), Some(true));
+
+        let dynamic = format!(r#"[{},{{"__resolveType":"x"}}]"#, items.join(","));
+        assert_eq!(
+            kept(&Value::from_content_slice(dynamic.as_bytes()).unwrap()),
+            None,
+            "dynamic"
         );
     }
 

@@ -43,7 +43,7 @@ impl Block {
     pub fn value(&self) -> &Value {
         self.value.get_or_init(|| {
             let raw = self.raw_bytes().unwrap_or_default();
-            Value::from_slice(raw).unwrap_or_else(|e| {
+            Value::from_content_slice(raw).unwrap_or_else(|e| {
                 let _ = self.error.set(e.0);
                 Value::Null
             })

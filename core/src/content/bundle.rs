@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 /// Parses a bundle into blocks (in the bundle's order).
 pub fn parse_bundle(bytes: &[u8]) -> Result<Vec<(Key, Value)>, ParseError> {
-    match Value::from_slice(bytes)? {
+    match Value::from_content_slice(bytes)? {
         Value::Object(o) => Ok(o.entries().to_vec()),
         _ => Err(ParseError("the bundle must be a JSON object".into())),
     }

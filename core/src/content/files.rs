@@ -81,7 +81,7 @@ pub fn blocks_from_files(files: Vec<(String, Vec<u8>)>) -> (Vec<(Key, Value)>, V
     let mut by_name: HashMap<Key, (usize, String)> = HashMap::with_capacity(files.len());
     for (file, bytes) in files {
         let block = decode_block_name(&file[..file.len() - ".json".len()]);
-        let value = match Value::from_slice(&bytes) {
+        let value = match Value::from_content_slice(&bytes) {
             Ok(v) => v,
             Err(e) => {
                 problems.push(LoadProblem::InvalidJson {

@@ -18,3 +18,37 @@ pub use reload::{ReloadError, ReloadMode, ReloadOutcome, ReloadResponse, plan_re
 pub use revision::block_digest;
 pub use snapshot::Snapshot;
 pub use store::{ContentStore, Observer, ReloadRefused};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Value;
+
+    /// Content blocks keep their JSON (written by page after page); a value parsed the
+    /// ordinary way, as a loader result or a request body is, does not.
+    #[test]
+    fn content_blocks_have_room_for_their_json_and_ordinary_values_do_not() {
+        let items = (0..40).map(|i| format!(r#""s{i}""#)).collect::<Vec<_>>();
+        let text = format!(r#"{{"list":[{}],"n":1}}"#, items.join(","));
+        let plain = Value::from_json_str(&text).unwrap();
+        assert!(!plain.has_json_room());
+        assert!(!plain.get("list").unwrap().has_json_room());
+
+        let files = vec![("big.json".to_string(), text.clone().into_bytes())];
+        let (blocks, problems) = blocks_from_files(files);
+        assert!(problems.is_empty());
+        assert!(blocks[0].1.has_json_room(), "a directory file");
+        assert!(blocks[0].1.get("list").unwrap().has_json_room());
+
+        let snapshot = load_bundle(write_bundle(blocks.iter().map(|(k, v)| (&**k, v)))).unwrap();
+        let block = snapshot.block("big").unwrap();
+        assert!(block.get("list").unwrap().has_json_room(), "a bundle line");
+        assert_eq!(block, &plain, "the same JSON either way");
+
+        let body = format!(r#"{{"blocks":{{"big":{text}}}}}"#);
+        let now = "2026-06-01T12:00:00Z".parse().unwrap();
+        let reloaded = plan_reload(&snapshot, body.as_bytes(), now).unwrap();
+        let block = reloaded.snapshot.block("big").unwrap();
+        assert!(block.get("list").unwrap().has_json_room(), "a reload body");
+    }
+}

@@ -70,7 +70,7 @@ pub fn plan_reload(
     body: &[u8],
     now: DateTime<Utc>,
 ) -> Result<ReloadOutcome, ReloadError> {
-    let body = Value::from_slice(body)?;
+    let body = Value::from_content_slice(body)?;
     let Some(object) = body.as_object() else {
         return Err(ReloadError::NotAnObject(body.kind()));
     };

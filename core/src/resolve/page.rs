@@ -1,24 +1,23 @@
 //! What resolution produces: a page of sections with its effects.
 
 use crate::effects::Effects;
-use crate::value::Value;
-use serde::Serialize;
+use crate::value::{Json, Value};
+use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;
 
 /// One rendered section of a page.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedSection {
     /// The section key (`site/sections/Hero.tsx`).
     pub component: String,
     /// Its resolved props.
     pub props: Value,
     /// Rendered first as a skeleton and loaded separately (async rendering only).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub deferred: bool,
 }
 
 /// A resolved page, in the stable format the command line prints.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedPage {
     /// The page block name; `None` when no page serves the path.
     pub page: Option<String>,
@@ -36,17 +35,87 @@ pub struct ResolvedPage {
     pub revision: String,
     /// The resolved value of a single-value resolution (a block, section or props: previews,
     /// render, invoke); absent for pages.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<Value>,
+}
+
+/// The wire shape of a page, written plainly (`SPLICE` false: any serializer) or with kept
+/// content JSON spliced in (true: sonic-rs only, see [`Json`]). The one place the shape is said.
+#[derive(Serialize)]
+#[serde(rename = "ResolvedPage")]
+struct PageJson<'a, const SPLICE: bool> {
+    page: &'a Option<String>,
+    path: &'a Option<String>,
+    params: &'a BTreeMap<String, String>,
+    sections: SectionsJson<'a, SPLICE>,
+    seo: Option<Json<'a, SPLICE>>,
+    effects: &'a Effects,
+    revision: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Json<'a, SPLICE>>,
+}
+
+/// The wire shape of a section.
+#[derive(Serialize)]
+#[serde(rename = "ResolvedSection")]
+struct SectionJson<'a, const SPLICE: bool> {
+    component: &'a str,
+    props: Json<'a, SPLICE>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    deferred: bool,
+}
+
+struct SectionsJson<'a, const SPLICE: bool>(&'a [ResolvedSection]);
+
+impl<const SPLICE: bool> Serialize for SectionsJson<'_, SPLICE> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(ResolvedSection::json::<SPLICE>))
+    }
+}
+
+impl ResolvedSection {
+    fn json<const SPLICE: bool>(&self) -> SectionJson<'_, SPLICE> {
+        SectionJson {
+            component: &self.component,
+            props: Json(&self.props),
+            deferred: self.deferred,
+        }
+    }
+}
+
+impl Serialize for ResolvedSection {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.json::<false>().serialize(s)
+    }
+}
+
+impl Serialize for ResolvedPage {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.json::<false>().serialize(s)
+    }
 }
 
 impl ResolvedPage {
     /// The page as compact JSON bytes, what a binding hands its host: byte for byte what
     /// `serde_json::to_vec` writes (same escapes, same number formatting), but written by
-    /// sonic-rs, whose string escaping is vectorised (pages are mostly long strings).
+    /// sonic-rs, whose string escaping is vectorised (pages are mostly long strings), and with
+    /// the JSON of large unchanged content subtrees copied from what the content keeps (the
+    /// first page to write one escapes it; see [`crate::value`]).
     pub fn to_json_bytes(&self) -> Vec<u8> {
         // Writing to a Vec fails only for a non-string map key, which a page never has.
-        sonic_rs::to_vec(self).unwrap_or_else(|_| b"null".to_vec())
+        sonic_rs::to_vec(&self.json::<true>()).unwrap_or_else(|_| b"null".to_vec())
+    }
+
+    fn json<const SPLICE: bool>(&self) -> PageJson<'_, SPLICE> {
+        PageJson {
+            page: &self.page,
+            path: &self.path,
+            params: &self.params,
+            sections: SectionsJson(&self.sections),
+            seo: self.seo.as_ref().map(Json),
+            effects: &self.effects,
+            revision: &self.revision,
+            value: self.value.as_ref().map(Json),
+        }
     }
 }
 
@@ -56,9 +125,12 @@ mod tests {
 
     #[test]
     fn json_bytes_are_what_serde_json_writes() {
-        let props = Value::from_json_str(
-            r#"{"t":"quote \" back \\ \n \u0007 \u007f é 😀 </script>","n":[1,-2,1.5,1e21,1e-7,18446744073709551615],"z":null}"#,
-        )
+        // `big` is static and large enough to keep its JSON: written once, then copied.
+        let big = (0..40).map(|i| format!(r#"{{"i":{i},"s":"\u2028 \"{i}\" \t"}}"#));
+        let props = Value::from_json_str(&format!(
+            r#"{{"t":"quote \" back \\ \n \u0007 \u007f é 😀 </script>","n":[1,-2,1.5,1e21,1e-7,18446744073709551615],"z":null,"big":[{}]}}"#,
+            big.collect::<Vec<_>>().join(",")
+        ))
         .unwrap();
         let page = ResolvedPage {
             page: Some("pages-home".into()),
@@ -74,6 +146,22 @@ mod tests {
             revision: "r".into(),
             value: Some(props),
         };
-        assert_eq!(page.to_json_bytes(), serde_json::to_vec(&page).unwrap());
+        let expected = serde_json::to_vec(&page).unwrap();
+        assert_eq!(page.to_json_bytes(), expected);
+        assert_eq!(
+            page.to_json_bytes(),
+            expected,
+            "once the content keeps its JSON"
+        );
+        assert_eq!(serde_json::to_vec(&page).unwrap(), expected);
+        let pretty = serde_json::to_string_pretty(&page).unwrap();
+        assert!(
+            !pretty.contains("sonic"),
+            "no raw-value token reaches serde_json"
+        );
+        assert_eq!(
+            serde_json::to_value(&page).unwrap()["sections"][0]["props"]["big"][39]["i"],
+            39
+        );
     }
 }
