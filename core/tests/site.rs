@@ -2,6 +2,10 @@
 //! resolution, reload with a hook, the edge plan and the decision after the origin, purges, the
 //! admin protocol and the serde forms bindings exchange.
 
+// These tests use only the site builder of the admin tests' helpers.
+#[allow(dead_code)]
+mod admin_site;
+
 use serde_json::{Value as Json, json};
 use sitefile_core::MatcherContext;
 use sitefile_core::admin::{AdminOutcome, AdminRequest, RenderShell, RenderedSection, Schema};
@@ -29,21 +33,17 @@ fn site(blocks: Json, vars: &[(&str, &str)]) -> Site {
 
 /// A site serving `blocks` (a JSON object) with `resolve` and the environment `vars`.
 fn site_with(blocks: Json, resolve: ResolveConfig, vars: &[(&str, &str)]) -> Site {
-    let blocks: Vec<_> = blocks
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (intern(k), Value::from(v.clone())))
-        .collect();
-    let vars: HashMap<String, String> = vars
+    let vars = vars
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    Site::new(
-        Snapshot::from_blocks(blocks),
-        SiteSetup::new(resolve, Default::default(), vars),
+    admin_site::site(
+        &blocks,
+        resolve,
+        Default::default(),
+        vars,
+        Default::default(),
     )
-    .unwrap()
 }
 
 fn content() -> Json {
