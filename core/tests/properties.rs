@@ -612,7 +612,9 @@ fn resolve_config(layout: bool, async_rendering: bool) -> ResolveConfig {
     if layout {
         config.layout_sections.insert(HERO.to_string());
     }
-    config.with_production_origins(&["https://s.example"])
+    config
+        .with_production_origins(&["https://s.example"])
+        .expect("a valid origin")
 }
 
 fn request(kind: u8) -> Request {

@@ -422,6 +422,7 @@ fn a_setup_is_read_from_its_json_form() {
     for bad in [
         r#"{"sectons": []}"#,
         r#"{"options": {"geoCacheKey": "planet"}}"#,
+        r#"{"productionOrigins": ["shop.com"]}"#,
         "[",
     ] {
         let error = SiteSetup::from_json(bad).err().unwrap();

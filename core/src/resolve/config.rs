@@ -1,8 +1,8 @@
 //! How a runtime resolves: what the host registered and the setup options that shape pages.
 
 use super::registry::KeyRegistry;
-use crate::config::PlatformConfig;
 use crate::config::SecretKey;
+use crate::config::{ConfigError, PlatformConfig};
 use crate::loader_cache::Freshness;
 use crate::matchers::MatcherRegistry;
 use std::collections::HashMap;
@@ -59,14 +59,23 @@ impl ResolveConfig {
         self
     }
 
-    /// Sets the production origins, trailing `/` removed.
-    pub fn with_production_origins(mut self, origins: &[&str]) -> ResolveConfig {
+    /// Sets the production origins (`productionOrigins`): each an http(s) URL reduced to its
+    /// origin (`https://www.shop.com/br/` → `https://www.shop.com`). Anything else is an error
+    /// naming the option.
+    pub fn with_production_origins(mut self, origins: &[&str]) -> Result<Self, ConfigError> {
         self.production_origins = origins
             .iter()
-            .map(|o| o.trim_end_matches('/').to_string())
-            .filter(|o| !o.is_empty())
-            .collect();
-        self
+            .map(|entry| {
+                url::Url::parse(entry)
+                    .ok()
+                    .filter(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+                    .map(|u| u.origin().ascii_serialization())
+                    .ok_or_else(|| {
+                        ConfigError::new("productionOrigins", entry, "an http(s) origin")
+                    })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(self)
     }
 
     pub(crate) fn depth_limit(&self) -> usize {
@@ -74,6 +83,30 @@ impl ResolveConfig {
             DEFAULT_MAX_DEPTH
         } else {
             self.max_depth
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn production_origins_are_http_origins() {
+        let config = ResolveConfig::default()
+            .with_production_origins(&["https://www.shop.com/", "http://a.com:8080/x"])
+            .unwrap();
+        assert_eq!(
+            config.production_origins,
+            vec!["https://www.shop.com", "http://a.com:8080"],
+            "a path is not part of an origin"
+        );
+        for bad in ["nope", "ftp://x.com", "shop.com", ""] {
+            let error = ResolveConfig::default()
+                .with_production_origins(&[bad])
+                .err()
+                .unwrap();
+            assert_eq!(error.variable, "productionOrigins", "{bad}");
         }
     }
 }

@@ -118,7 +118,7 @@ impl SetupForm {
             resolve.matchers.register_feature_flag_bridge(key);
         }
         let origins: Vec<&str> = self.production_origins.iter().map(String::as_str).collect();
-        resolve = resolve.with_production_origins(&origins);
+        resolve = resolve.with_production_origins(&origins)?;
         resolve.layout_sections = self.layout_sections.into_iter().collect();
         resolve.async_rendering = self.async_rendering;
         resolve.resolve_globals = self.resolve_globals.unwrap_or(true);

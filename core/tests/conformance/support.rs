@@ -154,7 +154,9 @@ fn resolve_config(case: &Json) -> ResolveConfig {
     let c = &case["config"];
     if let Some(origins) = c["productionOrigins"].as_array() {
         let origins: Vec<&str> = origins.iter().filter_map(Json::as_str).collect();
-        config = config.with_production_origins(&origins);
+        config = config
+            .with_production_origins(&origins)
+            .expect("case origins are valid");
     }
     for key in c["layoutSections"].as_array().into_iter().flatten() {
         let key = key.as_str().expect("layout section keys are strings");
