@@ -261,6 +261,19 @@ fn a_preview_resolves_from_its_path_device_and_overlay() {
         page["sections"][0]["props"]["promo"]["Component"],
         "site/sections/SalePromo.tsx"
     );
+    // A `__resolveType` in `props` does not rename what is previewed (the path named it); in
+    // the editor's `__props` form it names the component. Either way the job and the
+    // resolution agree.
+    let mut renamed = promo.clone();
+    renamed["__resolveType"] = json!("site/sections/Other.tsx");
+    for (body, component) in [
+        (json!({"props": renamed}), "site/sections/Banner.tsx"),
+        (json!({"__props": renamed}), "site/sections/Other.tsx"),
+    ] {
+        let page = preview("", Some(body));
+        assert_eq!(page["sections"][0]["component"], component, "{page}");
+        assert!(page["sections"][0]["props"].get("__resolveType").is_none());
+    }
     // The editor's unsaved blocks are seen by this preview only.
     let overlay = json!({
         "props": promo,

@@ -171,7 +171,7 @@ pub(crate) fn parse(
         if let Some(rt) = p.resolve_type() {
             component = Some(rt.to_string());
         }
-        props = p.as_object().map(|o| without(o, &[RESOLVE_TYPE]));
+        props = Some(p);
     } else if let Some(p) = object_at(body.as_ref(), "props") {
         props = Some(p);
     } else if let Some(b) = body.as_ref().and_then(Value::as_object) {
@@ -179,7 +179,7 @@ pub(crate) fn parse(
             component = Some(rt.to_string());
         }
         if b.entries().iter().any(|(k, _)| &**k != OVERLAY_KEY) {
-            props = Some(without(b, &[RESOLVE_TYPE, OVERLAY_KEY]));
+            props = Some(without(b, &[OVERLAY_KEY]));
         }
     }
     if props.is_none()
@@ -197,10 +197,12 @@ pub(crate) fn parse(
     }
     let component =
         component.ok_or_else(|| invalid("No component: pass resolveChain or a __resolveType"))?;
-    let props = props.unwrap_or_else(|| Value::object(Vec::new()));
-    if props.as_object().is_none() {
-        return Err(invalid("The props must be a JSON object"));
-    }
+    // Whatever form they came in, the props never name the component: that is `component`.
+    let props = match props.as_ref().map(Value::as_object) {
+        None => Value::object(Vec::new()),
+        Some(Some(object)) => without(object, &[RESOLVE_TYPE]),
+        Some(None) => return Err(invalid("The props must be a JSON object")),
+    };
     let saved = overlay
         .as_ref()
         .and_then(|o| o.get(&component))
