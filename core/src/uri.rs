@@ -20,6 +20,12 @@ pub fn encode_uri_component(s: &str) -> String {
     utf8_percent_encode(s, URI_COMPONENT).to_string()
 }
 
+/// `s` percent-decoded once, as `decodeURIComponent` does; `s` unchanged where JavaScript
+/// would throw (`50% off`).
+pub fn decode_uri_component_or_keep(s: &str) -> String {
+    decode_uri_component(s).unwrap_or_else(|| s.to_string())
+}
+
 /// `decodeURIComponent(s)`: `None` where JavaScript throws (a `%` not followed by two hex
 /// digits, or bytes that are not UTF-8).
 pub fn decode_uri_component(s: &str) -> Option<String> {

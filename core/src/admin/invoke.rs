@@ -5,9 +5,10 @@ use super::body::{check_size, parse_object};
 use super::config::AdminConfig;
 use super::cors::Cors;
 use super::error::{AdminError, AdminErrorCode};
-use super::request::{AdminRequest, decode_once};
+use super::request::AdminRequest;
 use super::response::AdminResponse;
 use crate::edge::headers;
+use crate::uri::decode_uri_component_or_keep;
 use crate::value::{Key, Value, intern};
 use serde::Serialize;
 
@@ -193,7 +194,7 @@ pub(crate) fn parse(
     let body = body_object(request)?;
     let (shape, calls) = match key {
         Some(raw) => {
-            let key = decode_once(raw);
+            let key = decode_uri_component_or_keep(raw);
             let call = InvokeCall {
                 alias: key.clone(),
                 key,

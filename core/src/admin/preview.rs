@@ -7,10 +7,11 @@ use super::cors::Cors;
 use super::error::{AdminError, AdminErrorCode};
 use super::html::{inline_error, section};
 use super::render_shell::RenderShell;
-use super::request::{AdminRequest, decode_once};
+use super::request::AdminRequest;
 use super::response::AdminResponse;
 use crate::Device;
 use crate::content::Snapshot;
+use crate::uri::decode_uri_component_or_keep;
 use crate::value::{Key, Object, RESOLVE_TYPE, Value};
 use base64::Engine;
 use serde::Serialize;
@@ -144,7 +145,7 @@ fn query_props(raw: &str) -> Result<Value, AdminError> {
             .and_then(|b| String::from_utf8(b).ok())
             .ok_or_else(bad)?,
     };
-    Value::from_json_str(&decode_once(&text)).map_err(|_| bad())
+    Value::from_json_str(&decode_uri_component_or_keep(&text)).map_err(|_| bad())
 }
 
 /// Reads a preview (`target` from the path) or render (`target` is `None`) request.
@@ -164,7 +165,7 @@ pub(crate) fn parse(
     let mut component = request
         .query_param("resolveChain")
         .filter(|c| !c.is_empty())
-        .or_else(|| target.map(|t| decode_once(&decode_once(t))));
+        .or_else(|| target.map(|t| decode_uri_component_or_keep(&decode_uri_component_or_keep(t))));
     let mut overlay = object_at(body.as_ref(), OVERLAY_KEY);
     let mut props = None;
     if let Some(p) = object_at(body.as_ref(), "__props") {

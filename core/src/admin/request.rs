@@ -1,8 +1,6 @@
 //! The request a host hands the admin protocol: method, path, query, headers and body, already
 //! read off its transport.
 
-use crate::uri::decode_uri_component;
-
 /// An HTTP request as the admin protocol sees it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AdminRequest {
@@ -85,9 +83,4 @@ impl AdminRequest {
                 .to_ascii_lowercase()
         })
     }
-}
-
-/// Percent-decodes a path segment once, keeping it as is when it is not valid encoding.
-pub(crate) fn decode_once(s: &str) -> String {
-    decode_uri_component(s).unwrap_or_else(|| s.to_string())
 }

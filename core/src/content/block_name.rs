@@ -1,11 +1,11 @@
 //! Block names and the file names that hold them.
 
-use crate::uri::{decode_uri_component, encode_uri_component};
+use crate::uri::{decode_uri_component_or_keep, encode_uri_component};
 
 /// Decodes a file stem into its block name exactly once, as `decodeURIComponent` does; a stem
 /// that is not valid percent-encoding (`50% off`) is the name unchanged.
 pub fn decode_block_name(stem: &str) -> String {
-    decode_uri_component(stem).unwrap_or_else(|| stem.to_string())
+    decode_uri_component_or_keep(stem)
 }
 
 /// Encodes a block name into a file stem as `encodeURIComponent` does.

@@ -8,12 +8,12 @@
 //! re-rolls the visitor once.
 
 use crate::request::{RandomSource, Request};
-use crate::uri::URI_COMPONENT;
+use crate::uri::{URI_COMPONENT, decode_uri_component};
 use crate::value::{Value, write_json_string};
 use base64::Engine;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::{DecodePaddingMode, general_purpose};
-use percent_encoding::{percent_decode_str, utf8_percent_encode};
+use percent_encoding::utf8_percent_encode;
 
 /// Name of the sticky A/B cookie.
 pub const SEGMENT_COOKIE: &str = "platform_segment";
@@ -301,23 +301,6 @@ fn parse(raw: &str) -> Vec<Flag> {
         }
     }
     flags
-}
-
-/// JavaScript `decodeURIComponent`: `None` on a malformed escape or invalid UTF-8.
-fn decode_uri_component(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let well_formed = bytes.iter().enumerate().all(|(i, b)| {
-        *b != b'%'
-            || (bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
-                && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
-    });
-    if !well_formed {
-        return None;
-    }
-    percent_decode_str(text)
-        .decode_utf8()
-        .ok()
-        .map(|s| s.into_owned())
 }
 
 #[cfg(test)]
