@@ -8,7 +8,7 @@
  * ```
  */
 
-export { type ErrorCode, SitefileError, isSitefileError } from "./errors";
+export { ERROR_CODES, type ErrorCode, SitefileError, isSitefileError } from "./errors";
 export {
   type FeatureFlagAdapter,
   type Loader,

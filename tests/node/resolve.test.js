@@ -3,7 +3,7 @@
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const path = require("node:path");
-const { createSiteSetup, resolveDecoPage, registerMatcher, SitefileError, isSitefileError } = require("sitefile");
+const { createSiteSetup, resolveDecoPage, registerMatcher, SitefileError, isSitefileError, ERROR_CODES } = require("sitefile");
 
 const storefront = path.join(__dirname, "..", "..", "examples", "storefront");
 const MOBILE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148";
@@ -64,7 +64,9 @@ test("a page of an inline content map resolves; the last site set up is the defa
   assert.deepEqual(none.sections, []);
 });
 
-test("loaders run once per round, concurrently, and never under an unchosen variant", async () => {
+// Loader `a` waits for `b` to start: run one after the other, they would wait forever, so the
+// test has a time limit to fail by.
+test("loaders run once per round, concurrently, and never under an unchosen variant", { timeout: 10_000 }, async () => {
   const calls = [];
   let releaseA;
   const bStarted = new Promise((resolve) => {
@@ -337,4 +339,9 @@ test("blocks are laid over blocksDir; onDanglingReference answers unregistered l
   const page = await resolveDecoPage({ url: "https://storefront.example/" }, site);
   const shelf = page.sections.find((s) => s.component === "site/sections/Product/ProductShelf.tsx");
   assert.deepEqual(shelf.props.products, { dangling: "site/loaders/missing.ts" });
+});
+
+test("the package's error codes are the addon's", () => {
+  const addon = require(path.join(__dirname, "..", "..", "node", "index.js"));
+  assert.deepEqual([...ERROR_CODES], addon.errorCodes());
 });
