@@ -122,13 +122,42 @@ impl Experiment {
     }
 }
 
-/// JavaScript's `String(number)` for the weights of a fingerprint: integers without a fraction.
+/// JavaScript's `String(number)` (ECMAScript `Number::toString`) for the weights of a
+/// fingerprint, so a cookie written by the reference runtime keeps its arm: the shortest
+/// round-tripping digits, in plain notation from 1e-7 (exclusive) up to 1e21 (exclusive), else
+/// as `1.5e-7` / `1e+21`.
 fn js_number(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e21 {
-        format!("{}", n as i64)
-    } else {
-        format!("{n}")
+    // Weights come from JSON, so they are finite; `-0` is written `0`, as JavaScript does.
+    if n == 0.0 {
+        return "0".into();
     }
+    // Rust writes the shortest round-tripping digits: `d.ddde±x`.
+    let scientific = format!("{:e}", n.abs());
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let k = digits.len() as i64;
+    // The decimal point sits after `point` digits.
+    let point = exponent.parse::<i64>().unwrap_or(0) + 1;
+    let text = if (k..=21).contains(&point) {
+        format!("{digits}{}", "0".repeat((point - k) as usize))
+    } else if (1..=21).contains(&point) {
+        format!(
+            "{}.{}",
+            &digits[..point as usize],
+            &digits[point as usize..]
+        )
+    } else if (-5..=0).contains(&point) {
+        format!("0.{}{digits}", "0".repeat((-point) as usize))
+    } else {
+        let sign = if point - 1 < 0 { '-' } else { '+' };
+        let rest = if k > 1 {
+            format!(".{}", &digits[1..])
+        } else {
+            String::new()
+        };
+        format!("{}{rest}e{sign}{}", &digits[..1], (point - 1).abs())
+    };
+    if n < 0.0 { format!("-{text}") } else { text }
 }
 
 impl Segment {
@@ -204,6 +233,27 @@ mod tests {
             ["a", "a"],
             "all zero: the first arm"
         );
+    }
+
+    #[test]
+    fn weights_are_written_as_javascript_writes_numbers() {
+        for (n, js) in [
+            (50.0, "50"),
+            (50.5, "50.5"),
+            (0.1, "0.1"),
+            (100.0, "100"),
+            (1e20, "100000000000000000000"),
+            (1e21, "1e+21"),
+            (1.5e22, "1.5e+22"),
+            (0.000001, "0.000001"),
+            (1e-7, "1e-7"),
+            (1.25e-7, "1.25e-7"),
+            (123.456, "123.456"),
+            (-2.5, "-2.5"),
+            (0.0, "0"),
+        ] {
+            assert_eq!(js_number(n), js, "{n}");
+        }
     }
 
     #[test]
