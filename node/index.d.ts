@@ -9,6 +9,49 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * What the core made of an admin request: a response, or a job for the host. `kind` says which
+ * method finishes it: `respond` → `response()`, `reload` → `applyReload()`, `purge` →
+ * `finishPurge()` (after deleting `job.keys` from the edge cache), `preview` →
+ * `resolvePreview()` then `finishPreview(render)`, `invoke` → `finishInvoke(results,
+ * headers)`; `pass` is not an admin route. Each outcome is finished once.
+ */
+export declare class NativeAdminOutcome {
+  /** `pass`, `respond`, `reload`, `purge`, `preview` or `invoke`. */
+  get kind(): string
+  /**
+   * The job as JSON text (`purge`: `{keys}`; `preview`: `{component, block, props, path,
+   * deviceHint, overlay}`; `invoke`: `{shape, calls: [{alias, key, props}], select}`), or
+   * `null`.
+   */
+  get job(): string | null
+  /** The response of a `respond` outcome. */
+  response(): AdminResponseOutput
+  /**
+   * Applies a `reload` outcome in memory (no key-value store: `kvWritten: false`); a refused
+   * body is a 400 response with the content unchanged.
+   */
+  applyReload(): AdminResponseOutput
+  /** The response of a `purge` outcome, once its keys are deleted from the edge cache. */
+  finishPurge(): AdminResponseOutput
+  /**
+   * Starts resolving what a `preview` outcome shows (its path, device and overlay applied);
+   * drive it like a page resolution. Its page's `sections` are what to render.
+   */
+  resolvePreview(): NativeResolution
+  /**
+   * The HTML response of a `preview` outcome from the host's render (JSON: `{"sections":
+   * [{"key", "html"} | {"key", "error"}]}` or `{"error": message}`).
+   */
+  finishPreview(render: string): AdminResponseOutput
+  /**
+   * The response of an `invoke` outcome from the host's results, one per call in order
+   * (JSON: `[{"value"} | {"unknown": true} | {"error", "stack"?}]`), and the headers the
+   * calls wrote (alternating names and values).
+   */
+  finishInvoke(results: string, headers: Array<string>): AdminResponseOutput
+}
+
 /** One page resolution, driven one call per loader round. */
 export declare class NativeResolution {
   /**
@@ -45,7 +88,55 @@ export declare class NativeSite {
    * `INVALID_REQUEST` here.
    */
   resolve(request: string): NativeResolution
+  /**
+   * Hands an admin request to the core at `nowMs` (the time a reload records): the outcome is
+   * a response or the host work it needs.
+   */
+  handleAdmin(request: AdminRequestInput, nowMs: number): NativeAdminOutcome
+  /** Sets the schema `/live/_meta` serves (JSON text of the generated meta document). */
+  setSchema(schema: string): void
+  /** Whether a schema is set. */
+  get hasSchema(): boolean
+  /**
+   * Sets the document previews are wrapped in (JSON: `{css?, fonts?, theme?, bodyClass?,
+   * lang?}`).
+   */
+  setRenderShell(shell: string): void
+  /** How many body bytes an admin request to `path` may carry; a host stops reading past it. */
+  bodyLimit(path: string): number
+  /** The registered section key a resolved section's `component` names, or `null`. */
+  registeredSection(component: string): string | null
 }
+
+/** An HTTP request as the admin protocol reads it. */
+export interface AdminRequestInput {
+  /** `GET`, `POST`, ... */
+  method: string
+  /** The path, percent-encoded as it arrived. */
+  path: string
+  /** The query without `?` (`""` when there is none). */
+  query: string
+  /** Header names and values, alternating: `[name, value, name, value, ...]`. */
+  headers: Array<string>
+  /** The body bytes. */
+  body?: Buffer
+}
+
+/** A finished admin response. */
+export interface AdminResponseOutput {
+  /** HTTP status. */
+  status: number
+  /** Header names and values, alternating (a name may repeat: `Set-Cookie`). */
+  headers: Array<string>
+  /** The body bytes (empty for 204 and 304). */
+  body: Buffer
+}
+
+/**
+ * The CORS headers of an admin response to a request with these headers (alternating names
+ * and values), alternating names and values.
+ */
+export declare function corsHeaders(headers: Array<string>): Array<string>
 
 /** Every stable error code the addon may throw, in the core's order, then `PANIC`. */
 export declare function errorCodes(): Array<string>
@@ -63,3 +154,9 @@ export interface HostCallbacks {
   /** `onResolveError(eventJson)`, told of each error as it is recorded. */
   onResolveError?: (arg: string) => unknown
 }
+
+/**
+ * The section key a `sections` module key registers under (`./sections/Hero.tsx` →
+ * `site/sections/Hero.tsx`).
+ */
+export declare function sectionKey(module: string): string

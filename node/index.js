@@ -835,6 +835,9 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeAdminOutcome = nativeBinding.NativeAdminOutcome
 module.exports.NativeResolution = nativeBinding.NativeResolution
 module.exports.NativeSite = nativeBinding.NativeSite
+module.exports.corsHeaders = nativeBinding.corsHeaders
 module.exports.errorCodes = nativeBinding.errorCodes
+module.exports.sectionKey = nativeBinding.sectionKey

@@ -301,6 +301,32 @@ fn a_preview_resolves_from_its_path_device_and_overlay() {
 }
 
 #[test]
+fn a_page_preview_resolves_as_the_pages_sections() {
+    let site = site(content(), &[]);
+    let body = json!({"path": "/", "sections": [
+        {"__resolveType": "Hero"},
+        {"__resolveType": "site/sections/Plain.tsx", "x": 1},
+        {"__resolveType": "website/matchers/always.ts"}
+    ]});
+    let request = AdminRequest::new("POST", "/live/previews/website/pages/Page.tsx")
+        .with_header("Host", "shop.example")
+        .with_body(body.to_string().as_bytes());
+    let job = preview_job(&site, &request);
+    assert!(job.is_page());
+    let page = drive(
+        site.resolve_preview(&job, &request, now(), &NoHost)
+            .unwrap(),
+        &NoHost,
+    );
+    assert_eq!(
+        components(&page),
+        ["site/sections/Hero.tsx", "site/sections/Plain.tsx"],
+        "{page}"
+    );
+    assert_eq!(page["sections"][0]["props"]["products"], 2, "loaders ran");
+}
+
+#[test]
 fn the_render_shell_wraps_every_preview_and_can_be_set_later() {
     let site = site(content(), &[]);
     let frame =

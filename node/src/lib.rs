@@ -1,7 +1,8 @@
 //! The napi-rs addon of the `sitefile` npm package: conversion and I/O over the core's `Site`.
 //!
-//! Two classes: [`NativeSite`] (one site: content, setup, reload) and [`NativeResolution`] (one
-//! page resolution, driven one napi call per loader round). Everything crosses as JSON text in
+//! Three classes: [`NativeSite`] (one site: content, setup, reload, admin requests),
+//! [`NativeResolution`] (one page or preview resolution, driven one napi call per loader round)
+//! and [`NativeAdminOutcome`] (an admin request's response, or the host work it needs). Everything crosses as JSON text in
 //! the core's serde forms; the TypeScript side runs loaders and custom matchers. Every error
 //! thrown to JS is an `Error` whose `code` is the core's stable code (`INVALID_JSON`, ...), and
 //! a Rust panic becomes such an error (code `PANIC`) rather than aborting the process.
@@ -11,15 +12,17 @@
 // lint fires inside the code napi-derive generates for the fields, where no local allow reaches.
 #![allow(clippy::type_complexity)]
 
+mod admin;
 mod error;
 mod host;
 mod resolution;
 mod site;
 
+pub use admin::{AdminRequestInput, AdminResponseOutput, NativeAdminOutcome};
 pub use error::Code;
 pub use host::HostCallbacks;
 pub use resolution::NativeResolution;
-pub use site::NativeSite;
+pub use site::{NativeSite, cors_headers, section_key};
 
 use napi_derive::napi;
 use sitefile_core::ErrorCode;

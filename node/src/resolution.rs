@@ -4,13 +4,15 @@ use crate::error::{Code, JsResult, fail, guarded, thrown};
 use crate::host::{HostCallbacks, JsHost};
 use napi_derive::napi;
 use sitefile_core::resolve::{LoaderAnswer, Resolution, Step};
-use sitefile_core::{ErrorCode, Request, Site};
-use std::sync::Arc;
+use sitefile_core::{ErrorCode, Host};
+
+/// Starts a resolution with the first call's host callbacks.
+pub(crate) type Start = Box<dyn FnOnce(&dyn Host) -> JsResult<Resolution>>;
 
 /// Where a resolution is.
 pub(crate) enum State {
-    /// Not started: the first `advance` runs the synchronous pass.
-    Ready(Box<Request>),
+    /// Not started: the first `advance` starts it and runs the synchronous pass.
+    Ready(Start),
     Running(Box<Resolution>),
     /// Between states, or after a panic.
     Gone,
@@ -19,7 +21,6 @@ pub(crate) enum State {
 /// One page resolution, driven one call per loader round.
 #[napi]
 pub struct NativeResolution {
-    pub(crate) site: Arc<Site>,
     pub(crate) state: State,
 }
 
@@ -38,7 +39,7 @@ impl NativeResolution {
         guarded(|| {
             let host = JsHost::new(&host);
             let mut resolution = match std::mem::replace(&mut self.state, State::Gone) {
-                State::Ready(request) => Box::new(self.site.resolve_page(*request, &host)),
+                State::Ready(start) => Box::new(start(&host)?),
                 State::Running(resolution) => resolution,
                 State::Gone => {
                     return Err(fail(

@@ -1,9 +1,12 @@
 //! `NativeSite`: one site — its content, setup, reloads and the resolutions started from it.
 
+use crate::admin::{AdminRequestInput, NativeAdminOutcome, flat_headers, header_pairs};
 use crate::error::{Code, JsResult, fail, guarded, thrown};
 use crate::resolution::{NativeResolution, State};
 use chrono::{DateTime, Utc};
 use napi_derive::napi;
+use sitefile_core::admin::{self, AdminRequest, AdminSite, RenderShell, Schema};
+use sitefile_core::resolve::KeyRegistry;
 use sitefile_core::{ErrorCode, RequestForm, Site, SiteSetup};
 use std::path::Path;
 use std::sync::Arc;
@@ -98,14 +101,90 @@ impl NativeSite {
     #[napi]
     pub fn resolve(&self, request: String) -> Result<NativeResolution, napi::Error<Code>> {
         guarded(|| {
+            let request = RequestForm::from_json(&request)
+                .and_then(RequestForm::into_request)
+                .map_err(|e| thrown(&e))?;
+            let site = self.site.clone();
             Ok(NativeResolution {
-                site: self.site.clone(),
-                state: State::Ready(Box::new(
-                    RequestForm::from_json(&request)
-                        .and_then(RequestForm::into_request)
-                        .map_err(|e| thrown(&e))?,
-                )),
+                state: State::Ready(Box::new(move |host| Ok(site.resolve_page(request, host)))),
             })
         })
     }
+
+    /// Hands an admin request to the core at `nowMs` (the time a reload records): the outcome is
+    /// a response or the host work it needs.
+    #[napi]
+    pub fn handle_admin(
+        &self,
+        request: AdminRequestInput,
+        now_ms: f64,
+    ) -> Result<NativeAdminOutcome, napi::Error<Code>> {
+        guarded(|| {
+            NativeAdminOutcome::new(self.site.clone(), request.into_request()?, instant(now_ms)?)
+        })
+    }
+
+    /// Sets the schema `/live/_meta` serves (JSON text of the generated meta document).
+    #[napi]
+    pub fn set_schema(&self, schema: String) -> Result<(), napi::Error<Code>> {
+        guarded(|| {
+            let schema = Schema::from_json(schema.as_bytes()).map_err(|e| thrown(&e))?;
+            self.site.set_schema(schema);
+            Ok(())
+        })
+    }
+
+    /// Whether a schema is set.
+    #[napi(getter)]
+    pub fn has_schema(&self) -> bool {
+        AdminSite::schema(self.site.as_ref()).is_some()
+    }
+
+    /// Sets the document previews are wrapped in (JSON: `{css?, fonts?, theme?, bodyClass?,
+    /// lang?}`).
+    #[napi]
+    pub fn set_render_shell(&self, shell: String) -> Result<(), napi::Error<Code>> {
+        guarded(|| {
+            let shell: RenderShell = serde_json::from_str(&shell).map_err(|e| {
+                fail(
+                    ErrorCode::InvalidConfig,
+                    format!("invalid render shell: {e}"),
+                )
+            })?;
+            self.site.set_render_shell(shell);
+            Ok(())
+        })
+    }
+
+    /// How many body bytes an admin request to `path` may carry; a host stops reading past it.
+    #[napi]
+    pub fn body_limit(&self, path: String) -> f64 {
+        self.site.admin_config().body_limit(&path) as f64
+    }
+
+    /// The registered section key a resolved section's `component` names, or `null`.
+    #[napi]
+    pub fn registered_section(&self, component: String) -> Option<String> {
+        self.site.registered_section(&component).map(str::to_string)
+    }
+}
+
+/// The CORS headers of an admin response to a request with these headers (alternating names
+/// and values), alternating names and values.
+#[napi]
+pub fn cors_headers(headers: Vec<String>) -> Result<Vec<String>, napi::Error<Code>> {
+    guarded(|| {
+        let request = AdminRequest {
+            headers: header_pairs(headers)?,
+            ..AdminRequest::default()
+        };
+        Ok(flat_headers(&admin::cors_headers(&request)))
+    })
+}
+
+/// The section key a `sections` module key registers under (`./sections/Hero.tsx` →
+/// `site/sections/Hero.tsx`).
+#[napi]
+pub fn section_key(module: String) -> String {
+    KeyRegistry::section_key(&module)
 }

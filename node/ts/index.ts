@@ -8,14 +8,30 @@
  * ```
  */
 
+export {
+  type AdminHandler,
+  type AdminSetupOptions,
+  type RenderShellOptions,
+  corsHeaders,
+  createAdminSetup,
+  handleAdminRequest,
+  handleDecofileRead,
+  handleDecofileReload,
+  handleInvoke,
+  handleMeta,
+  handleRender,
+  setRenderShell,
+} from "./admin";
 export { ERROR_CODES, type ErrorCode, SitefileError, isSitefileError } from "./errors";
 export {
   type FeatureFlagAdapter,
+  type InvokeContext,
   type Loader,
   type Matcher,
   type MatcherContext,
   type ReloadResponse,
   type RequestInput,
+  type SectionModule,
   Site,
   type SiteSetupOptions,
   createSiteSetup,

@@ -6,7 +6,7 @@
 
 import { SitefileError, native } from "./errors";
 import { type MatcherContext, type RequestInput, Site, currentSite } from "./setup";
-import type { HostCallbacks } from "../index";
+import type { HostCallbacks, NativeResolution } from "../index";
 
 /** One section of a resolved page. */
 export interface ResolvedSection {
@@ -111,7 +111,8 @@ function requestJson(input: RequestInput, site: Site): string {
   });
 }
 
-function messageOf(error: unknown): string {
+/** @internal */
+export function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
 }
@@ -179,16 +180,12 @@ function callbacks(site: Site, request: RequestInput): HostCallbacks {
 }
 
 /**
- * Resolves the page for a request: matchers see its full URL, headers and cookies; each round
- * of loaders runs concurrently. Returns the page (`page: null` when no page serves the path).
- * A bad request throws `INVALID_REQUEST`.
+ * Drives a started resolution to its page: each round's loaders run concurrently, custom
+ * matchers and flag adapters answer when the core asks. `request` is what loaders and matchers
+ * see.
+ * @internal
  */
-export async function resolveDecoPage(request: RequestInput, site: Site = currentSite()): Promise<ResolvedPage> {
-  if (!(site instanceof Site)) {
-    throw new SitefileError("INVALID_CONFIG", "resolveDecoPage: the second argument is not a site from createSiteSetup");
-  }
-  const form = requestJson(request, site);
-  const resolution = native(() => site.native.resolve(form));
+export async function drive(site: Site, resolution: NativeResolution, request: RequestInput): Promise<ResolvedPage> {
   const host = callbacks(site, request);
   let answers: string | null = null;
   for (;;) {
@@ -198,4 +195,17 @@ export async function resolveDecoPage(request: RequestInput, site: Site = curren
     const results = await Promise.all(step.value.map((call) => answer(site, call, request)));
     answers = `[${results.join(",")}]`;
   }
+}
+
+/**
+ * Resolves the page for a request: matchers see its full URL, headers and cookies; each round
+ * of loaders runs concurrently. Returns the page (`page: null` when no page serves the path).
+ * A bad request throws `INVALID_REQUEST`.
+ */
+export async function resolveDecoPage(request: RequestInput, site: Site = currentSite()): Promise<ResolvedPage> {
+  if (!(site instanceof Site)) {
+    throw new SitefileError("INVALID_CONFIG", "resolveDecoPage: the second argument is not a site from createSiteSetup");
+  }
+  const form = requestJson(request, site);
+  return drive(site, native(() => site.native.resolve(form)), request);
 }

@@ -31,8 +31,18 @@ export interface MatcherContext {
 /** A custom matcher: `(rule, ctx) => boolean`, synchronous. */
 export type Matcher = (rule: Record<string, unknown>, ctx: MatcherContext) => boolean;
 
-/** A loader: called with its resolved props and the request being resolved. */
-export type Loader = (props: any, request: RequestInput) => unknown;
+/** A loader: called with its resolved props and the request being resolved. Invoked through
+ * `/platform/invoke`, it gets a third argument whose `responseHeaders` it may write. */
+export type Loader = (props: any, request: RequestInput, ctx?: InvokeContext) => unknown;
+
+/** What an invoked loader or action may do to the response besides its value. */
+export interface InvokeContext {
+  /** Headers added to the invoke response (`Set-Cookie` values are each kept). */
+  responseHeaders: Headers;
+}
+
+/** A section module: its default export (or the module itself) is the component. */
+export type SectionModule = () => Promise<unknown> | unknown;
 
 /** A request as `resolveDecoPage` takes it: a fetch `Request`, or its parts. */
 export type RequestInput =
@@ -62,7 +72,7 @@ export interface SiteSetupOptions {
   blocksDir?: string | false;
   /** Section modules keyed `./sections/<path>.tsx` (registered as `site/sections/<path>.tsx`),
    * or section keys. Absent: every key containing `/sections/` is a section. */
-  sections?: Record<string, unknown> | string[];
+  sections?: Record<string, SectionModule> | string[];
   /** Loaders by registered key; the only loaders resolution calls. */
   loaders?: Record<string, Loader>;
   /** Functions that register custom matchers by calling {@link registerMatcher}. */
@@ -98,6 +108,23 @@ export interface ReloadResponse {
   timestamp: string;
 }
 
+/** The admin setup of a site (`createAdminSetup`).
+ * @internal */
+export interface AdminState {
+  /** Loads the schema `/live/_meta` serves. */
+  meta?: () => unknown;
+  /** The schema being loaded, while it is. */
+  metaLoading?: Promise<void>;
+  /** Wraps every preview. */
+  previewWrapper?: unknown;
+  /** Loaders invokable through `/platform/invoke` besides the site's own. */
+  invokeLoaders: ReadonlyMap<string, Loader>;
+}
+
+/** The addon.
+ * @internal */
+export { addon };
+
 const globalMatchers = new Map<string, Matcher>();
 let registering: Map<string, Matcher> | null = null;
 
@@ -125,6 +152,12 @@ export class Site {
   readonly loaders: ReadonlyMap<string, Loader>;
   /** @internal */
   readonly options: SiteSetupOptions;
+  /** Section modules by registered key (`site/sections/Hero.tsx`).
+   * @internal */
+  readonly sectionModules: ReadonlyMap<string, SectionModule>;
+  /** What `createAdminSetup` set for this site.
+   * @internal */
+  admin: AdminState = { invokeLoaders: new Map() };
 
   /** @internal */
   constructor(
@@ -137,6 +170,12 @@ export class Site {
     this.matchers = matchers;
     this.loaders = loaders;
     this.options = options;
+    const sections = options.sections;
+    this.sectionModules = new Map(
+      sections === undefined || Array.isArray(sections)
+        ? []
+        : Object.entries(sections).map(([key, module]) => [addon.sectionKey(key), module]),
+    );
   }
 
   /** The content revision serving now. */

@@ -45,3 +45,11 @@ impl Cors {
         }
     }
 }
+
+/// The CORS headers an admin response to `request` carries (what the `corsHeaders` helper of a
+/// binding answers, for responses the host builds itself).
+pub fn cors_headers(request: &AdminRequest) -> Vec<(String, String)> {
+    let mut headers = Vec::new();
+    Cors::for_request(request).apply(&mut headers);
+    headers
+}

@@ -10,7 +10,7 @@ use super::response::AdminResponse;
 use crate::edge::headers;
 use crate::uri::decode_uri_component_or_keep;
 use crate::value::{Key, Value, intern};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Whether the request named one key or sent a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -62,6 +62,39 @@ pub enum InvokeResult {
         /// The stack trace, if the host has one.
         stack: Option<String>,
     },
+}
+
+/// A host's result of one call as JSON, the form every binding hands over:
+/// `{"value": v}`, `{"unknown": true}` or `{"error": "message", "stack"?: "..."}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InvokeAnswer {
+    /// The result (absent: `null`).
+    #[serde(default)]
+    pub value: Option<Value>,
+    /// No loader or action is registered under the key.
+    #[serde(default)]
+    pub unknown: bool,
+    /// Why the call failed.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// The failure's stack trace, if the host has one.
+    #[serde(default)]
+    pub stack: Option<String>,
+}
+
+impl From<InvokeAnswer> for InvokeResult {
+    fn from(answer: InvokeAnswer) -> InvokeResult {
+        match answer {
+            InvokeAnswer { unknown: true, .. } => InvokeResult::Unknown,
+            InvokeAnswer {
+                error: Some(message),
+                stack,
+                ..
+            } => InvokeResult::Failed { message, stack },
+            InvokeAnswer { value, .. } => InvokeResult::Value(value.unwrap_or(Value::Null)),
+        }
+    }
 }
 
 impl InvokeJob {

@@ -31,11 +31,13 @@ mod sitefile;
 pub use config::{
     AdminConfig, AdminSettings, DEFAULT_MAX_BODY_BYTES, DEFAULT_RELOAD_MAX_BYTES, PurgeToken,
 };
-pub use cors::{CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS};
+pub use cors::{CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, cors_headers};
 pub use error::{AdminError, AdminErrorCode};
 pub use handle::{AdminOutcome, handle};
-pub use invoke::{InvokeCall, InvokeJob, InvokeResult, InvokeShape};
-pub use preview::{OVERLAY_KEY, PAGE_COMPONENT, PreviewJob, RenderedSection};
+pub use invoke::{InvokeAnswer, InvokeCall, InvokeJob, InvokeResult, InvokeShape};
+pub use preview::{
+    OVERLAY_KEY, PAGE_COMPONENT, PreviewJob, RenderAnswer, RenderedSection, RenderedSectionAnswer,
+};
 pub use purge::PurgeJob;
 pub use render_shell::RenderShell;
 pub use request::AdminRequest;

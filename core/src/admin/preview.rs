@@ -14,7 +14,7 @@ use crate::content::Snapshot;
 use crate::uri::decode_uri_component_or_keep;
 use crate::value::{Key, Object, RESOLVE_TYPE, Value};
 use base64::Engine;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The component that renders a whole page.
 pub use crate::pages::PAGE_RESOLVE_TYPE as PAGE_COMPONENT;
@@ -50,6 +50,54 @@ pub struct RenderedSection {
     pub key: String,
     /// The HTML, or the error message.
     pub html: Result<String, String>,
+}
+
+/// A host's render of a preview as JSON, the form every binding hands over:
+/// `{"sections": [{"key", "html"} | {"key", "error"}]}`, or `{"error": "message"}` when the
+/// whole render failed.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenderAnswer {
+    /// The rendered sections, in order.
+    #[serde(default)]
+    pub sections: Vec<RenderedSectionAnswer>,
+    /// Why the whole render failed.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// One section of a [`RenderAnswer`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenderedSectionAnswer {
+    /// The section's manifest key.
+    pub key: String,
+    /// Its HTML.
+    #[serde(default)]
+    pub html: Option<String>,
+    /// The error it raised instead.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+impl RenderAnswer {
+    /// What [`PreviewJob::finish`] takes.
+    pub fn into_result(self) -> Result<Vec<RenderedSection>, String> {
+        match self.error {
+            Some(message) => Err(message),
+            None => Ok(self
+                .sections
+                .into_iter()
+                .map(|s| RenderedSection {
+                    key: s.key,
+                    html: match s.error {
+                        Some(e) => Err(e),
+                        None => Ok(s.html.unwrap_or_default()),
+                    },
+                })
+                .collect()),
+        }
+    }
 }
 
 const MOBILE_UA: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";

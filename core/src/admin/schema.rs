@@ -1,6 +1,7 @@
 //! The schema resource (`GET /live/_meta`): the host's generated document, checked once, with
 //! its ETag.
 
+use crate::errors::{ErrorCode, HasErrorCode};
 use crate::value::{ParseError, Value};
 use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
@@ -15,6 +16,15 @@ pub enum SchemaError {
     /// JSON of the wrong shape.
     #[error("the schema document must be an object with `schema` and `manifest` objects: {0}")]
     Shape(&'static str),
+}
+
+impl HasErrorCode for SchemaError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            SchemaError::Json(_) => ErrorCode::InvalidJson,
+            SchemaError::Shape(_) => ErrorCode::InvalidContent,
+        }
+    }
 }
 
 /// A schema document ready to serve: the body bytes and the ETag, computed once.

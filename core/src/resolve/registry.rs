@@ -48,12 +48,18 @@ impl KeyRegistry {
     /// (already a `__resolveType`, say `site/sections/Hero.tsx`) is registered as given.
     /// Returns the registered key.
     pub fn register_section_module(&mut self, module: &str) -> String {
-        let key = match module.strip_prefix("./sections/") {
-            Some(path) => format!("site/sections/{path}"),
-            None => module.to_string(),
-        };
+        let key = KeyRegistry::section_key(module);
         self.register(&key);
         key
+    }
+
+    /// The key a section module registers under: `./sections/<path>.tsx` is
+    /// `site/sections/<path>.tsx`; any other key is itself.
+    pub fn section_key(module: &str) -> String {
+        match module.strip_prefix("./sections/") {
+            Some(path) => format!("site/sections/{path}"),
+            None => module.to_string(),
+        }
     }
 
     /// Whether `rt` refers to a registered key.

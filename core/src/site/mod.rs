@@ -177,6 +177,13 @@ impl Site {
         *admin = Arc::new(config);
     }
 
+    /// The registered section key a resolved section's `component` names (it may spell the key
+    /// with or without `.tsx`), or `None` for a component no section module renders. Bindings
+    /// find the module to render with it.
+    pub fn registered_section<'a>(&'a self, component: &'a str) -> Option<&'a str> {
+        self.runtime.config().sections.lookup(component)
+    }
+
     /// Starts resolving the page for `request` (`resolveDecoPage`); drive it with
     /// [`Resolution::next`] and [`Resolution::provide`].
     pub fn resolve_page(&self, request: Request, host: &dyn Host) -> Resolution {

@@ -12,7 +12,8 @@ use chrono::{DateTime, Utc};
 impl Site {
     /// Starts resolving what `job` previews: its component with its props, over its
     /// `__sitefile` overlay, as seen by a request for `job.path` on the editor's host with the
-    /// user agent of the `deviceHint` device. Never cached. The host runs the loader rounds,
+    /// user agent of the `deviceHint` device; a page (`website/pages/Page.tsx`) resolves as its
+    /// `sections`, so the page's sections are the resolution's. Never cached. The host runs the loader rounds,
     /// renders the resolved sections and answers with [`PreviewJob::finish`].
     pub fn resolve_preview(
         &self,
@@ -22,13 +23,22 @@ impl Site {
         host: &dyn Host,
     ) -> Result<Resolution, RequestError> {
         let seen_from = preview_request(job, request, now)?;
-        let mut target = vec![(intern(RESOLVE_TYPE), Value::from(job.component.as_str()))];
-        target.extend(
+        let target = if job.is_page() {
+            // A page previews as its sections, each resolved and rendered in order.
             job.props
-                .as_object()
-                .into_iter()
-                .flat_map(|o| o.entries().iter().cloned()),
-        );
+                .get("sections")
+                .cloned()
+                .unwrap_or_else(|| Value::array(Vec::new()))
+        } else {
+            let mut target = vec![(intern(RESOLVE_TYPE), Value::from(job.component.as_str()))];
+            target.extend(
+                job.props
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|o| o.entries().iter().cloned()),
+            );
+            Value::object(target)
+        };
         let draft: Vec<(Key, Value)> = job
             .overlay
             .as_ref()
@@ -37,7 +47,7 @@ impl Site {
             .unwrap_or_default();
         Ok(self
             .runtime
-            .resolve_value_in_draft(seen_from, &Value::object(target), &draft, host))
+            .resolve_value_in_draft(seen_from, &target, &draft, host))
     }
 }
 

@@ -5,9 +5,9 @@ use crate::support::{self, pairs};
 use serde_json::{Value as Json, json};
 use sitefile_core::Site;
 use sitefile_core::admin::{
-    AdminOutcome, AdminRequest, AdminResponse, AdminSite, InvokeResult, RenderedSection,
+    AdminOutcome, AdminRequest, AdminResponse, AdminSite, InvokeAnswer, InvokeResult, RenderAnswer,
+    RenderedSection,
 };
-use sitefile_core::value::Value;
 
 /// Replaces `{revision}` and `{schemaEtag}` in a string.
 fn substitute(s: &str, site: &Site) -> String {
@@ -41,42 +41,23 @@ fn request_for(case: &Json, site: &Site) -> AdminRequest {
 }
 
 fn invoke_results(host: &Json) -> Vec<InvokeResult> {
-    host["invoke"]["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|r| {
-            if r.get("unknown").is_some() {
-                InvokeResult::Unknown
-            } else if let Some(message) = r.get("error") {
-                InvokeResult::Failed {
-                    message: message.as_str().unwrap_or_default().to_string(),
-                    stack: r["stack"].as_str().map(str::to_string),
-                }
-            } else {
-                InvokeResult::Value(Value::from(r["value"].clone()))
-            }
-        })
-        .collect()
+    let results = host["invoke"]["results"].clone();
+    let answers: Vec<InvokeAnswer> = match results {
+        Json::Null => Vec::new(),
+        results => serde_json::from_value(results).expect("host.invoke.results are invoke answers"),
+    };
+    answers.into_iter().map(InvokeResult::from).collect()
 }
 
 fn rendered(host: &Json) -> Result<Vec<RenderedSection>, String> {
-    let render = &host["render"];
-    if let Some(message) = render["error"].as_str() {
-        return Err(message.to_string());
-    }
-    Ok(render["sections"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|s| RenderedSection {
-            key: s["key"].as_str().unwrap_or_default().to_string(),
-            html: match s["error"].as_str() {
-                Some(e) => Err(e.to_string()),
-                None => Ok(s["html"].as_str().unwrap_or_default().to_string()),
-            },
-        })
-        .collect())
+    let answer: RenderAnswer = match &host["render"] {
+        Json::Null => RenderAnswer {
+            sections: Vec::new(),
+            error: None,
+        },
+        render => serde_json::from_value(render.clone()).expect("host.render is a render answer"),
+    };
+    answer.into_result()
 }
 
 /// Runs one case: the outcome's name, the job (if any) as JSON, and the final response.

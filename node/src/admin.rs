@@ -1,0 +1,264 @@
+//! The admin protocol: `NativeSite.handleAdmin` hands a request to the core, which answers it or
+//! names the host work it needs (`NativeAdminOutcome`); the JS side does that work and calls the
+//! matching `finish*` method for the response.
+
+use crate::error::{Code, JsResult, fail, guarded, thrown};
+use crate::resolution::{NativeResolution, State};
+use chrono::{DateTime, Utc};
+use napi::bindgen_prelude::Buffer;
+use napi_derive::napi;
+use sitefile_core::admin::{
+    AdminOutcome, AdminRequest, AdminResponse, InvokeAnswer, InvokeResult, RenderAnswer,
+};
+use sitefile_core::{ErrorCode, Site};
+use std::sync::Arc;
+
+/// An HTTP request as the admin protocol reads it.
+#[napi(object)]
+pub struct AdminRequestInput {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// The path, percent-encoded as it arrived.
+    pub path: String,
+    /// The query without `?` (`""` when there is none).
+    pub query: String,
+    /// Header names and values, alternating: `[name, value, name, value, ...]`.
+    pub headers: Vec<String>,
+    /// The body bytes.
+    pub body: Option<Buffer>,
+}
+
+/// A finished admin response.
+#[napi(object)]
+pub struct AdminResponseOutput {
+    /// HTTP status.
+    pub status: u32,
+    /// Header names and values, alternating (a name may repeat: `Set-Cookie`).
+    pub headers: Vec<String>,
+    /// The body bytes (empty for 204 and 304).
+    pub body: Buffer,
+}
+
+/// Alternating names and values as pairs; an odd list is refused.
+pub(crate) fn header_pairs(flat: Vec<String>) -> JsResult<Vec<(String, String)>> {
+    if !flat.len().is_multiple_of(2) {
+        return Err(fail(
+            ErrorCode::InvalidRequest,
+            "headers must alternate names and values",
+        ));
+    }
+    let mut pairs = Vec::with_capacity(flat.len() / 2);
+    let mut items = flat.into_iter();
+    while let (Some(name), Some(value)) = (items.next(), items.next()) {
+        pairs.push((name, value));
+    }
+    Ok(pairs)
+}
+
+/// Pairs as alternating names and values.
+pub(crate) fn flat_headers(pairs: &[(String, String)]) -> Vec<String> {
+    pairs
+        .iter()
+        .flat_map(|(n, v)| [n.clone(), v.clone()])
+        .collect()
+}
+
+impl AdminRequestInput {
+    pub(crate) fn into_request(self) -> JsResult<AdminRequest> {
+        Ok(AdminRequest {
+            method: self.method,
+            path: self.path,
+            query: self.query,
+            headers: header_pairs(self.headers)?,
+            body: self.body.map(|b| b.to_vec()).unwrap_or_default(),
+        })
+    }
+}
+
+impl From<AdminResponse> for AdminResponseOutput {
+    fn from(response: AdminResponse) -> AdminResponseOutput {
+        AdminResponseOutput {
+            status: u32::from(response.status),
+            headers: flat_headers(&response.headers),
+            body: Buffer::from(response.body.to_vec()),
+        }
+    }
+}
+
+/// What the core made of an admin request: a response, or a job for the host. `kind` says which
+/// method finishes it: `respond` → `response()`, `reload` → `applyReload()`, `purge` →
+/// `finishPurge()` (after deleting `job.keys` from the edge cache), `preview` →
+/// `resolvePreview()` then `finishPreview(render)`, `invoke` → `finishInvoke(results,
+/// headers)`; `pass` is not an admin route. Each outcome is finished once.
+#[napi]
+pub struct NativeAdminOutcome {
+    site: Arc<Site>,
+    request: AdminRequest,
+    now: DateTime<Utc>,
+    kind: &'static str,
+    job: Option<String>,
+    outcome: Option<AdminOutcome>,
+}
+
+impl NativeAdminOutcome {
+    pub(crate) fn new(
+        site: Arc<Site>,
+        request: AdminRequest,
+        now: DateTime<Utc>,
+    ) -> JsResult<NativeAdminOutcome> {
+        let outcome = site.handle_admin(&request, now);
+        let (kind, job) = match &outcome {
+            AdminOutcome::Pass => ("pass", None),
+            AdminOutcome::Respond(_) => ("respond", None),
+            AdminOutcome::Reload(_) => ("reload", None),
+            AdminOutcome::Purge(job) => (
+                "purge",
+                Some(to_json(&serde_json::json!({"keys": job.keys()}))?),
+            ),
+            AdminOutcome::Preview(job) => ("preview", Some(to_json(job)?)),
+            AdminOutcome::Invoke(job) => ("invoke", Some(to_json(job)?)),
+        };
+        Ok(NativeAdminOutcome {
+            site,
+            request,
+            now,
+            kind,
+            job,
+            outcome: Some(outcome),
+        })
+    }
+
+    fn take(&mut self, method: &str) -> JsResult<AdminOutcome> {
+        self.outcome.take().ok_or_else(|| {
+            fail(
+                ErrorCode::Finished,
+                format!("{method}: this admin outcome was already finished"),
+            )
+        })
+    }
+}
+
+fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> JsResult<String> {
+    serde_json::to_string(value).map_err(|e| fail(ErrorCode::InvalidContent, e))
+}
+
+fn wrong_kind(method: &str, kind: &str) -> napi::Error<Code> {
+    fail(
+        ErrorCode::InvalidRequest,
+        format!("{method} does not finish a `{kind}` admin outcome"),
+    )
+}
+
+#[napi]
+impl NativeAdminOutcome {
+    /// `pass`, `respond`, `reload`, `purge`, `preview` or `invoke`.
+    #[napi(getter)]
+    pub fn kind(&self) -> String {
+        self.kind.to_string()
+    }
+
+    /// The job as JSON text (`purge`: `{keys}`; `preview`: `{component, block, props, path,
+    /// deviceHint, overlay}`; `invoke`: `{shape, calls: [{alias, key, props}], select}`), or
+    /// `null`.
+    #[napi(getter)]
+    pub fn job(&self) -> Option<String> {
+        self.job.clone()
+    }
+
+    /// The response of a `respond` outcome.
+    #[napi]
+    pub fn response(&mut self) -> Result<AdminResponseOutput, napi::Error<Code>> {
+        guarded(|| match self.take("response")? {
+            AdminOutcome::Respond(response) => Ok(response.into()),
+            _ => Err(wrong_kind("response", self.kind)),
+        })
+    }
+
+    /// Applies a `reload` outcome in memory (no key-value store: `kvWritten: false`); a refused
+    /// body is a 400 response with the content unchanged.
+    #[napi]
+    pub fn apply_reload(&mut self) -> Result<AdminResponseOutput, napi::Error<Code>> {
+        guarded(|| match self.take("applyReload")? {
+            AdminOutcome::Reload(job) => Ok(job.apply_in_memory(self.site.as_ref()).into()),
+            _ => Err(wrong_kind("applyReload", self.kind)),
+        })
+    }
+
+    /// The response of a `purge` outcome, once its keys are deleted from the edge cache.
+    #[napi]
+    pub fn finish_purge(&mut self) -> Result<AdminResponseOutput, napi::Error<Code>> {
+        guarded(|| match self.take("finishPurge")? {
+            AdminOutcome::Purge(job) => Ok(job.finish().into()),
+            _ => Err(wrong_kind("finishPurge", self.kind)),
+        })
+    }
+
+    /// Starts resolving what a `preview` outcome shows (its path, device and overlay applied);
+    /// drive it like a page resolution. Its page's `sections` are what to render.
+    #[napi]
+    pub fn resolve_preview(&self) -> Result<NativeResolution, napi::Error<Code>> {
+        guarded(|| {
+            let Some(AdminOutcome::Preview(job)) = &self.outcome else {
+                return Err(wrong_kind("resolvePreview", self.kind));
+            };
+            let (job, request, now) = (job.clone(), self.request.clone(), self.now);
+            let site = self.site.clone();
+            Ok(NativeResolution {
+                state: State::Ready(Box::new(move |host| {
+                    site.resolve_preview(&job, &request, now, host)
+                        .map_err(|e| thrown(&e))
+                })),
+            })
+        })
+    }
+
+    /// The HTML response of a `preview` outcome from the host's render (JSON: `{"sections":
+    /// [{"key", "html"} | {"key", "error"}]}` or `{"error": message}`).
+    #[napi]
+    pub fn finish_preview(
+        &mut self,
+        render: String,
+    ) -> Result<AdminResponseOutput, napi::Error<Code>> {
+        guarded(|| {
+            let answer: RenderAnswer = serde_json::from_str(&render).map_err(|e| {
+                fail(
+                    ErrorCode::InvalidJson,
+                    format!("invalid render answer: {e}"),
+                )
+            })?;
+            match self.take("finishPreview")? {
+                AdminOutcome::Preview(job) => Ok(job.finish(answer.into_result()).into()),
+                _ => Err(wrong_kind("finishPreview", self.kind)),
+            }
+        })
+    }
+
+    /// The response of an `invoke` outcome from the host's results, one per call in order
+    /// (JSON: `[{"value"} | {"unknown": true} | {"error", "stack"?}]`), and the headers the
+    /// calls wrote (alternating names and values).
+    #[napi]
+    pub fn finish_invoke(
+        &mut self,
+        results: String,
+        headers: Vec<String>,
+    ) -> Result<AdminResponseOutput, napi::Error<Code>> {
+        guarded(|| {
+            let answers: Vec<InvokeAnswer> = serde_json::from_str(&results).map_err(|e| {
+                fail(
+                    ErrorCode::InvalidJson,
+                    format!("invalid invoke results: {e}"),
+                )
+            })?;
+            let headers = header_pairs(headers)?;
+            match self.take("finishInvoke")? {
+                AdminOutcome::Invoke(job) => Ok(job
+                    .finish(
+                        answers.into_iter().map(InvokeResult::from).collect(),
+                        headers,
+                    )
+                    .into()),
+                _ => Err(wrong_kind("finishInvoke", self.kind)),
+            }
+        })
+    }
+}

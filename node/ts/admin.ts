@@ -1,0 +1,290 @@
+/**
+ * The admin protocol as fetch-style handlers: `(Request) => Promise<Response>`. The core routes
+ * the request, checks methods, tokens and bodies, and builds every response; this module moves
+ * the request in, does the work the core hands back (run invoked loaders, render previewed
+ * sections with React, apply a reload) and moves the response out.
+ */
+
+import { SitefileError, native } from "./errors";
+import { type InvokeContext, type Loader, type SectionModule, Site, addon, currentSite } from "./setup";
+import { type ResolvedPage, drive, messageOf } from "./resolve";
+import type * as Native from "../index";
+
+/** `createAdminSetup` options (spec "Setup options"). */
+export interface AdminSetupOptions {
+  /** Loads the schema `/live/_meta` serves, once, at the first admin request; without it
+   * `/live/_meta` answers 503. */
+  meta?: () => unknown;
+  /** URL of the stylesheet of preview pages. */
+  css?: string;
+  /** Font stylesheet URLs. */
+  fonts?: string[];
+  /** A React component wrapping every preview (it gets the section as `children`). */
+  previewWrapper?: unknown;
+  /** Loaders and actions invokable through `/platform/invoke` besides the site's loaders. */
+  getCommerceLoaders?: () => Record<string, Loader>;
+}
+
+/** `setRenderShell` options: the document previews are rendered in. */
+export interface RenderShellOptions {
+  css?: string;
+  fonts?: string[];
+  /** Becomes `data-theme` on `<html>`. */
+  theme?: string;
+  bodyClass?: string;
+  /** `lang` of `<html>` (default `en`). */
+  lang?: string;
+}
+
+/** A fetch-style handler. */
+export type AdminHandler = (request: Request) => Promise<Response>;
+
+function checkSite(site: unknown, who: string): asserts site is Site {
+  if (!(site instanceof Site)) {
+    throw new SitefileError("INVALID_CONFIG", `${who}: the site is not one from createSiteSetup`);
+  }
+}
+
+/**
+ * Sets the document previews are rendered in (spec `setRenderShell`); `theme` becomes
+ * `data-theme`, so component-library colour variables apply.
+ */
+export function setRenderShell(shell: RenderShellOptions, site: Site = currentSite()): void {
+  checkSite(site, "setRenderShell");
+  if (shell === null || typeof shell !== "object") {
+    throw new SitefileError("INVALID_CONFIG", "setRenderShell takes {css, fonts, theme, bodyClass, lang}");
+  }
+  const { css, fonts, theme, bodyClass, lang } = shell;
+  native(() => site.native.setRenderShell(JSON.stringify({ css, fonts, theme, bodyClass, lang })));
+}
+
+/**
+ * Sets up the admin side of a site (spec `createAdminSetup`): the schema loader, the preview
+ * stylesheet and fonts, the preview wrapper and the invokable commerce loaders. Later admin
+ * requests use it.
+ */
+export function createAdminSetup(options: AdminSetupOptions, site: Site = currentSite()): void {
+  checkSite(site, "createAdminSetup");
+  if (options === null || typeof options !== "object") {
+    throw new SitefileError("INVALID_CONFIG", "createAdminSetup takes an options object");
+  }
+  if (options.meta !== undefined && typeof options.meta !== "function") {
+    throw new SitefileError("INVALID_CONFIG", "createAdminSetup: meta must be a function returning the schema");
+  }
+  const invokeLoaders = new Map(Object.entries(options.getCommerceLoaders ? options.getCommerceLoaders() : {}));
+  for (const [key, loader] of invokeLoaders) {
+    if (typeof loader !== "function") {
+      throw new SitefileError("INVALID_CONFIG", `createAdminSetup: the commerce loader ${key} is not a function`);
+    }
+  }
+  if (options.css !== undefined || options.fonts !== undefined) {
+    setRenderShell({ css: options.css, fonts: options.fonts }, site);
+  }
+  site.admin = { meta: options.meta, previewWrapper: options.previewWrapper, invokeLoaders };
+}
+
+/** Loads the schema once, at the first admin request after `createAdminSetup`; a failed load
+ * is not remembered (the next request tries again) and leaves `/live/_meta` answering 503. */
+async function ensureSchema(site: Site): Promise<void> {
+  const { admin } = site;
+  if (!admin.meta || site.native.hasSchema) return;
+  if (!admin.metaLoading) {
+    const load = admin.meta;
+    const loading = (async () => {
+      try {
+        const schema: unknown = await load();
+        native(() => site.native.setSchema(JSON.stringify(schema)));
+      } catch (error) {
+        console.error(`sitefile: the schema could not be loaded: ${messageOf(error)}`);
+      }
+    })();
+    admin.metaLoading = loading;
+    void loading.then(() => {
+      if (admin.metaLoading === loading) admin.metaLoading = undefined;
+    });
+  }
+  await admin.metaLoading;
+}
+
+function flatHeaders(headers: Headers): string[] {
+  const flat: string[] = [];
+  for (const [name, value] of headers) flat.push(name, value);
+  return flat;
+}
+
+/** The body, read up to one byte past `limit` (the core answers 413 past it; nothing more
+ * is read). */
+async function readBody(request: Request, limit: number): Promise<Buffer | undefined> {
+  if (!request.body) return undefined;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      break;
+    }
+  }
+  return Buffer.concat(chunks);
+}
+
+function toResponse(output: Native.AdminResponseOutput): Response {
+  const headers = new Headers();
+  for (let i = 0; i + 1 < output.headers.length; i += 2) {
+    headers.append(output.headers[i] as string, output.headers[i + 1] as string);
+  }
+  const empty = output.status === 204 || output.status === 304 || output.body.length === 0;
+  return new Response(empty ? null : output.body, { status: output.status, headers });
+}
+
+interface InvokeCall {
+  alias: string;
+  key: string;
+  props: unknown;
+}
+
+/** Runs the invoked loaders concurrently; returns their answers (the core's invoke answer
+ * form) and the headers they wrote. */
+async function runInvoke(site: Site, calls: InvokeCall[], request: Request): Promise<[string, string[]]> {
+  const ctx: InvokeContext = { responseHeaders: new Headers() };
+  const answers = await Promise.all(
+    calls.map(async (call) => {
+      const loader = site.loaders.get(call.key) ?? site.admin.invokeLoaders.get(call.key);
+      if (!loader) return '{"unknown":true}';
+      try {
+        let value = await loader(call.props, request, ctx);
+        if (value instanceof Response) value = await value.json().catch(() => null);
+        return `{"value":${JSON.stringify(value === undefined ? null : value) ?? "null"}}`;
+      } catch (error) {
+        const stack = error instanceof Error ? error.stack : undefined;
+        return JSON.stringify({ error: messageOf(error), stack });
+      }
+    }),
+  );
+  return [`[${answers.join(",")}]`, flatHeaders(ctx.responseHeaders)];
+}
+
+function componentOf(module: unknown): unknown {
+  if (module !== null && typeof module === "object" && "default" in module) {
+    return (module as { default: unknown }).default;
+  }
+  return module;
+}
+
+/** Renders the resolved sections with React's server renderer, each on its own: one section's
+ * failure is that section's error. */
+async function renderSections(site: Site, page: ResolvedPage): Promise<string> {
+  // Loaded on the first preview: React is an optional peer dependency, needed only to render.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const React = require("react") as typeof import("react");
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { renderToString } = require("react-dom/server") as typeof import("react-dom/server");
+  const sections = await Promise.all(
+    page.sections.map(async ({ component, props }) => {
+      try {
+        const key = site.native.registeredSection(component) ?? component;
+        const module: SectionModule | undefined = site.sectionModules.get(key);
+        if (!module) throw new Error(`no section module is registered for ${component}`);
+        const Component = componentOf(await module()) as React.ElementType;
+        if (typeof Component !== "function" && typeof Component !== "object") {
+          throw new Error(`the module of ${component} exports no component`);
+        }
+        let element = React.createElement(Component, props);
+        const Wrapper = site.admin.previewWrapper as React.ElementType | undefined;
+        if (Wrapper) element = React.createElement(Wrapper, null, element);
+        return { key: component, html: renderToString(element) };
+      } catch (error) {
+        return { key: component, error: messageOf(error) };
+      }
+    }),
+  );
+  return JSON.stringify({ sections });
+}
+
+async function finishPreview(site: Site, outcome: Native.NativeAdminOutcome, request: Request): Promise<Native.AdminResponseOutput> {
+  let render: string;
+  try {
+    const page = await drive(site, native(() => outcome.resolvePreview()), request);
+    render = await renderSections(site, page);
+  } catch (error) {
+    render = JSON.stringify({ error: messageOf(error) });
+  }
+  return native(() => outcome.finishPreview(render));
+}
+
+/**
+ * Answers an admin request (spec "Endpoints": `/.sitefile`, `/live/_meta`, previews,
+ * `/platform/render`, `/platform/invoke`, `/platform/_liveness`, `/_cache/purge-loaders`), or
+ * `null` when its path is no admin route. Bad input is a 4xx JSON answer and leaves content
+ * unchanged.
+ */
+export async function handleAdminRequest(request: Request, site: Site = currentSite()): Promise<Response | null> {
+  checkSite(site, "handleAdminRequest");
+  await ensureSchema(site);
+  const url = new URL(request.url);
+  const input: Native.AdminRequestInput = {
+    method: request.method,
+    path: url.pathname,
+    query: url.search.slice(1),
+    headers: flatHeaders(request.headers),
+    body: await readBody(request, site.native.bodyLimit(url.pathname)),
+  };
+  const now = site.now().getTime();
+  const outcome = native(() => site.native.handleAdmin(input, now));
+  let output: Native.AdminResponseOutput;
+  switch (outcome.kind) {
+    case "pass":
+      return null;
+    case "reload":
+      output = native(() => outcome.applyReload());
+      break;
+    case "purge":
+      output = native(() => outcome.finishPurge());
+      break;
+    case "preview":
+      output = await finishPreview(site, outcome, request);
+      break;
+    case "invoke": {
+      const job = JSON.parse(outcome.job ?? "{}") as { calls: InvokeCall[] };
+      const [results, headers] = await runInvoke(site, job.calls, request);
+      output = native(() => outcome.finishInvoke(results, headers));
+      break;
+    }
+    default:
+      output = native(() => outcome.response());
+  }
+  return toResponse(output);
+}
+
+/** An admin handler: the admin route the request names, or 404 JSON for another path. */
+async function handler(request: Request): Promise<Response> {
+  const response = await handleAdminRequest(request);
+  if (response) return response;
+  const headers = new Headers(corsHeaders(request));
+  headers.set("Content-Type", "application/json");
+  const path = new URL(request.url).pathname;
+  return new Response(JSON.stringify({ error: `Unknown admin route: ${path}` }), { status: 404, headers });
+}
+
+/** `GET /live/_meta` (also `/platform/meta`): the schema with its ETag; 304 on a match. */
+export const handleMeta: AdminHandler = handler;
+/** `GET /.sitefile` (also `/platform/sitefile`): the content with its revision. */
+export const handleDecofileRead: AdminHandler = handler;
+/** `POST /.sitefile`: a delta or full reload, authorized by `PLATFORM_RELEASE_RELOAD_TOKEN`. */
+export const handleDecofileReload: AdminHandler = handler;
+/** Previews (`/live/previews/<target>`) and `/platform/render`: HTML in the render shell. */
+export const handleRender: AdminHandler = handler;
+/** `POST /platform/invoke/<key>` and the batch `POST /platform/invoke`. */
+export const handleInvoke: AdminHandler = handler;
+
+/** The CORS headers of an admin response to `request`, for responses the host builds. */
+export function corsHeaders(request: Request): Record<string, string> {
+  const flat = native(() => addon.corsHeaders(flatHeaders(request.headers)));
+  const headers: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) headers[flat[i] as string] = flat[i + 1] as string;
+  return headers;
+}
