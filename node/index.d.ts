@@ -28,10 +28,11 @@ export declare class NativeAdminOutcome {
   /** The response of a `respond` outcome. */
   response(): AdminResponseOutput
   /**
-   * Applies a `reload` outcome in memory (no key-value store: `kvWritten: false`); a refused
-   * body is a 400 response with the content unchanged.
+   * Applies a `reload` outcome; `beforeSwap` is the Fast Deploy hook (see
+   * `NativeSite.reload`; without it `kvWritten: false`). A refused body is a 400 response, a
+   * throwing hook a 503, both with the content unchanged.
    */
-  applyReload(): AdminResponseOutput
+  applyReload(beforeSwap?: ((arg: string) => boolean) | undefined | null): AdminResponseOutput
   /** The response of a `purge` outcome, once its keys are deleted from the edge cache. */
   finishPurge(): AdminResponseOutput
   /**
@@ -50,6 +51,27 @@ export declare class NativeAdminOutcome {
    * calls wrote (alternating names and values).
    */
   finishInvoke(results: string, headers: Array<string>): AdminResponseOutput
+}
+
+/** The edge plan of one request. */
+export declare class NativeEdgePlan {
+  /**
+   * The plan as JSON: `{action: "redirect"|"asset"|"bypass"|"cache", status, key, profile,
+   * cacheable, reason, draft: "preview"|"normal", headers: [[name, value]...]}`.
+   */
+  get json(): string
+  /**
+   * The decision once the origin answered (JSON `{status, headers: [[name, value]...]}`):
+   * the plan merged with the visitor's headers, plus `originStatus`, `storeHeaders` (`null`:
+   * do not store) and `evict` (stored keys to delete). A stored key is recorded for purges.
+   */
+  afterOrigin(origin: string): string
+  /**
+   * How to serve a stored copy of the plan's key that is `ageSecs` old: before asking the
+   * origin (`origin` absent) or once it failed (JSON `{status: number|null, degraded?}`).
+   * JSON `{state: "HIT"|"STALE"|"STALE-ERROR"|"MISS", headers: [[name, value]...]}`.
+   */
+  storedCopy(ageSecs: number, origin?: string | undefined | null): string
 }
 
 /** One page resolution, driven one call per loader round. */
@@ -77,10 +99,16 @@ export declare class NativeSite {
   get revision(): string
   /**
    * Applies a reload body (delta or full, JSON text) at `nowMs` (milliseconds since the
-   * epoch); returns the reload response as JSON text. A refused body leaves the content
-   * serving.
+   * epoch); returns the reload response as JSON text. `beforeSwap`, when given, is the Fast
+   * Deploy hook: called synchronously with the new revision before it serves, it answers
+   * `kvWritten`, and a throw refuses the reload (`HOOK_FAILED`). A refused body leaves the
+   * content serving.
    */
-  reload(body: string, nowMs: number): string
+  reload(body: string, nowMs: number, beforeSwap?: ((arg: string) => boolean) | undefined | null): string
+  /** How many blocks the content has. */
+  get blockCount(): number
+  /** One block of the content as JSON text, or `null` when there is none by that name. */
+  block(name: string): string | null
   /**
    * Starts resolving the page for a request (JSON: `{url, method?, headers?: [[name,
    * value]...], cookies?: [[name, value]...], now?: RFC 3339, seed?}`, the core's `RequestForm`); the first
@@ -88,6 +116,29 @@ export declare class NativeSite {
    * `INVALID_REQUEST` here.
    */
   resolve(request: string): NativeResolution
+  /**
+   * Starts resolving one value (JSON: a saved block `{"__resolveType": "<name>"}`, a section
+   * or props) for a request, like a page.
+   */
+  resolveValue(request: string, value: string): NativeResolution
+  /**
+   * Starts resolving the page for a request with draft blocks (JSON object; `null` deletes a
+   * block) laid over the content: never cached, seen by this resolution only.
+   */
+  resolveInDraft(request: string, draft: string): NativeResolution
+  /**
+   * The edge plan for a request (`RequestForm` JSON) with the site's own functions' answers
+   * (JSON `{segment?, profile?, nonce?: [16 bytes]}`); an unknown profile is `INVALID_CONFIG`.
+   */
+  edgePlan(request: string, hints?: string | undefined | null): NativeEdgePlan
+  /** Purges a target (`/path` or `/path?query`) from the edge: the stored keys to delete. */
+  purge(target: string): Array<string>
+  /** Empties the loader cache. */
+  purgeLoaders(): void
+  /** Entries in the loader cache. */
+  get loaderCacheEntries(): number
+  /** Stored edge keys a purge can reach. */
+  get edgeCacheEntries(): number
   /**
    * Hands an admin request to the core at `nowMs` (the time a reload records): the outcome is
    * a response or the host work it needs.
@@ -141,7 +192,12 @@ export declare function corsHeaders(headers: Array<string>): Array<string>
 /** Every stable error code the addon may throw, in the core's order, then `PANIC`. */
 export declare function errorCodes(): Array<string>
 
-/** The host callbacks of one `advance` call: JS functions, called synchronously on this thread. */
+/**
+ * The host callbacks of one `advance` call: JS functions, called synchronously on this thread.
+ * A callback fails by throwing an object; the failure's message is the thrown value's
+ * `String()` (so a plain `Error` reads `"Error: <message>"`; the package throws an `Error`
+ * whose `toString` is its message).
+ */
 export interface HostCallbacks {
   /** `(key, ruleJson, contextJson) => boolean`: a custom matcher's answer. */
   matcher?: (arg0: string, arg1: string, arg2: string) => boolean

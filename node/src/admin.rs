@@ -4,8 +4,9 @@
 
 use crate::error::{Code, JsResult, fail, guarded, thrown};
 use crate::resolution::{NativeResolution, State};
+use crate::site::swap_hook;
 use chrono::{DateTime, Utc};
-use napi::bindgen_prelude::Buffer;
+use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
 use sitefile_core::admin::{
     AdminOutcome, AdminRequest, AdminResponse, InvokeAnswer, InvokeResult, RenderAnswer,
@@ -174,12 +175,19 @@ impl NativeAdminOutcome {
         })
     }
 
-    /// Applies a `reload` outcome in memory (no key-value store: `kvWritten: false`); a refused
-    /// body is a 400 response with the content unchanged.
+    /// Applies a `reload` outcome; `beforeSwap` is the Fast Deploy hook (see
+    /// `NativeSite.reload`; without it `kvWritten: false`). A refused body is a 400 response, a
+    /// throwing hook a 503, both with the content unchanged.
     #[napi]
-    pub fn apply_reload(&mut self) -> Result<AdminResponseOutput, napi::Error<Code>> {
+    pub fn apply_reload(
+        &mut self,
+        before_swap: Option<Function<String, bool>>,
+    ) -> Result<AdminResponseOutput, napi::Error<Code>> {
         guarded(|| match self.take("applyReload")? {
-            AdminOutcome::Reload(job) => Ok(job.apply_in_memory(self.site.as_ref()).into()),
+            AdminOutcome::Reload(job) => {
+                let mut hook = swap_hook(before_swap.as_ref());
+                Ok(job.apply(self.site.as_ref(), &mut hook).into())
+            }
             _ => Err(wrong_kind("applyReload", self.kind)),
         })
     }

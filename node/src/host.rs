@@ -6,6 +6,9 @@ use sitefile_core::{FeatureFlagAdapter, Host, MatcherContext, ResolveErrorEvent,
 use std::cell::OnceCell;
 
 /// The host callbacks of one `advance` call: JS functions, called synchronously on this thread.
+/// A callback fails by throwing an object; the failure's message is the thrown value's
+/// `String()` (so a plain `Error` reads `"Error: <message>"`; the package throws an `Error`
+/// whose `toString` is its message).
 #[napi(object, object_to_js = false)]
 pub struct HostCallbacks<'a> {
     /// `(key, ruleJson, contextJson) => boolean`: a custom matcher's answer.

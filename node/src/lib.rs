@@ -1,8 +1,9 @@
 //! The napi-rs addon of the `sitefile` npm package: conversion and I/O over the core's `Site`.
 //!
-//! Three classes: [`NativeSite`] (one site: content, setup, reload, admin requests),
-//! [`NativeResolution`] (one page or preview resolution, driven one napi call per loader round)
-//! and [`NativeAdminOutcome`] (an admin request's response, or the host work it needs). Everything crosses as JSON text in
+//! Four classes: [`NativeSite`] (one site: content, setup, reload, admin requests, edge plans,
+//! purges), [`NativeResolution`] (one page, value, draft or preview resolution, driven one napi
+//! call per loader round), [`NativeAdminOutcome`] (an admin request's response, or the host work
+//! it needs) and [`NativeEdgePlan`] (one request's edge decision, before and after the origin). Everything crosses as JSON text in
 //! the core's serde forms; the TypeScript side runs loaders and custom matchers. Every error
 //! thrown to JS is an `Error` whose `code` is the core's stable code (`INVALID_JSON`, ...), and
 //! a Rust panic becomes such an error (code `PANIC`) rather than aborting the process.
@@ -13,12 +14,14 @@
 #![allow(clippy::type_complexity)]
 
 mod admin;
+mod edge;
 mod error;
 mod host;
 mod resolution;
 mod site;
 
 pub use admin::{AdminRequestInput, AdminResponseOutput, NativeAdminOutcome};
+pub use edge::NativeEdgePlan;
 pub use error::Code;
 pub use host::HostCallbacks;
 pub use resolution::NativeResolution;

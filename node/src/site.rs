@@ -1,15 +1,39 @@
 //! `NativeSite`: one site — its content, setup, reloads and the resolutions started from it.
 
 use crate::admin::{AdminRequestInput, NativeAdminOutcome, flat_headers, header_pairs};
+use crate::edge::NativeEdgePlan;
 use crate::error::{Code, JsResult, fail, guarded, thrown};
 use crate::resolution::{NativeResolution, State};
 use chrono::{DateTime, Utc};
+use napi::bindgen_prelude::Function;
 use napi_derive::napi;
 use sitefile_core::admin::{self, AdminRequest, AdminSite, RenderShell, Schema};
+use sitefile_core::content::Snapshot;
 use sitefile_core::resolve::KeyRegistry;
-use sitefile_core::{ErrorCode, RequestForm, Site, SiteSetup};
+use sitefile_core::site::EdgeHints;
+use sitefile_core::{ErrorCode, Request, RequestForm, Site, SiteSetup, Value};
 use std::path::Path;
 use std::sync::Arc;
+
+/// A request from its JSON form (`RequestForm`).
+fn request_of(form: &str) -> JsResult<Request> {
+    RequestForm::from_json(form)
+        .and_then(RequestForm::into_request)
+        .map_err(|e| thrown(&e))
+}
+
+/// The Fast Deploy hook over an optional JS function `(revision) => boolean`; without one the
+/// reload is in memory only (`kvWritten: false`).
+pub(crate) fn swap_hook<'f>(
+    hook: Option<&'f Function<'f, String, bool>>,
+) -> impl FnMut(&Arc<Snapshot>) -> Result<bool, String> + 'f {
+    move |snapshot| match hook {
+        Some(f) => f
+            .call(snapshot.revision().to_string())
+            .map_err(|e| e.reason.clone()),
+        None => Ok(false),
+    }
+}
 
 fn instant(ms: f64) -> JsResult<DateTime<Utc>> {
     if !ms.is_finite() {
@@ -80,18 +104,38 @@ impl NativeSite {
     }
 
     /// Applies a reload body (delta or full, JSON text) at `nowMs` (milliseconds since the
-    /// epoch); returns the reload response as JSON text. A refused body leaves the content
-    /// serving.
+    /// epoch); returns the reload response as JSON text. `beforeSwap`, when given, is the Fast
+    /// Deploy hook: called synchronously with the new revision before it serves, it answers
+    /// `kvWritten`, and a throw refuses the reload (`HOOK_FAILED`). A refused body leaves the
+    /// content serving.
     #[napi]
-    pub fn reload(&self, body: String, now_ms: f64) -> Result<String, napi::Error<Code>> {
+    pub fn reload(
+        &self,
+        body: String,
+        now_ms: f64,
+        before_swap: Option<Function<String, bool>>,
+    ) -> Result<String, napi::Error<Code>> {
         guarded(|| {
             let now = instant(now_ms)?;
+            let mut hook = swap_hook(before_swap.as_ref());
             let response = self
                 .site
-                .reload(body.as_bytes(), now)
+                .reload_with(body.as_bytes(), now, &mut hook)
                 .map_err(|e| thrown(&e))?;
             serde_json::to_string(&response).map_err(|e| fail(ErrorCode::InvalidContent, e))
         })
+    }
+
+    /// How many blocks the content has.
+    #[napi(getter)]
+    pub fn block_count(&self) -> u32 {
+        u32::try_from(self.site.snapshot().len()).unwrap_or(u32::MAX)
+    }
+
+    /// One block of the content as JSON text, or `null` when there is none by that name.
+    #[napi]
+    pub fn block(&self, name: String) -> Option<String> {
+        self.site.snapshot().block(&name).map(Value::to_json_string)
     }
 
     /// Starts resolving the page for a request (JSON: `{url, method?, headers?: [[name,
@@ -101,14 +145,109 @@ impl NativeSite {
     #[napi]
     pub fn resolve(&self, request: String) -> Result<NativeResolution, napi::Error<Code>> {
         guarded(|| {
-            let request = RequestForm::from_json(&request)
-                .and_then(RequestForm::into_request)
-                .map_err(|e| thrown(&e))?;
+            let request = request_of(&request)?;
             let site = self.site.clone();
             Ok(NativeResolution {
                 state: State::Ready(Box::new(move |host| Ok(site.resolve_page(request, host)))),
             })
         })
+    }
+
+    /// Starts resolving one value (JSON: a saved block `{"__resolveType": "<name>"}`, a section
+    /// or props) for a request, like a page.
+    #[napi]
+    pub fn resolve_value(
+        &self,
+        request: String,
+        value: String,
+    ) -> Result<NativeResolution, napi::Error<Code>> {
+        guarded(|| {
+            let request = request_of(&request)?;
+            let value = Value::from_json_str(&value).map_err(|e| thrown(&e))?;
+            let site = self.site.clone();
+            Ok(NativeResolution {
+                state: State::Ready(Box::new(move |host| {
+                    Ok(site.resolve_value(request, &value, host))
+                })),
+            })
+        })
+    }
+
+    /// Starts resolving the page for a request with draft blocks (JSON object; `null` deletes a
+    /// block) laid over the content: never cached, seen by this resolution only.
+    #[napi]
+    pub fn resolve_in_draft(
+        &self,
+        request: String,
+        draft: String,
+    ) -> Result<NativeResolution, napi::Error<Code>> {
+        guarded(|| {
+            let request = request_of(&request)?;
+            let draft = Value::from_json_str(&draft).map_err(|e| thrown(&e))?;
+            let Some(blocks) = draft.as_object().map(|o| o.entries().to_vec()) else {
+                return Err(fail(
+                    ErrorCode::InvalidContent,
+                    "the draft is not a JSON object of blocks",
+                ));
+            };
+            let site = self.site.clone();
+            Ok(NativeResolution {
+                state: State::Ready(Box::new(move |host| {
+                    Ok(site.resolve_page_in_draft(request, &blocks, host))
+                })),
+            })
+        })
+    }
+
+    /// The edge plan for a request (`RequestForm` JSON) with the site's own functions' answers
+    /// (JSON `{segment?, profile?, nonce?: [16 bytes]}`); an unknown profile is `INVALID_CONFIG`.
+    #[napi]
+    pub fn edge_plan(
+        &self,
+        request: String,
+        hints: Option<String>,
+    ) -> Result<NativeEdgePlan, napi::Error<Code>> {
+        guarded(|| {
+            let request = request_of(&request)?;
+            let hints: EdgeHints = match hints {
+                Some(h) => serde_json::from_str(&h).map_err(|e| {
+                    fail(ErrorCode::InvalidJson, format!("invalid edge hints: {e}"))
+                })?,
+                None => EdgeHints::default(),
+            };
+            let plan = self
+                .site
+                .edge_plan_with(&request, &hints)
+                .map_err(|e| thrown(&e))?;
+            Ok(NativeEdgePlan {
+                site: self.site.clone(),
+                plan,
+            })
+        })
+    }
+
+    /// Purges a target (`/path` or `/path?query`) from the edge: the stored keys to delete.
+    #[napi]
+    pub fn purge(&self, target: String) -> Vec<String> {
+        self.site.purge(&target)
+    }
+
+    /// Empties the loader cache.
+    #[napi]
+    pub fn purge_loaders(&self) {
+        self.site.purge_loaders();
+    }
+
+    /// Entries in the loader cache.
+    #[napi(getter)]
+    pub fn loader_cache_entries(&self) -> u32 {
+        u32::try_from(self.site.runtime().loader_cache().stats().entries).unwrap_or(u32::MAX)
+    }
+
+    /// Stored edge keys a purge can reach.
+    #[napi(getter)]
+    pub fn edge_cache_entries(&self) -> u32 {
+        u32::try_from(self.site.purge_index().len()).unwrap_or(u32::MAX)
     }
 
     /// Hands an admin request to the core at `nowMs` (the time a reload records): the outcome is

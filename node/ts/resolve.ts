@@ -131,13 +131,33 @@ async function answer(site: Site, call: LoaderCall, request: RequestInput): Prom
   }
 }
 
+/** A host callback's failure as the addon reads it: the addon takes a thrown value's
+ * `String()` as the message, and an `Error`'s would read `"Error: <message>"`. */
+class HostFailure extends Error {
+  override toString(): string {
+    return this.message;
+  }
+}
+
+/** Runs a host callback for the addon: a failure is rethrown as a {@link HostFailure} with the
+ * original message. */
+function reporting<A extends unknown[], R>(f: (...args: A) => R): (...args: A) => R {
+  return (...args: A) => {
+    try {
+      return f(...args);
+    } catch (error) {
+      throw new HostFailure(messageOf(error), { cause: error });
+    }
+  };
+}
+
 function callbacks(site: Site, request: RequestInput): HostCallbacks {
   const host: HostCallbacks = {};
   const { matchers, options } = site;
   if (matchers.size > 0) {
     let contextText = "";
     let context: MatcherContext | null = null;
-    host.matcher = (key, ruleJson, contextJson) => {
+    host.matcher = reporting((key: string, ruleJson: string, contextJson: string) => {
       const matcher = matchers.get(key);
       if (!matcher) throw new Error(`no custom matcher is registered for ${key}`);
       if (context === null || contextJson !== contextText) {
@@ -149,25 +169,25 @@ function callbacks(site: Site, request: RequestInput): HostCallbacks {
         throw new Error(`the custom matcher ${key} returned a Promise; matchers must be synchronous`);
       }
       return Boolean(answer);
-    };
+    });
   }
   const flags = options.featureFlags?.adapter;
   if (flags) {
-    host.isFeatureEnabled = (key) => Boolean(flags.isFeatureEnabled(key));
+    host.isFeatureEnabled = reporting((key: string) => Boolean(flags.isFeatureEnabled(key)));
     if (flags.getFeatureFlagVariant) {
       const variant = flags.getFeatureFlagVariant.bind(flags);
-      host.getFeatureFlagVariant = (key) => {
+      host.getFeatureFlagVariant = reporting((key: string) => {
         const v = variant(key);
         return v === null || v === undefined ? null : String(v);
-      };
+      });
     }
   }
   const onDangling = options.onDanglingReference;
   if (onDangling) {
-    host.onDanglingReference = (resolveType) => {
+    host.onDanglingReference = reporting((resolveType: string) => {
       const value = onDangling(resolveType);
       return value === undefined ? null : JSON.stringify(value);
-    };
+    });
   }
   const onError = options.onResolveError;
   if (onError) {

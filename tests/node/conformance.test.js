@@ -1,0 +1,541 @@
+// The Node runner of tests/conformance/: every case file the Rust core runs, run through the
+// addon (the package's native layer, as the C runner uses the C API), with the conventions of
+// tests/conformance/README.md. Every suite directory must be driven here: a new one fails
+// until this runner knows it.
+"use strict";
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const fs = require("node:fs");
+const path = require("node:path");
+const addon = require("../../node/index.js");
+
+const ROOT = path.join(__dirname, "..", "conformance");
+const DEFAULT_NOW = "2026-01-01T00:00:00Z";
+const DEFAULT_URL = "https://site.example/";
+/** An id no call of a resolution has. */
+const NEVER_HANDED_OUT = 4294967295;
+
+// ---- cases ---------------------------------------------------------------------------------
+
+function suiteFiles(suite) {
+  const dir = path.join(ROOT, suite);
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
+  assert.ok(files.length > 0, `no cases under ${dir}`);
+  return files.map((f) => path.join(dir, f));
+}
+
+/** Runs every case of `suites` through `run` (which returns the case's failures); fails with
+ * all of them at once. */
+function runSuites(suites, run) {
+  const failures = [];
+  let count = 0;
+  for (const suite of suites) {
+    for (const file of suiteFiles(suite)) {
+      for (const kase of JSON.parse(fs.readFileSync(file, "utf8"))) {
+        count += 1;
+        let caseFailures;
+        try {
+          caseFailures = run(kase);
+        } catch (error) {
+          caseFailures = [`threw ${error.code ?? ""} ${error.stack}`];
+        }
+        if (caseFailures.length > 0) {
+          failures.push(`${suite}/${path.basename(file)} :: ${kase.name}\n  ${caseFailures.join("\n  ")}`);
+        }
+      }
+    }
+  }
+  assert.ok(count > 0);
+  assert.equal(failures.length, 0, `${failures.length} of ${count} cases failed:\n${failures.join("\n")}`);
+}
+
+// ---- comparing -----------------------------------------------------------------------------
+
+const show = (v) => JSON.stringify(v);
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** Whether `actual` holds `expected` (README "Comparing", subset). */
+function holds(expected, actual, subst) {
+  if (isObject(expected) && isObject(actual)) {
+    return Object.entries(expected).every(([k, v]) =>
+      k in actual ? holds(v, actual[k], subst) : v === null,
+    );
+  }
+  if (Array.isArray(expected) && Array.isArray(actual)) {
+    return expected.length === actual.length && expected.every((e, i) => holds(e, actual[i], subst));
+  }
+  if (typeof expected === "string" && typeof actual === "string") return subst(expected) === actual;
+  return isDeepEqual(expected, actual);
+}
+
+function isDeepEqual(a, b) {
+  try {
+    assert.deepStrictEqual(a, b);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function pairs(headers) {
+  if (Array.isArray(headers)) return headers.map(([n, v]) => [String(n), String(v ?? "")]);
+  if (isObject(headers)) return Object.entries(headers).map(([n, v]) => [n, String(v ?? "")]);
+  return [];
+}
+
+function checkHeaders(expect, headers, subst, failures) {
+  for (const [name, want] of Object.entries(expect ?? {})) {
+    const values = headers.filter(([n]) => n.toLowerCase() === name.toLowerCase()).map(([, v]) => v);
+    const got = Array.isArray(want) ? values : values.length === 0 ? null : values.length === 1 ? values[0] : values;
+    if (!holds(want, got, subst)) failures.push(`header ${name}:\n    expected ${show(want)}\n    actual   ${show(got)}`);
+  }
+}
+
+function knownKeys(expect, known, failures) {
+  for (const key of Object.keys(expect ?? {})) {
+    if (!known.includes(key)) failures.push(`unknown expect key ${show(key)}`);
+  }
+}
+
+/** Compares a page like the resolution suite (every listed key exactly, `effects` per key). */
+function comparePage(expect, actual, at, failures) {
+  for (const [key, want] of Object.entries(expect ?? {})) {
+    let got = actual[key];
+    if (got === undefined) {
+      got = ["errors", "setCookies", "warnings", "varies"].includes(key) ? [] : key === "degraded" ? false : null;
+    }
+    if (key === "effects") comparePage(want, got, `${at}.effects`, failures);
+    else if (!isDeepEqual(got, want)) failures.push(`${at}.${key}:\n    expected ${show(want)}\n    actual   ${show(got)}`);
+  }
+}
+
+// ---- building a site -----------------------------------------------------------------------
+
+function vars(kase) {
+  const env = { ...(kase.env ?? {}) };
+  if (typeof kase.environment === "string") env.NODE_ENV = kase.environment;
+  if (typeof kase.config?.cryptoKey === "string") env.PLATFORM_CRYPTO_KEY = kase.config.cryptoKey;
+  return env;
+}
+
+/** A loader key filled into the loader cache by resolving it once (no direct cache access). */
+const PRIMED = { maxAgeMs: 60_000, staleMs: 0 };
+
+/** The addon site a case describes (README "Building the site"). */
+function siteFor(kase) {
+  const c = kase.config ?? {};
+  const primed = kase.loaderCache ?? [];
+  const cachedLoaders = { ...(kase.cachedLoaders ?? {}) };
+  for (const key of primed) cachedLoaders[key] ??= PRIMED;
+  const setup = {
+    loaders: [...new Set([...Object.keys(kase.loaders ?? {}), ...primed])],
+    cachedLoaders,
+    customMatchers: kase.customMatchers ?? [],
+    featureFlagMatcher: kase.featureFlagMatcher,
+    productionOrigins: c.productionOrigins ?? [],
+    layoutSections: c.layoutSections ?? [],
+    asyncRendering: c.asyncRendering ?? false,
+    resolveGlobals: c.resolveGlobals ?? true,
+    env: vars(kase),
+    options: kase.options,
+    admin: { reloadMaxBytes: kase.limits?.reloadMaxBytes, maxBodyBytes: kase.limits?.maxBodyBytes },
+  };
+  const site = addon.NativeSite.fromContent(JSON.stringify(kase.blocks ?? {}), JSON.stringify(setup));
+  if (kase.schema !== undefined) site.setSchema(JSON.stringify(kase.schema));
+  for (const key of primed) {
+    const before = site.loaderCacheEntries;
+    drive(site.resolveValue(requestForm({}), JSON.stringify({ __resolveType: key })), {}, { [key]: true });
+    assert.equal(site.loaderCacheEntries, before + 1, `the loader cache keeps ${key}`);
+  }
+  for (const url of kase.edgeCache ?? []) {
+    const plan = site.edgePlan(requestForm({ url }));
+    const decision = JSON.parse(plan.afterOrigin(JSON.stringify({ status: 200, headers: [["Content-Type", "text/html"]] })));
+    assert.notEqual(decision.storeHeaders, null, `${url} is stored`);
+  }
+  return site;
+}
+
+/** The core's request form from a case's (defaults filled in). */
+function requestForm(form) {
+  return JSON.stringify({
+    url: form.url ?? DEFAULT_URL,
+    method: form.method ?? "GET",
+    headers: pairs(form.headers),
+    cookies: pairs(form.cookies),
+    now: form.now ?? DEFAULT_NOW,
+    seed: form.seed ?? 0,
+  });
+}
+
+const nowMs = (value) => Date.parse(value ?? DEFAULT_NOW);
+
+// ---- host callbacks and loaders --------------------------------------------------------------
+
+/** A callback's failure: the addon reads a thrown value's `String()` as the message. */
+class HostFailure extends Error {
+  toString() {
+    return this.message;
+  }
+}
+
+/** The host callbacks a case configures (README "Host callbacks"). */
+function hostOf(kase) {
+  const host = {
+    matcher: (_key, ruleJson) => {
+      const rule = JSON.parse(ruleJson);
+      if (typeof rule.fail === "string") throw new HostFailure(rule.fail);
+      return rule.result === true;
+    },
+  };
+  if (kase.featureFlags) {
+    const { enabled = {}, variants = {} } = kase.featureFlags;
+    host.isFeatureEnabled = (key) => enabled[key] ?? false;
+    host.getFeatureFlagVariant = (key) => variants[key] ?? null;
+  }
+  if (kase.config && "onDanglingReference" in kase.config) {
+    const value = kase.config.onDanglingReference;
+    host.onDanglingReference = (key) => JSON.stringify({ key, value });
+  }
+  return host;
+}
+
+/** One call's answer from a case's `loaders` map (README "Answering loaders"). */
+function answer(answers, call) {
+  const a = answers?.[call.key];
+  if (isObject(a) && "$error" in a) return { id: call.id, error: String(a.$error) };
+  if (isObject(a) && "$echo" in a) return { id: call.id, value: { loader: call.key, props: call.props } };
+  return { id: call.id, value: a === undefined ? null : a };
+}
+
+/** Drives a resolution to its page: the page with `rounds` added. */
+function drive(resolution, host, answers) {
+  const rounds = [];
+  let given = null;
+  for (;;) {
+    const step = JSON.parse(resolution.advance(given, host));
+    if (step.step === "done") return { ...step.value, rounds };
+    rounds.push(step.value.map((c) => (c.refresh ? { key: c.key, refresh: true } : c.key)));
+    given = JSON.stringify(step.value.map((call) => answer(answers, call)));
+  }
+}
+
+function errorCode(call) {
+  try {
+    call();
+    return null;
+  } catch (error) {
+    if (typeof error.code !== "string") throw error;
+    return error.code;
+  }
+}
+
+// ---- page cases ----------------------------------------------------------------------------
+
+function runPageCase(kase) {
+  const site = siteFor(kase);
+  if (kase.reload !== undefined) site.reload(JSON.stringify(kase.reload), nowMs(), undefined);
+  const host = hostOf(kase);
+  let output = null;
+  for (let i = 0; i < Math.max(1, kase.repeat ?? 1); i += 1) {
+    output = drive(site.resolve(requestForm(kase.request ?? {})), host, kase.loaders);
+  }
+  const failures = [];
+  comparePage(kase.expect, output, "", failures);
+  return failures;
+}
+
+// ---- admin cases ---------------------------------------------------------------------------
+
+function checkContent(content, site, before, failures) {
+  if (!content) return;
+  if ("unchanged" in content && content.unchanged !== (site.revision === before)) {
+    failures.push(`content.unchanged:\n    expected ${content.unchanged}\n    actual   ${site.revision === before}`);
+  }
+  if ("blockCount" in content && content.blockCount !== site.blockCount) {
+    failures.push(`content.blockCount:\n    expected ${content.blockCount}\n    actual   ${site.blockCount}`);
+  }
+  for (const [name, want] of Object.entries(content.blocks ?? {})) {
+    const text = site.block(name);
+    const got = text === null ? null : JSON.parse(text);
+    if (!isDeepEqual(got, want)) failures.push(`content.blocks.${name}:\n    expected ${show(want)}\n    actual   ${show(got)}`);
+  }
+}
+
+function checkCaches(expect, site, failures) {
+  for (const key of ["loaderCacheEntries", "edgeCacheEntries"]) {
+    if (key in expect && expect[key] !== site[key]) {
+      failures.push(`${key}:\n    expected ${expect[key]}\n    actual   ${site[key]}`);
+    }
+  }
+}
+
+/** The Fast Deploy hook a case's host answers with, or none. */
+function kvHook(host) {
+  if (typeof host.kvError === "string") {
+    return () => {
+      throw new HostFailure(host.kvError);
+    };
+  }
+  return host.kvWritten === undefined ? undefined : () => host.kvWritten === true;
+}
+
+function flatten(pairList) {
+  return pairList.flatMap(([n, v]) => [n, v]);
+}
+
+function pairsOf(flat) {
+  const out = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i], flat[i + 1]]);
+  return out;
+}
+
+const ADMIN_KEYS = ["outcome", "job", "status", "headers", "body", "content", "loaderCacheEntries", "edgeCacheEntries"];
+
+function runAdminCase(kase) {
+  const site = siteFor(kase);
+  const before = site.revision;
+  const subst = (s) => s.replaceAll("{revision}", site.revision).replaceAll("{schemaEtag}", schemaEtag(site));
+  const r = kase.request ?? {};
+  const body = r.body === undefined || r.body === null ? undefined : typeof r.body === "string" ? r.body : JSON.stringify(r.body);
+  const outcome = site.handleAdmin(
+    {
+      method: r.method ?? "GET",
+      path: r.path ?? "/",
+      query: r.query ?? "",
+      headers: flatten(pairs(r.headers).map(([n, v]) => [n, subst(v)])),
+      body: body === undefined ? undefined : Buffer.from(body),
+    },
+    nowMs(kase.now),
+  );
+  const host = kase.host ?? {};
+  const job = outcome.job === null ? null : JSON.parse(outcome.job);
+  let response = null;
+  switch (outcome.kind) {
+    case "pass":
+      break;
+    case "respond":
+      response = outcome.response();
+      break;
+    case "reload":
+      response = outcome.applyReload(kvHook(host));
+      break;
+    case "purge":
+      response = outcome.finishPurge();
+      break;
+    case "preview":
+      response = outcome.finishPreview(JSON.stringify(host.render ?? { sections: [] }));
+      break;
+    case "invoke":
+      response = outcome.finishInvoke(JSON.stringify(host.invoke?.results ?? []), flatten(pairs(host.invoke?.headers)));
+      break;
+    default:
+      throw new Error(`unknown outcome ${outcome.kind}`);
+  }
+  const expect = kase.expect ?? {};
+  const failures = [];
+  knownKeys(expect, ADMIN_KEYS, failures);
+  const fail = (what, want, got) => failures.push(`${what}:\n    expected ${show(want)}\n    actual   ${show(got)}`);
+  checkHeaders(expect.headers, response ? pairsOf(response.headers) : [], subst, failures);
+  if ("outcome" in expect && expect.outcome !== outcome.kind) fail("outcome", expect.outcome, outcome.kind);
+  if ("job" in expect && !holds(expect.job, job, subst)) fail("job", expect.job, job);
+  const status = response ? response.status : null;
+  if ("status" in expect && expect.status !== status) fail("status", expect.status, status);
+  if ("body" in expect) {
+    const text = response ? response.body.toString("utf8") : "";
+    let ok;
+    if (typeof expect.body === "string") ok = subst(expect.body) === text;
+    else {
+      try {
+        ok = holds(expect.body, JSON.parse(text), subst);
+      } catch {
+        ok = false;
+      }
+    }
+    if (!ok) fail("body", expect.body, text);
+  }
+  checkContent(expect.content, site, before, failures);
+  checkCaches(expect, site, failures);
+  return failures;
+}
+
+/** The schema's ETag, read the way a client does: from `/live/_meta`. */
+function schemaEtag(site) {
+  if (!site.hasSchema) return "";
+  const outcome = site.handleAdmin({ method: "GET", path: "/live/_meta", query: "", headers: [] }, nowMs());
+  const headers = pairsOf(outcome.response().headers);
+  return headers.find(([n]) => n.toLowerCase() === "etag")?.[1] ?? "";
+}
+
+// ---- step cases ----------------------------------------------------------------------------
+
+const COMMON_KEYS = ["revision", "content", "loaderCacheEntries", "edgeCacheEntries"];
+
+function reloadStep(step, site, failures) {
+  const body = typeof step.body === "string" ? step.body : JSON.stringify(step.body);
+  let hook;
+  if (step.hook) {
+    hook = typeof step.hook.error === "string"
+      ? () => {
+          throw new HostFailure(step.hook.error);
+        }
+      : () => step.hook.kvWritten === true;
+  }
+  let response = null;
+  const code = errorCode(() => {
+    response = JSON.parse(site.reload(body, nowMs(step.now), hook));
+  });
+  const expect = step.expect ?? {};
+  if (response && "response" in expect && !holds(expect.response, response, (s) => s.replaceAll("{revision}", site.revision))) {
+    failures.push(`response:\n    expected ${show(expect.response)}\n    actual   ${show(response)}`);
+  }
+  if ((expect.error ?? null) !== code) failures.push(`error:\n    expected ${show(expect.error ?? null)}\n    actual   ${show(code)}`);
+}
+
+function edgeStep(step, site, failures) {
+  const expect = step.expect ?? {};
+  let plan = null;
+  const code = errorCode(() => {
+    plan = site.edgePlan(requestForm(step.request ?? {}), step.hints === undefined ? undefined : JSON.stringify(step.hints));
+  });
+  if ((expect.error ?? null) !== code) failures.push(`error:\n    expected ${show(expect.error ?? null)}\n    actual   ${show(code)}`);
+  if (!plan) return;
+  let form;
+  let store = null;
+  if (step.origin) {
+    const origin = { status: step.origin.status ?? 200, headers: pairs(step.origin.headers) };
+    form = JSON.parse(plan.afterOrigin(JSON.stringify(origin)));
+    store = form.storeHeaders;
+  } else {
+    form = JSON.parse(plan.json);
+  }
+  const subst = (s) => s.replaceAll("{revision}", site.revision);
+  if ("plan" in expect && !holds(expect.plan, form, subst)) failures.push(`plan:\n    expected ${show(expect.plan)}\n    actual   ${show(form)}`);
+  checkHeaders(expect.headers, form.headers, subst, failures);
+  if ("storeHeaders" in expect) {
+    if (expect.storeHeaders === null || store === null) {
+      if (expect.storeHeaders !== store) failures.push(`storeHeaders:\n    expected ${show(expect.storeHeaders)}\n    actual   ${show(store)}`);
+    } else {
+      checkHeaders(expect.storeHeaders, store, subst, failures);
+    }
+  }
+  if ("evict" in expect && !isDeepEqual(expect.evict, form.evict)) failures.push(`evict:\n    expected ${show(expect.evict)}\n    actual   ${show(form.evict)}`);
+}
+
+/** Drives a resolution out of order on purpose; the error code the addon throws. */
+function misuse(kind, resolution, host) {
+  const first = () => {
+    const step = JSON.parse(resolution.advance(null, host));
+    assert.equal(step.step, "needLoaders", "the misuse case needs a loader round");
+    return step.value;
+  };
+  switch (kind) {
+    case "provideUnknown":
+      first();
+      return errorCode(() => resolution.advance(JSON.stringify([{ id: NEVER_HANDED_OUT, value: null }]), host));
+    case "provideTwice": {
+      const call = first()[0];
+      return errorCode(() => resolution.advance(JSON.stringify([{ id: call.id, value: null }, { id: call.id, value: null }]), host));
+    }
+    case "nextAfterDone":
+    case "provideAfterDone": {
+      let given = null;
+      for (;;) {
+        const step = JSON.parse(resolution.advance(given, host));
+        if (step.step === "done") break;
+        given = JSON.stringify(step.value.map((c) => ({ id: c.id, value: null })));
+      }
+      const again = kind === "nextAfterDone" ? null : JSON.stringify([{ id: 0, value: null }]);
+      return errorCode(() => resolution.advance(again, host));
+    }
+    default:
+      throw new Error(`unknown misuse ${kind}`);
+  }
+}
+
+function resolveStep(kase, step, site, host, failures) {
+  const form = requestForm(step.request ?? {});
+  const resolution = step.draft ? site.resolveInDraft(form, JSON.stringify(step.draft)) : site.resolve(form);
+  const expect = step.expect ?? {};
+  if (step.misuse) {
+    const code = misuse(step.misuse, resolution, host);
+    if ((expect.error ?? null) !== code) failures.push(`error:\n    expected ${show(expect.error ?? null)}\n    actual   ${show(code)}`);
+    return;
+  }
+  const output = drive(resolution, host, step.loaders ?? kase.loaders);
+  if ("rounds" in expect && !isDeepEqual(expect.rounds, output.rounds)) {
+    failures.push(`rounds:\n    expected ${show(expect.rounds)}\n    actual   ${show(output.rounds)}`);
+  }
+  comparePage(expect.page, output, "page", failures);
+}
+
+function runStepCase(kase) {
+  const site = siteFor(kase);
+  const host = hostOf(kase);
+  const failures = [];
+  kase.steps.forEach((step, index) => {
+    const before = site.revision;
+    const stepFailures = [];
+    const expect = step.expect ?? {};
+    let own;
+    switch (step.do) {
+      case "reload":
+        reloadStep(step, site, stepFailures);
+        own = ["response", "error"];
+        break;
+      case "edge":
+        edgeStep(step, site, stepFailures);
+        own = ["plan", "headers", "storeHeaders", "evict", "error"];
+        break;
+      case "purge": {
+        const keys = site.purge(step.target).sort();
+        if ("keys" in expect && !isDeepEqual(expect.keys, keys)) stepFailures.push(`keys:\n    expected ${show(expect.keys)}\n    actual   ${show(keys)}`);
+        own = ["keys"];
+        break;
+      }
+      case "purgeLoaders":
+        site.purgeLoaders();
+        own = [];
+        break;
+      case "resolve":
+        resolveStep(kase, step, site, host, stepFailures);
+        own = ["page", "rounds", "error"];
+        break;
+      default:
+        throw new Error(`unknown step ${step.do}`);
+    }
+    knownKeys(expect, [...COMMON_KEYS, ...own], stepFailures);
+    if ("revision" in expect) {
+      const got = site.revision === before ? "unchanged" : "changed";
+      if (expect.revision !== got) stepFailures.push(`revision:\n    expected ${expect.revision}\n    actual   ${got}`);
+    }
+    checkContent(expect.content, site, before, stepFailures);
+    checkCaches(expect, site, stepFailures);
+    failures.push(...stepFailures.map((f) => `step ${index} (${step.do}): ${f}`));
+  });
+  return failures;
+}
+
+// ---- the suites ----------------------------------------------------------------------------
+
+const RUNNERS = {
+  matchers: runPageCase,
+  resolution: runPageCase,
+  admin: runAdminCase,
+  reload: runStepCase,
+  edge: runStepCase,
+  draft: runStepCase,
+  "loader-cache": runStepCase,
+};
+
+test("every suite directory has a runner here", () => {
+  const suites = fs
+    .readdirSync(ROOT, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && d.name !== "schema")
+    .map((d) => d.name)
+    .sort();
+  assert.deepEqual(suites, Object.keys(RUNNERS).sort());
+});
+
+for (const [suite, run] of Object.entries(RUNNERS)) {
+  test(`conformance: ${suite}`, () => runSuites([suite], run));
+}
