@@ -144,6 +144,16 @@ export declare class NativeSite {
    * a response or the host work it needs.
    */
   handleAdmin(request: AdminRequestInput, nowMs: number): NativeAdminOutcome
+  /**
+   * An admin request as the worker entry serves it: without the `admin` worker option only
+   * the purge routes are answered (`kind` `pass` otherwise).
+   */
+  handleEdgeAdmin(request: AdminRequestInput, nowMs: number): NativeAdminOutcome
+  /**
+   * Replaces the `createDecoWorkerEntry` options (JSON, their JSON spelling): the edge
+   * policy, purge token and preview frame follow them. A bad option is `INVALID_CONFIG`.
+   */
+  setWorkerOptions(options: string): void
   /** Sets the schema `/live/_meta` serves (JSON text of the generated meta document). */
   setSchema(schema: string): void
   /** Whether a schema is set. */
@@ -182,6 +192,12 @@ export interface AdminResponseOutput {
   /** The body bytes (empty for 204 and 304). */
   body: Buffer
 }
+
+/**
+ * The cache profile names, in the core's order: what `detectProfile` may answer and what a
+ * `cdnCacheControl` function is asked about.
+ */
+export declare function cacheProfiles(): Array<string>
 
 /**
  * The CORS headers of an admin response to a request with these headers (alternating names

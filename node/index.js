@@ -839,6 +839,7 @@ module.exports.NativeAdminOutcome = nativeBinding.NativeAdminOutcome
 module.exports.NativeEdgePlan = nativeBinding.NativeEdgePlan
 module.exports.NativeResolution = nativeBinding.NativeResolution
 module.exports.NativeSite = nativeBinding.NativeSite
+module.exports.cacheProfiles = nativeBinding.cacheProfiles
 module.exports.corsHeaders = nativeBinding.corsHeaders
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.sectionKey = nativeBinding.sectionKey

@@ -514,6 +514,61 @@ fn derived_facts_follow_every_swap() {
 }
 
 #[test]
+fn worker_options_given_after_setup_replace_the_edge_policy_and_the_purge_token() {
+    let site = site(content(), &[("PURGE_TOKEN", "p"), ("OTHER_TOKEN", "o")]);
+    let plan = |url: &str| serde_json::to_value(site.edge_plan(&request(url))).unwrap();
+    assert_eq!(plan("https://shop.example/blog/x")["action"], "cache");
+    let purge = |token: &str| {
+        let request = AdminRequest::new("POST", "/_cache/purge-loaders")
+            .with_header("Authorization", &format!("Bearer {token}"));
+        match site.handle_admin(&request, now()) {
+            AdminOutcome::Respond(response) => response.status,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(purge("p"), 200);
+    let liveness = AdminRequest::new("GET", "/platform/_liveness");
+    assert_eq!(
+        site.handle_edge_admin(&liveness, now()),
+        AdminOutcome::Pass,
+        "without `admin` the worker entry serves no admin route"
+    );
+    let purge_request = AdminRequest::new("POST", "/_cache/purge-loaders");
+    assert!(matches!(
+        site.handle_edge_admin(&purge_request, now()),
+        AdminOutcome::Respond(_)
+    ));
+    site.set_render_shell(RenderShell {
+        lang: Some("pt".into()),
+        ..RenderShell::default()
+    });
+    let options = WorkerOptions::from_json(&json!({
+        "extraBypassPaths": ["/blog/"], "purgeTokenEnv": "OTHER_TOKEN"
+    }))
+    .unwrap();
+    site.set_worker_options(options);
+    assert_eq!(plan("https://shop.example/blog/x")["action"], "bypass");
+    assert!(matches!(
+        site.handle_edge_admin(&liveness, now()),
+        AdminOutcome::Pass
+    ));
+    let options =
+        json!({"extraBypassPaths": ["/blog/"], "purgeTokenEnv": "OTHER_TOKEN", "admin": {}});
+    site.set_worker_options(WorkerOptions::from_json(&options).unwrap());
+    assert!(matches!(
+        site.handle_edge_admin(&liveness, now()),
+        AdminOutcome::Respond(_)
+    ));
+    assert_eq!(purge("p"), 401);
+    assert_eq!(purge("o"), 200);
+    assert_eq!(
+        site.admin_config().render_shell.lang.as_deref(),
+        Some("pt"),
+        "the render shell is kept"
+    );
+}
+
+#[test]
 fn the_edge_plan_and_the_after_origin_decision_merge_and_feed_the_purge_index() {
     let site = site(content(), &[]);
     let req = request("https://shop.example/?utm_source=x");

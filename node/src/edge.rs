@@ -3,7 +3,7 @@
 
 use crate::error::{Code, JsResult, fail, guarded};
 use napi_derive::napi;
-use sitefile_core::edge::EdgePlan;
+use sitefile_core::edge::{CacheProfile, EdgePlan};
 use sitefile_core::site::{OriginAnswer, OriginOutcome};
 use sitefile_core::{ErrorCode, Site};
 use std::sync::Arc;
@@ -64,4 +64,14 @@ impl NativeEdgePlan {
             to_json(&self.site.stored_copy(&self.plan, age, origin.as_ref()))
         })
     }
+}
+
+/// The cache profile names, in the core's order: what `detectProfile` may answer and what a
+/// `cdnCacheControl` function is asked about.
+#[napi]
+pub fn cache_profiles() -> Vec<String> {
+    CacheProfile::ALL
+        .iter()
+        .map(|p| p.as_str().to_string())
+        .collect()
 }

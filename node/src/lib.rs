@@ -21,7 +21,7 @@ mod resolution;
 mod site;
 
 pub use admin::{AdminRequestInput, AdminResponseOutput, NativeAdminOutcome};
-pub use edge::NativeEdgePlan;
+pub use edge::{NativeEdgePlan, cache_profiles};
 pub use error::Code;
 pub use host::HostCallbacks;
 pub use resolution::NativeResolution;

@@ -9,6 +9,7 @@ use napi::bindgen_prelude::Function;
 use napi_derive::napi;
 use sitefile_core::admin::{self, AdminRequest, AdminSite, RenderShell, Schema};
 use sitefile_core::content::Snapshot;
+use sitefile_core::edge::WorkerOptions;
 use sitefile_core::resolve::KeyRegistry;
 use sitefile_core::site::EdgeHints;
 use sitefile_core::{ErrorCode, Request, RequestForm, Site, SiteSetup, Value};
@@ -260,6 +261,36 @@ impl NativeSite {
     ) -> Result<NativeAdminOutcome, napi::Error<Code>> {
         guarded(|| {
             NativeAdminOutcome::new(self.site.clone(), request.into_request()?, instant(now_ms)?)
+        })
+    }
+
+    /// An admin request as the worker entry serves it: without the `admin` worker option only
+    /// the purge routes are answered (`kind` `pass` otherwise).
+    #[napi]
+    pub fn handle_edge_admin(
+        &self,
+        request: AdminRequestInput,
+        now_ms: f64,
+    ) -> Result<NativeAdminOutcome, napi::Error<Code>> {
+        guarded(|| {
+            NativeAdminOutcome::edge(self.site.clone(), request.into_request()?, instant(now_ms)?)
+        })
+    }
+
+    /// Replaces the `createDecoWorkerEntry` options (JSON, their JSON spelling): the edge
+    /// policy, purge token and preview frame follow them. A bad option is `INVALID_CONFIG`.
+    #[napi]
+    pub fn set_worker_options(&self, options: String) -> Result<(), napi::Error<Code>> {
+        guarded(|| {
+            let json: serde_json::Value = serde_json::from_str(&options).map_err(|e| {
+                fail(
+                    ErrorCode::InvalidJson,
+                    format!("invalid worker options: {e}"),
+                )
+            })?;
+            let options = WorkerOptions::from_json(&json).map_err(|e| thrown(&e))?;
+            self.site.set_worker_options(options);
+            Ok(())
         })
     }
 

@@ -106,7 +106,8 @@ async function ensureSchema(site: Site): Promise<void> {
   await admin.metaLoading;
 }
 
-function flatHeaders(headers: Headers): string[] {
+/** @internal */
+export function flatHeaders(headers: Headers): string[] {
   const flat: string[] = [];
   for (const [name, value] of headers) flat.push(name, value);
   return flat;
@@ -224,6 +225,21 @@ async function finishPreview(site: Site, outcome: Native.NativeAdminOutcome, req
  */
 export async function handleAdminRequest(request: Request, site: Site = currentSite()): Promise<Response | null> {
   checkSite(site, "handleAdminRequest");
+  return answerAdmin(site, request, "admin");
+}
+
+/**
+ * Answers an admin request through the core: `"admin"` as the admin handlers do, `"edge"` as
+ * the worker entry does (only the purge routes without its `admin` option). A purge deletes
+ * its keys with `deleteKeys` first.
+ * @internal
+ */
+export async function answerAdmin(
+  site: Site,
+  request: Request,
+  as: "admin" | "edge",
+  deleteKeys?: (keys: string[]) => Promise<void>,
+): Promise<Response | null> {
   await ensureSchema(site);
   const url = new URL(request.url);
   const input: Native.AdminRequestInput = {
@@ -231,10 +247,13 @@ export async function handleAdminRequest(request: Request, site: Site = currentS
     path: url.pathname,
     query: url.search.slice(1),
     headers: flatHeaders(request.headers),
-    body: await readBody(request, site.native.bodyLimit(url.pathname)),
+    // The worker entry reads a copy: a request that is no admin route goes on, body intact.
+    body: await readBody(as === "edge" ? request.clone() : request, site.native.bodyLimit(url.pathname)),
   };
   const now = site.now().getTime();
-  const outcome = native(() => site.native.handleAdmin(input, now));
+  const outcome = native(() =>
+    as === "admin" ? site.native.handleAdmin(input, now) : site.native.handleEdgeAdmin(input, now),
+  );
   let output: Native.AdminResponseOutput;
   switch (outcome.kind) {
     case "pass":
@@ -242,9 +261,12 @@ export async function handleAdminRequest(request: Request, site: Site = currentS
     case "reload":
       output = native(() => outcome.applyReload());
       break;
-    case "purge":
+    case "purge": {
+      const job = JSON.parse(outcome.job ?? "{}") as { keys: string[] };
+      if (deleteKeys) await deleteKeys(job.keys);
       output = native(() => outcome.finishPurge());
       break;
+    }
     case "preview":
       output = await finishPreview(site, outcome, request);
       break;

@@ -45,3 +45,12 @@ export {
   type ResolvedSection,
   resolveDecoPage,
 } from "./resolve";
+export {
+  type EdgeCacheStorage,
+  type ExecutionContext,
+  type ServerEntry,
+  type WorkerEntry,
+  type WorkerEntryOptions,
+  createDecoWorkerEntry,
+  createMemoryCacheStorage,
+} from "./worker";

@@ -83,8 +83,9 @@ function headerPairs(headers: unknown): Array<[string, string]> {
   throw new SitefileError("INVALID_REQUEST", "request headers must be an object, a Headers or pairs");
 }
 
-/** The request's JSON form for the addon. */
-function requestJson(input: RequestInput, site: Site): string {
+/** The request's JSON form for the addon.
+ * @internal */
+export function requestJson(input: RequestInput, site: Site): string {
   if (input === null || typeof input !== "object") {
     throw new SitefileError("INVALID_REQUEST", "resolveDecoPage takes a Request or {url, headers, cookies}");
   }

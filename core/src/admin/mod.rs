@@ -42,6 +42,7 @@ pub use purge::PurgeJob;
 pub use render_shell::RenderShell;
 pub use request::AdminRequest;
 pub use response::AdminResponse;
+pub use route::is_purge_route;
 pub use schema::{Schema, SchemaError};
 pub use site::AdminSite;
 pub use sitefile::ReloadJob;

@@ -27,6 +27,12 @@ pub(crate) enum Route {
 
 const PREVIEW_PREFIXES: [&str; 2] = ["/live/previews", "/platform/previews"];
 
+/// Whether `path` is one of the edge cache's purge routes (`/_cache/purge`,
+/// `/_cache/purge-loaders`), which a worker entry serves with or without the `admin` option.
+pub fn is_purge_route(path: &str) -> bool {
+    matches!(Route::parse(path), Some(Route::Purge | Route::PurgeLoaders))
+}
+
 /// Whether `path` is the content route (its body limit is the reload limit).
 pub(crate) fn is_sitefile(path: &str) -> bool {
     matches!(path, "/.sitefile" | "/platform/sitefile")

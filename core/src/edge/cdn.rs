@@ -1,15 +1,13 @@
 //! `CDN-Cache-Control`: what a CDN in front of the edge may keep.
 
 use super::profile::{CacheProfile, ProfileTimings};
-use std::fmt;
-use std::sync::Arc;
 
 /// The query parameter a client adds to data fetches so a CDN can key them by segment:
 /// `__cseg=<device>.<deploy version>`.
 pub const SEGMENT_TOKEN_PARAM: &str = "__cseg";
 
 /// The `cdnCacheControl` policy.
-#[derive(Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum CdnCacheControl {
     /// Default. Documents always `no-store`; a non-document fetch whose URL carries the matching
     /// segment token (and no login, cohort, custom segment or bot) may be kept for the edge TTL.
@@ -19,19 +17,9 @@ pub enum CdnCacheControl {
     NoStore,
     /// `public, max-age=<edge fresh>` for public profiles, else `no-store`.
     MatchProfile,
-    /// The host decides per profile; `None` means `no-store`.
-    Custom(Arc<dyn Fn(CacheProfile) -> Option<String> + Send + Sync>),
-}
-
-impl fmt::Debug for CdnCacheControl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CdnCacheControl::ServerFnSegment => "ServerFnSegment",
-            CdnCacheControl::NoStore => "NoStore",
-            CdnCacheControl::MatchProfile => "MatchProfile",
-            CdnCacheControl::Custom(_) => "Custom(..)",
-        })
-    }
+    /// The site's `(profile) => string | null` function, answered once per profile by the host
+    /// (JSON: `{"<profile>": "<value>" | null}`); a profile without a value is `no-store`.
+    PerProfile(Vec<(CacheProfile, String)>),
 }
 
 /// The segment token of a device and deploy version; `None` without a usable version
@@ -69,7 +57,10 @@ impl CdnCacheControl {
                 shared()
             }
             CdnCacheControl::ServerFnSegment => "no-store".into(),
-            CdnCacheControl::Custom(f) => f(profile).unwrap_or_else(|| "no-store".into()),
+            CdnCacheControl::PerProfile(values) => values
+                .iter()
+                .find(|(p, _)| *p == profile)
+                .map_or_else(|| "no-store".into(), |(_, v)| v.clone()),
         }
     }
 }
@@ -119,15 +110,12 @@ mod tests {
             CdnCacheControl::ServerFnSegment.value(p, &listing, untrusted),
             "no-store"
         );
-        let custom = CdnCacheControl::Custom(Arc::new(|p| {
-            (p == CacheProfile::Listing).then(|| "max-age=5".to_string())
-        }));
+        let custom = CdnCacheControl::PerProfile(vec![(CacheProfile::Listing, "max-age=5".into())]);
         assert_eq!(custom.value(p, &listing, doc), "max-age=5");
         assert_eq!(
             custom.value(CacheProfile::Static, &listing, doc),
             "no-store"
         );
-        assert_eq!(format!("{custom:?}"), "Custom(..)");
     }
 
     #[test]

@@ -310,11 +310,27 @@ impl WorkerOptions {
                 "cacheVersionEnv" => o.cache_version_env = string_or_false()?,
                 "purgeTokenEnv" => o.purge_token_env = string_or_false()?,
                 "cdnCacheControl" => {
-                    o.cdn_cache_control = match v.as_str() {
-                        Some("serverfn-segment") => CdnCacheControl::ServerFnSegment,
-                        Some("no-store") => CdnCacheControl::NoStore,
-                        Some("match-profile") => CdnCacheControl::MatchProfile,
-                        _ => return Err(bad("serverfn-segment, no-store or match-profile")),
+                    let expected = "serverfn-segment, no-store, match-profile or an object of \
+                                    profile names to a value or null";
+                    o.cdn_cache_control = match v {
+                        Json::String(s) if s == "serverfn-segment" => {
+                            CdnCacheControl::ServerFnSegment
+                        }
+                        Json::String(s) if s == "no-store" => CdnCacheControl::NoStore,
+                        Json::String(s) if s == "match-profile" => CdnCacheControl::MatchProfile,
+                        Json::Object(map) => {
+                            let mut values = Vec::new();
+                            for (name, value) in map {
+                                let profile = name.parse().map_err(|_| bad(expected))?;
+                                match value {
+                                    Json::String(s) => values.push((profile, s.clone())),
+                                    Json::Null => {}
+                                    _ => return Err(bad(expected)),
+                                }
+                            }
+                            CdnCacheControl::PerProfile(values)
+                        }
+                        _ => return Err(bad(expected)),
                     }
                 }
                 "renderJson" => o.render_json = boolean()?,
@@ -551,6 +567,8 @@ mod tests {
             ("safeCookies", json!("a")),
             ("fingerprintedAssetPattern", json!("(")),
             ("cdnCacheControl", json!("sometimes")),
+            ("cdnCacheControl", json!({"planet": "max-age=1"})),
+            ("cdnCacheControl", json!({"static": 60})),
             ("cspMode", json!("strict")),
             ("pageJsonCors", json!(1)),
             ("securityHeaders", json!({"X": 1})),
@@ -565,5 +583,20 @@ mod tests {
             assert_eq!(err.variable, name);
         }
         assert!(WorkerOptions::from_json(&json!([])).is_err());
+    }
+
+    #[test]
+    fn cdn_cache_control_takes_the_hosts_answers_per_profile() {
+        let o = WorkerOptions::from_json(
+            &json!({"cdnCacheControl": {"static": "public, max-age=60", "cart": null}}),
+        )
+        .unwrap();
+        assert_eq!(
+            o.cdn_cache_control,
+            CdnCacheControl::PerProfile(vec![(
+                crate::edge::CacheProfile::Static,
+                "public, max-age=60".into()
+            )])
+        );
     }
 }

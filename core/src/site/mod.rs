@@ -87,11 +87,14 @@ impl crate::errors::HasErrorCode for SetupError {
 pub struct Site {
     runtime: Runtime,
     platform: PlatformConfig,
-    policy: EdgePolicy,
+    vars: HashMap<String, String>,
+    build_hash: String,
+    policy: RwLock<Arc<EdgePolicy>>,
     admin: RwLock<Arc<AdminConfig>>,
     purge_index: PurgeIndex,
     schema: RwLock<Option<Arc<Schema>>>,
     derived: Arc<RwLock<Arc<Derived>>>,
+    derive_settings: Arc<RwLock<DeriveSettings>>,
 }
 
 impl Site {
@@ -114,28 +117,62 @@ impl Site {
             resolve,
             LoaderCache::from_config(&platform.loader_cache()),
         );
-        let settings = DeriveSettings {
+        let settings = Arc::new(RwLock::new(DeriveSettings {
             preview_hosts: platform.draft.allowed_preview_hosts.clone(),
             site_name: platform.runtime.site_name.clone(),
             trust_forwarded_host: setup.worker.trust_forwarded_host,
-        };
+        }));
         let current = runtime.store().current();
-        let derived = Arc::new(RwLock::new(Arc::new(Derived::build(&current, &settings))));
-        let on_swap = derived.clone();
+        let derived = Arc::new(RwLock::new(Arc::new(Derived::build(
+            &current,
+            &settings.read(),
+        ))));
+        let (on_swap, swap_settings) = (derived.clone(), settings.clone());
         runtime.store().observe(Box::new(move |snapshot| {
             if !Arc::ptr_eq(&on_swap.read().snapshot, snapshot) {
-                *on_swap.write() = Arc::new(Derived::build(snapshot, &settings));
+                *on_swap.write() = Arc::new(Derived::build(snapshot, &swap_settings.read()));
             }
         }));
         Ok(Site {
             runtime,
             platform,
-            policy,
+            vars: setup.vars,
+            build_hash,
+            policy: RwLock::new(Arc::new(policy)),
             admin: RwLock::new(Arc::new(admin)),
             purge_index: PurgeIndex::new(),
             schema: RwLock::new(None),
             derived,
+            derive_settings: settings,
         })
+    }
+
+    /// Replaces the `createDecoWorkerEntry` options the setup gave (a binding whose worker entry
+    /// is created after the site, as the spec's is): the edge policy, the admin protocol's
+    /// purge token and preview frame, and the preview-host facts are rebuilt from them; body
+    /// limits and the render shell are kept. Requests already planned keep their plan.
+    pub fn set_worker_options(&self, options: WorkerOptions) {
+        let policy = EdgePolicy::from_config(
+            options.clone(),
+            &self.platform,
+            &self.vars,
+            Some(&self.build_hash),
+        );
+        {
+            let mut admin = self.admin.write();
+            let kept = AdminSettings {
+                reload_max_bytes: admin.reload_max_bytes,
+                max_body_bytes: admin.max_body_bytes,
+                render_shell: admin.render_shell.clone(),
+            };
+            *admin = Arc::new(
+                AdminConfig::new(&self.platform, &options, &self.vars).with_settings(kept),
+            );
+        }
+        self.derive_settings.write().trust_forwarded_host = options.trust_forwarded_host;
+        let current = self.snapshot();
+        *self.derived.write() = Arc::new(Derived::build(&current, &self.derive_settings.read()));
+        *self.policy.write() = Arc::new(policy);
     }
 
     /// The snapshot serving now.
@@ -159,8 +196,8 @@ impl Site {
     }
 
     /// The edge policy.
-    pub fn policy(&self) -> &EdgePolicy {
-        &self.policy
+    pub fn policy(&self) -> Arc<EdgePolicy> {
+        self.policy.read().clone()
     }
 
     /// The admin protocol's configuration.
@@ -255,13 +292,13 @@ impl Site {
             profile: hints.profile,
             ..RequestInputs::default()
         };
-        self.policy.plan(request, &derived.facts(), &inputs)
+        self.policy().plan(request, &derived.facts(), &inputs)
     }
 
     /// The decision once the origin answered `origin` for `plan`, merged into the plan. A
     /// stored response's key is recorded in the purge index.
     pub fn after_origin(&self, plan: &EdgePlan, origin: &OriginAnswer) -> EdgeDecision {
-        let finished = self.policy.after_origin(plan, origin.facts());
+        let finished = self.policy().after_origin(plan, origin.facts());
         let evict = match (&finished.store, &plan.key) {
             (Some(_), Some(key)) => self.purge_index.record(key),
             _ => Vec::new(),
@@ -288,7 +325,8 @@ impl Site {
         age_secs: u64,
         origin: Option<&OriginOutcome>,
     ) -> StoredCopy {
-        let window = &self.policy.options().profiles.get(plan.profile).edge;
+        let policy = self.policy();
+        let window = &policy.options().profiles.get(plan.profile).edge;
         let failed = origin.is_some_and(|o| origin_failed(o.status, o.degraded));
         let state = stored_state(age_secs, window, failed);
         StoredCopy {
@@ -304,7 +342,7 @@ impl Site {
 
     /// Purges a target (`/path` or `/path?query`) from the edge: the keys the host deletes.
     pub fn purge(&self, target: &str) -> Vec<String> {
-        self.purge_index.purge(target, self.policy.options())
+        self.purge_index.purge(target, self.policy().options())
     }
 
     /// Empties the loader cache (`/_cache/purge-loaders`).
@@ -326,6 +364,16 @@ impl Site {
     /// liveness, purges), or says what the host must do for it.
     pub fn handle_admin(&self, request: &AdminRequest, now: DateTime<Utc>) -> AdminOutcome {
         admin::handle(self, &self.admin_config(), request, now)
+    }
+
+    /// An admin request as the worker entry (`createDecoWorkerEntry`) serves it: without the
+    /// `admin` option only the purge routes are answered and every other admin path passes on
+    /// (to the edge plan, which bypasses the cache for it); with it, as [`Site::handle_admin`].
+    pub fn handle_edge_admin(&self, request: &AdminRequest, now: DateTime<Utc>) -> AdminOutcome {
+        if !self.policy().options().admin && !admin::is_purge_route(&request.path) {
+            return AdminOutcome::Pass;
+        }
+        self.handle_admin(request, now)
     }
 }
 

@@ -1,0 +1,306 @@
+/**
+ * `createDecoWorkerEntry`: the edge in front of a fetch-style server (a Hono, TanStack Start or
+ * plain `(Request) => Response` app) on Node. The core decides everything — admin routes,
+ * redirects, the cache key, profile, bypass, headers, what to store and how a stored copy ages;
+ * this module runs the site's own functions, moves bytes between the visitor, the origin and the
+ * cache storage, and keeps the clock.
+ */
+
+import { randomBytes } from "node:crypto";
+import { SitefileError, native } from "./errors";
+import { type Site, addon, currentSite } from "./setup";
+import { answerAdmin } from "./admin";
+import { messageOf, requestJson } from "./resolve";
+import type * as Native from "../index";
+
+/** Where the edge keeps responses: the Web Cache API's `match`/`put`/`delete` by key, so a
+ * Cloudflare `caches.default` fits; {@link createMemoryCacheStorage} is the default. */
+export interface EdgeCacheStorage {
+  match(key: string): Promise<Response | undefined>;
+  put(key: string, response: Response): Promise<void>;
+  delete(key: string): Promise<boolean>;
+}
+
+/** The server the edge sits in front of. */
+export interface ServerEntry {
+  fetch(request: Request, env?: unknown, ctx?: ExecutionContext): Response | Promise<Response>;
+}
+
+/** What a fetch host gives each request besides it: work that may outlive the response. */
+export interface ExecutionContext {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/** `createDecoWorkerEntry` options (spec table): the functions below, and every other option in
+ * its JSON spelling (`bypassPaths`, `cspMode`, `pageJsonCors`, …), which the core reads. */
+export interface WorkerEntryOptions {
+  /** The admin handlers; when present, admin routes are served (by this package's handlers). */
+  admin?: unknown;
+  /** The visitor's cache segment. */
+  buildSegment?: (request: Request) => unknown;
+  /** The cache profile of a URL, or `null` for the built-in rules. */
+  detectProfile?: (url: URL) => string | null | undefined;
+  /** The cache storage of a request; `null` serves it without a cache. Default: one in-memory
+   * storage per entry. */
+  cacheStorage?: (env: unknown, request: Request) => EdgeCacheStorage | null;
+  /** Proxies paths to another origin: a response is returned as is, uncached. */
+  proxyHandler?: (request: Request, url: URL) => Response | null | undefined | Promise<Response | null | undefined>;
+  /** Assets cached for a year: a RegExp or its source. */
+  fingerprintedAssetPattern?: RegExp | string;
+  /** `CDN-Cache-Control`: a policy name, or `(profile) => value | null`, asked once per profile. */
+  cdnCacheControl?: string | ((profile: string) => string | null | undefined);
+  [option: string]: unknown;
+}
+
+/** The worker: `{ fetch(request, env, ctx) }`. */
+export interface WorkerEntry {
+  fetch(request: Request, env?: unknown, ctx?: ExecutionContext): Promise<Response>;
+}
+
+/** The header holding when a copy was stored (milliseconds since the epoch); never served. */
+const STORED_AT = "x-sitefile-stored-at";
+
+/** An in-memory {@link EdgeCacheStorage} holding at most `maxBytes` of bodies (default 64 MiB),
+ * the least recently used copies evicted first. */
+export function createMemoryCacheStorage(options: { maxBytes?: number } = {}): EdgeCacheStorage {
+  const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
+  const entries = new Map<string, { status: number; headers: Array<[string, string]>; body: Uint8Array }>();
+  let bytes = 0;
+  const remove = (key: string): boolean => {
+    const entry = entries.get(key);
+    if (!entry) return false;
+    bytes -= entry.body.byteLength;
+    entries.delete(key);
+    return true;
+  };
+  return {
+    async match(key) {
+      const entry = entries.get(key);
+      if (!entry) return undefined;
+      entries.delete(key);
+      entries.set(key, entry);
+      return new Response(entry.body.byteLength === 0 ? null : entry.body.slice(), {
+        status: entry.status,
+        headers: entry.headers,
+      });
+    },
+    async put(key, response) {
+      const body = new Uint8Array(await response.arrayBuffer());
+      remove(key);
+      if (body.byteLength > maxBytes) return;
+      entries.set(key, { status: response.status, headers: [...response.headers], body });
+      bytes += body.byteLength;
+      for (const oldest of entries.keys()) {
+        if (bytes <= maxBytes) break;
+        remove(oldest);
+      }
+    },
+    async delete(key) {
+      return remove(key);
+    },
+  };
+}
+
+interface Plan {
+  action: "redirect" | "asset" | "bypass" | "cache";
+  status: number | null;
+  key: string | null;
+  headers: Array<[string, string]>;
+}
+
+interface Decision {
+  originStatus: number;
+  headers: Array<[string, string]>;
+  storeHeaders: Array<[string, string]> | null;
+  evict: string[];
+}
+
+interface StoredCopy {
+  state: "HIT" | "STALE" | "STALE-ERROR" | "MISS";
+  headers: Array<[string, string]>;
+}
+
+/** An origin answer read whole, so collapsed requests can each be given a copy. */
+interface Fetched {
+  status: number;
+  headers: Array<[string, string]>;
+  body: Uint8Array;
+  decision: Decision;
+}
+
+/** The options' JSON spelling for the core: functions answered as data or left to this module. */
+function optionsJson(options: WorkerEntryOptions): string {
+  const json: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(options)) {
+    if (typeof value === "function") continue;
+    json[name] = value instanceof RegExp ? value.source : value;
+  }
+  if (options.admin !== undefined && options.admin !== null && options.admin !== false) json.admin = {};
+  const cdn = options.cdnCacheControl;
+  if (typeof cdn === "function") {
+    const perProfile: Record<string, string | null> = {};
+    for (const profile of addon.cacheProfiles()) perProfile[profile] = cdn(profile) ?? null;
+    json.cdnCacheControl = perProfile;
+  }
+  return JSON.stringify(json);
+}
+
+function withHeaders(body: Uint8Array | null, status: number, headers: Array<[string, string]>): Response {
+  const out = new Headers();
+  for (const [name, value] of headers) out.append(name, value);
+  const empty = status === 204 || status === 304 || status < 200;
+  return new Response(empty ? null : body, { status, headers: out });
+}
+
+/** The origin's answer as the core reads it. */
+function originJson(response: Response): string {
+  return JSON.stringify({ status: response.status, headers: [...response.headers] });
+}
+
+/**
+ * The edge in front of `serverEntry` (spec `createDecoWorkerEntry`): admin and purge routes,
+ * redirects, the proxy, assets, bypasses and the cache — stale-while-revalidate,
+ * stale-if-error, concurrent misses for one key collapsed into one origin request — every
+ * decision the core's edge plan. The options are the site's worker options from now on.
+ */
+export function createDecoWorkerEntry(
+  serverEntry: ServerEntry,
+  options: WorkerEntryOptions = {},
+  site: Site = currentSite(),
+): WorkerEntry {
+  if (!serverEntry || typeof serverEntry.fetch !== "function") {
+    throw new SitefileError("INVALID_CONFIG", "createDecoWorkerEntry needs a server entry with fetch(request)");
+  }
+  native(() => site.native.setWorkerOptions(optionsJson(options)));
+  const memory = createMemoryCacheStorage();
+  const inflight = new Map<string, Promise<Fetched>>();
+
+  const storageOf = (env: unknown, request: Request): EdgeCacheStorage | null =>
+    options.cacheStorage ? options.cacheStorage(env, request) : memory;
+
+  async function planOf(request: Request): Promise<Native.NativeEdgePlan> {
+    const url = new URL(request.url);
+    const hints = {
+      segment: options.buildSegment ? await options.buildSegment(request) : undefined,
+      profile: options.detectProfile ? (options.detectProfile(url) ?? undefined) : undefined,
+      nonce: [...randomBytes(16)],
+    };
+    return native(() => site.native.edgePlan(requestJson(request, site), JSON.stringify(hints)));
+  }
+
+  /** Asks the origin; stores what the core says to store and drops what it evicts. */
+  async function fromOrigin(
+    plan: Native.NativeEdgePlan,
+    request: Request,
+    env: unknown,
+    ctx: ExecutionContext | undefined,
+    storage: EdgeCacheStorage | null,
+  ): Promise<Fetched> {
+    const response = await serverEntry.fetch(request, env, ctx);
+    const body = new Uint8Array(await response.arrayBuffer());
+    const decision = JSON.parse(native(() => plan.afterOrigin(originJson(response)))) as Decision;
+    if (storage && decision.storeHeaders !== null) {
+      const key = (JSON.parse(plan.json) as Plan).key;
+      if (key !== null) {
+        const headers: Array<[string, string]> = [...decision.storeHeaders, [STORED_AT, String(site.now().getTime())]];
+        await storage.put(key, withHeaders(body.slice(), decision.originStatus, headers));
+      }
+    }
+    if (storage) await Promise.all(decision.evict.map((key) => storage.delete(key)));
+    return { status: response.status, headers: [...response.headers], body, decision };
+  }
+
+  /** {@link fromOrigin}, one request per key at a time: a follower shares the leader's answer
+   * only when it was storable (a private answer is never handed to another visitor). */
+  async function collapsed(
+    key: string,
+    plan: Native.NativeEdgePlan,
+    request: Request,
+    env: unknown,
+    ctx: ExecutionContext | undefined,
+    storage: EdgeCacheStorage | null,
+  ): Promise<Fetched> {
+    const running = inflight.get(key);
+    if (running) {
+      const shared = await running.catch(() => null);
+      if (shared && shared.decision.storeHeaders !== null) return shared;
+      return fromOrigin(plan, request, env, ctx, storage);
+    }
+    const leader = fromOrigin(plan, request, env, ctx, storage);
+    inflight.set(key, leader);
+    try {
+      return await leader;
+    } finally {
+      inflight.delete(key);
+    }
+  }
+
+  function serveStored(stored: Response, copy: StoredCopy): Response {
+    const headers = new Headers(stored.headers);
+    headers.delete(STORED_AT);
+    for (const [name, value] of copy.headers) headers.set(name, value);
+    return new Response(stored.body, { status: stored.status, headers });
+  }
+
+  async function throughCache(
+    plan: Native.NativeEdgePlan,
+    key: string,
+    request: Request,
+    env: unknown,
+    ctx: ExecutionContext | undefined,
+    storage: EdgeCacheStorage,
+  ): Promise<Response> {
+    const stored = await storage.match(key);
+    const age = stored ? Math.max(0, (site.now().getTime() - Number(stored.headers.get(STORED_AT) ?? 0)) / 1000) : 0;
+    if (stored) {
+      const copy = JSON.parse(native(() => plan.storedCopy(age))) as StoredCopy;
+      if (copy.state === "HIT") return serveStored(stored, copy);
+      if (copy.state === "STALE") {
+        const refresh = collapsed(key, plan, request.clone(), env, ctx, storage).catch((error: unknown) => {
+          console.error(`sitefile: revalidating ${key} failed: ${messageOf(error)}`);
+        });
+        if (ctx) ctx.waitUntil(refresh);
+        return serveStored(stored, copy);
+      }
+    }
+    let fetched: Fetched | null = null;
+    let failure: unknown = null;
+    try {
+      fetched = await collapsed(key, plan, request, env, ctx, storage);
+    } catch (error) {
+      failure = error;
+    }
+    if (stored) {
+      const outcome = {
+        status: fetched ? fetched.status : null,
+        degraded: fetched ? fetched.headers.some(([n]) => n.toLowerCase() === "x-platform-degraded") : false,
+      };
+      const copy = JSON.parse(native(() => plan.storedCopy(age, JSON.stringify(outcome)))) as StoredCopy;
+      if (copy.state === "STALE-ERROR") return serveStored(stored, copy);
+    }
+    if (!fetched) throw failure;
+    return withHeaders(fetched.body, fetched.decision.originStatus, fetched.decision.headers);
+  }
+
+  async function handle(request: Request, env: unknown, ctx?: ExecutionContext): Promise<Response> {
+    const storage = storageOf(env, request);
+    const admin = await answerAdmin(site, request, "edge", async (keys) => {
+      if (storage) await Promise.all(keys.map((key) => storage.delete(key)));
+    });
+    if (admin) return admin;
+    const planned = await planOf(request);
+    const plan = JSON.parse(planned.json) as Plan;
+    if (plan.action === "redirect") return withHeaders(null, plan.status ?? 302, plan.headers);
+    if (options.proxyHandler) {
+      const proxied = await options.proxyHandler(request, new URL(request.url));
+      if (proxied) return proxied;
+    }
+    if (plan.action !== "bypass" && plan.key !== null && storage) {
+      return throughCache(planned, plan.key, request, env, ctx, storage);
+    }
+    const fetched = await fromOrigin(planned, request, env, ctx, null);
+    return withHeaders(fetched.body, fetched.decision.originStatus, fetched.decision.headers);
+  }
+
+  return { fetch: (request, env, ctx) => handle(request, env, ctx) };
+}

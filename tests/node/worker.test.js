@@ -1,0 +1,211 @@
+// createDecoWorkerEntry in front of a small origin server on loopback, called as a fetch host
+// calls it.
+"use strict";
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const http = require("node:http");
+const { createSiteSetup, createDecoWorkerEntry, createMemoryCacheStorage } = require("sitefile");
+
+/** A loopback origin: counts requests per path; `/slow` waits, `/fail` answers 500 when told. */
+async function startOrigin() {
+  const hits = new Map();
+  const state = { failing: false, delayMs: 0 };
+  const server = http.createServer((req, res) => {
+    const path = req.url.split("?")[0];
+    hits.set(path, (hits.get(path) ?? 0) + 1);
+    const send = () => {
+      if (state.failing) {
+        res.writeHead(500, { "content-type": "text/plain" });
+        res.end("origin down");
+        return;
+      }
+      const headers = { "content-type": "text/html; charset=utf-8" };
+      if (path === "/account/login") headers["set-cookie"] = "session=s1; Path=/; HttpOnly";
+      res.writeHead(200, headers);
+      res.end(`<html><body>page ${path} #${hits.get(path)}</body></html>`);
+    };
+    if (state.delayMs > 0) setTimeout(send, state.delayMs);
+    else send();
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${server.address().port}`;
+  const serverEntry = {
+    fetch: (request) => fetch(base + new URL(request.url).pathname + new URL(request.url).search, { headers: request.headers, method: request.method }),
+  };
+  return { hits, state, serverEntry, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+function site(extraEnv = {}, clock = { now: Date.parse("2026-11-24T12:00:00Z") }) {
+  return createSiteSetup({
+    env: { BUILD_HASH: "b1", PURGE_TOKEN: "purge-me", ...extraEnv },
+    now: () => new Date(clock.now),
+    blocks: {
+      site: { __resolveType: "site/apps/site.ts", previewHosts: ["preview.shop.example"] },
+      "pages-home": { path: "/", sections: [] },
+      "old-page": { __resolveType: "website/loaders/redirect.ts", redirect: { from: "/old", to: "/new", type: "permanent" } },
+    },
+  });
+}
+
+const get = (worker, url, init) => worker.fetch(new Request(`https://shop.example${url}`, init), {}, { waitUntil() {} });
+
+test("MISS, then HIT from the cache; the origin answers once", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const worker = createDecoWorkerEntry(origin.serverEntry, {}, site());
+  const first = await get(worker, "/");
+  assert.equal(first.status, 200);
+  assert.equal(first.headers.get("x-cache"), "MISS");
+  const body = await first.text();
+  assert.match(body, /page \/ #1/);
+  const second = await get(worker, "/?utm_source=mail");
+  assert.equal(second.headers.get("x-cache"), "HIT");
+  assert.equal(await second.text(), body, "tracking parameters do not split the key");
+  assert.equal(second.headers.get("x-sitefile-stored-at"), null);
+  assert.equal(origin.hits.get("/"), 1);
+});
+
+test("bypass paths, matcher overrides and private answers go to the origin every time", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const worker = createDecoWorkerEntry(origin.serverEntry, { extraBypassPaths: ["/blog/"] }, site());
+  for (let i = 0; i < 2; i += 1) {
+    const bypassed = await get(worker, "/blog/post");
+    assert.equal(bypassed.headers.get("x-cache"), "BYPASS");
+    assert.equal(bypassed.headers.get("x-cache-reason"), "bypass-path");
+    const live = await get(worker, "/live/anything");
+    assert.equal(live.headers.get("x-cache"), "BYPASS", "admin paths pass to the origin without `admin`");
+    const override = await get(worker, "/", { headers: { "x-platform-matchers-override": "Mobile=1" } });
+    assert.equal(override.headers.get("x-cache-reason"), "matcher-override");
+    const login = await get(worker, "/account/login");
+    assert.equal(login.headers.get("x-cache"), "BYPASS");
+    assert.equal(login.headers.get("set-cookie"), "session=s1; Path=/; HttpOnly");
+  }
+  assert.equal(origin.hits.get("/blog/post"), 2);
+  assert.equal(origin.hits.get("/live/anything"), 2);
+  assert.equal(origin.hits.get("/"), 2);
+  assert.equal(origin.hits.get("/account/login"), 2);
+});
+
+test("a draft preview bypasses the cache and sets the draft cookie", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const worker = createDecoWorkerEntry(origin.serverEntry, {}, site());
+  const draft = await worker.fetch(new Request("https://preview.shop.example/?__draft=api.platformcms.com/drafts/x@v1"));
+  assert.equal(draft.headers.get("cache-control"), "no-store, private");
+  assert.equal(draft.headers.get("x-robots-tag"), "noindex, nofollow");
+  assert.match(draft.headers.get("set-cookie"), /^__platform_draft=/);
+  await worker.fetch(new Request("https://preview.shop.example/?__draft=api.platformcms.com/drafts/x@v1"));
+  assert.equal(origin.hits.get("/"), 2);
+});
+
+test("redirects come from content; the origin is not asked", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const worker = createDecoWorkerEntry(origin.serverEntry, {}, site());
+  const response = await get(worker, "/old?x=1");
+  assert.equal(response.status, 301);
+  assert.equal(response.headers.get("location"), "/new?x=1", "the query is kept");
+  assert.equal(origin.hits.size, 0);
+});
+
+test("cspMode enforce: a fresh nonce on each uncached HTML response", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const worker = createDecoWorkerEntry(origin.serverEntry, { csp: ["default-src 'self'"], cspMode: "enforce" }, site());
+  const nonces = [];
+  for (const path of ["/blog-a", "/blog-b"]) {
+    const csp = (await get(worker, path, { method: "POST" })).headers.get("content-security-policy");
+    const nonce = /'nonce-([^']+)'/.exec(csp);
+    assert.ok(nonce, csp);
+    nonces.push(nonce[1]);
+  }
+  assert.notEqual(nonces[0], nonces[1]);
+});
+
+test("purge deletes the stored keys with the purge token; the next request is a MISS", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const storage = createMemoryCacheStorage();
+  const worker = createDecoWorkerEntry(origin.serverEntry, { cacheStorage: () => storage }, site());
+  await get(worker, "/");
+  assert.equal((await get(worker, "/")).headers.get("x-cache"), "HIT");
+  const purge = (auth) =>
+    get(worker, "/_cache/purge", { method: "POST", headers: { authorization: auth }, body: JSON.stringify({ paths: ["/"] }) });
+  assert.equal((await purge("Bearer wrong")).status, 401);
+  const purged = await purge("Bearer purge-me");
+  assert.equal(purged.status, 200);
+  const body = await purged.json();
+  assert.equal(body.total, 1);
+  assert.equal(await storage.match(body.purged[0]), undefined);
+  assert.equal((await get(worker, "/")).headers.get("x-cache"), "MISS");
+  assert.equal(origin.hits.get("/"), 2);
+});
+
+test("concurrent misses for one key are one origin request", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  origin.state.delayMs = 100;
+  const worker = createDecoWorkerEntry(origin.serverEntry, {}, site());
+  const responses = await Promise.all(Array.from({ length: 5 }, () => get(worker, "/")));
+  const bodies = await Promise.all(responses.map((r) => r.text()));
+  assert.equal(origin.hits.get("/"), 1);
+  assert.ok(bodies.every((b) => b === bodies[0]));
+});
+
+test("stale-while-revalidate, then stale-if-error, by the profile's edge window", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const clock = { now: Date.parse("2026-11-24T12:00:00Z") };
+  const pending = [];
+  const ctx = { waitUntil: (p) => pending.push(p) };
+  const worker = createDecoWorkerEntry(origin.serverEntry, { detectProfile: () => "static" }, site({}, clock));
+  const at = (url) => worker.fetch(new Request(`https://shop.example${url}`), {}, ctx);
+  await at("/");
+  clock.now += 1000 * 1000; // past `fresh` (900 s), within `swr`
+  const stale = await at("/");
+  assert.equal(stale.headers.get("x-cache"), "STALE");
+  assert.match(await stale.text(), /#1/);
+  await Promise.all(pending);
+  assert.equal(origin.hits.get("/"), 2, "revalidated in the background");
+  assert.equal((await at("/")).headers.get("x-cache"), "HIT");
+
+  clock.now += 10_000 * 1000; // past fresh + swr, within stale-if-error
+  origin.state.failing = true;
+  const rescued = await at("/");
+  assert.equal(rescued.status, 200);
+  assert.equal(rescued.headers.get("x-cache"), "STALE-ERROR");
+  assert.match(await rescued.text(), /#2/);
+});
+
+test("admin routes are served only with the admin option; proxyHandler answers first", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const withAdmin = createDecoWorkerEntry(
+    origin.serverEntry,
+    {
+      admin: {},
+      proxyHandler: (request, url) => (url.pathname.startsWith("/api/") ? new Response("proxied") : null),
+    },
+    site(),
+  );
+  const live = await get(withAdmin, "/platform/_liveness");
+  assert.equal(await live.text(), "OK");
+  assert.equal(await (await get(withAdmin, "/api/x")).text(), "proxied");
+  assert.equal(origin.hits.size, 0);
+  assert.throws(() => createDecoWorkerEntry({}, {}, site()), { code: "INVALID_CONFIG" });
+  assert.throws(() => createDecoWorkerEntry(origin.serverEntry, { cspMode: "strict" }, site()), { code: "INVALID_CONFIG" });
+});
+
+test("a cdnCacheControl function is asked once per profile", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const asked = [];
+  const worker = createDecoWorkerEntry(
+    origin.serverEntry,
+    { cdnCacheControl: (profile) => (asked.push(profile), profile === "static" ? "public, max-age=30" : null), detectProfile: () => "static" },
+    site(),
+  );
+  assert.equal(asked.length, 7);
+  assert.equal((await get(worker, "/")).headers.get("cdn-cache-control"), "public, max-age=30");
+});
