@@ -95,10 +95,7 @@ impl Experiment {
             .collect();
         arms.sort();
         let text = arms.join("|");
-        let hash = text.encode_utf16().fold(5381u32, |h, c| {
-            h.wrapping_shl(5).wrapping_add(h).wrapping_add(u32::from(c))
-        });
-        i64::from(hash % 1_000_000)
+        i64::from(crate::hash::djb2(&text) % 1_000_000)
     }
 
     /// The arm `draw` (in `[0, 1)`) falls in, each arm's share proportional to its weight

@@ -16,6 +16,7 @@ mod runtime;
 pub use config::{DEFAULT_MAX_DEPTH, ResolveConfig};
 pub use engine::{MAX_PAGE_NODES, MAX_RESOLVED_NESTING};
 pub(crate) use engine::{StaticDepth, non_object_sections};
+pub(crate) use keys::SECRET as SECRET_RESOLVE_TYPE;
 pub use keys::{SKIP_RESOLVE_TYPES, is_flag};
 pub use layout_cache::{LAYOUT_TTL_SECONDS, LayoutCache};
 pub use loader_props::{PAGE_PATH, PAGE_URL};

@@ -1,11 +1,13 @@
-//! What a site derives from one content snapshot for the edge: its redirects and the published
-//! preview hosts. Rebuilt on every swap, never per request.
+//! What a site derives from one content snapshot for the edge: its redirects, the published
+//! preview hosts and (on first use) the texts of its secrets. Rebuilt on every swap, never per
+//! request.
 
-use crate::config::PreviewHostsSetting;
+use crate::config::{PreviewHostsSetting, SecretKey};
 use crate::content::Snapshot;
 use crate::draft::PreviewHosts;
 use crate::edge::{RedirectTable, SiteFacts};
-use std::sync::Arc;
+use crate::page_json::SecretTexts;
+use std::sync::{Arc, OnceLock};
 
 /// The per-snapshot facts of the edge.
 #[derive(Debug)]
@@ -13,6 +15,8 @@ pub(crate) struct Derived {
     pub snapshot: Arc<Snapshot>,
     pub redirects: RedirectTable,
     pub preview_hosts: PreviewHosts,
+    /// What the snapshot's secrets decrypt to, collected the first time page JSON needs it.
+    secret_texts: OnceLock<Arc<SecretTexts>>,
 }
 
 /// The settings the derived facts are built with (fixed at setup).
@@ -35,7 +39,15 @@ impl Derived {
                 settings.site_name.as_deref(),
             )
             .trusting_forwarded_host(settings.trust_forwarded_host),
+            secret_texts: OnceLock::new(),
         }
+    }
+
+    /// The texts the snapshot's secrets decrypt to under `key`, collected once per snapshot.
+    pub fn secret_texts(&self, key: Option<&SecretKey>) -> Arc<SecretTexts> {
+        self.secret_texts
+            .get_or_init(|| Arc::new(SecretTexts::of(&self.snapshot, key)))
+            .clone()
     }
 
     /// The facts as the edge policy reads them.

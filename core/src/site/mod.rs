@@ -7,6 +7,7 @@
 
 mod derived;
 mod edge;
+mod page_json;
 mod preview;
 mod setup_form;
 

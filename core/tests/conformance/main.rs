@@ -9,6 +9,7 @@
 mod admin_site;
 
 mod admin;
+mod page_json;
 mod resolution;
 mod schema;
 mod steps;

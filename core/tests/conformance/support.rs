@@ -8,7 +8,7 @@ use sitefile_core::MatcherContext;
 use sitefile_core::admin::AdminSettings;
 use sitefile_core::edge::WorkerOptions;
 use sitefile_core::loader_cache::Freshness;
-use sitefile_core::resolve::{KeyRegistry, Resolution, ResolveConfig, Step};
+use sitefile_core::resolve::{KeyRegistry, Resolution, ResolveConfig, ResolvedPage, Step};
 use sitefile_core::value::Value;
 use sitefile_core::{FeatureFlagAdapter, Host, Request, Site};
 use std::collections::HashMap;
@@ -280,9 +280,13 @@ fn answer(answers: &Json, key: &str, props: &Value) -> Result<Value, String> {
     }
 }
 
-/// Drives `resolution` to its page, answering every call from `answers`: the page's serde form
-/// with `rounds` added (each call its key, or `{"key", "refresh": true}` for a refresh).
-pub fn drive(mut resolution: Resolution, host: &dyn Host, answers: &Json) -> Json {
+/// Drives `resolution` to its page, answering every call from `answers`: the page and the
+/// rounds (each call its key, or `{"key", "refresh": true}` for a refresh).
+pub fn drive_page(
+    mut resolution: Resolution,
+    host: &dyn Host,
+    answers: &Json,
+) -> (Box<ResolvedPage>, Json) {
     let mut rounds: Vec<Json> = Vec::new();
     let page = loop {
         match resolution.next(host).expect("the runner drives in order") {
@@ -301,8 +305,14 @@ pub fn drive(mut resolution: Resolution, host: &dyn Host, answers: &Json) -> Jso
             Step::Done(page) => break page,
         }
     };
+    (page, json!(rounds))
+}
+
+/// [`drive_page`] as the page's serde form with `rounds` added.
+pub fn drive(resolution: Resolution, host: &dyn Host, answers: &Json) -> Json {
+    let (page, rounds) = drive_page(resolution, host, answers);
     let mut output = serde_json::to_value(&*page).expect("pages serialize");
-    output["rounds"] = json!(rounds);
+    output["rounds"] = rounds;
     output
 }
 
