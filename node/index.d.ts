@@ -74,6 +74,28 @@ export declare class NativeEdgePlan {
   storedCopy(ageSecs: number, origin?: string | undefined | null): string
 }
 
+/**
+ * What the core made of a page-JSON request: `respond` (call `response()`) or `resolve` (call
+ * `resolve(droppedSections)`, drive it, then `pageJsonResponse()` on the resolution).
+ */
+export declare class NativePageJson {
+  /** `respond` or `resolve`. */
+  get kind(): string
+  /**
+   * The job as JSON (`{"kind": "renderJson" | "asJson", "section": <index> | null}`), or
+   * `null` for `respond`.
+   */
+  get job(): string | null
+  /** The response of a `respond` outcome (a preflight, a `__section` that is no index). */
+  response(): AdminResponseOutput
+  /**
+   * Starts resolving the page of a `resolve` outcome; `dropped` are the sections whose
+   * module exports `renderJson = false`. Once the resolution is done, its
+   * `pageJsonResponse()` is the response.
+   */
+  resolve(dropped: Array<string>): NativeResolution
+}
+
 /** One page resolution, driven one call per loader round. */
 export declare class NativeResolution {
   /**
@@ -83,6 +105,11 @@ export declare class NativeResolution {
    * feature-flag adapter in `host` are called synchronously during the call.
    */
   advance(answers: string | undefined | null, host: HostCallbacks): string
+  /**
+   * The response of a page-JSON resolution (`NativePageJson.resolve`), once `advance` said
+   * it is done.
+   */
+  pageJsonResponse(): AdminResponseOutput
 }
 
 /** One site: its content, setup and the resolutions started from it. */
@@ -131,6 +158,11 @@ export declare class NativeSite {
    * (JSON `{segment?, profile?, nonce?: [16 bytes]}`); an unknown profile is `INVALID_CONFIG`.
    */
   edgePlan(request: string, hints?: string | undefined | null): NativeEdgePlan
+  /**
+   * Whether a request (`RequestForm` JSON) is page JSON (`?renderJson`, `?asJson`) and what
+   * to do; `null` when it is not (then plan it for the edge). Ask after admin routes.
+   */
+  pageJson(request: string): NativePageJson | null
   /** Purges a target (`/path` or `/path?query`) from the edge: the stored keys to delete. */
   purge(target: string): Array<string>
   /** Empties the loader cache. */

@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.NativeAdminOutcome = nativeBinding.NativeAdminOutcome
 module.exports.NativeEdgePlan = nativeBinding.NativeEdgePlan
+module.exports.NativePageJson = nativeBinding.NativePageJson
 module.exports.NativeResolution = nativeBinding.NativeResolution
 module.exports.NativeSite = nativeBinding.NativeSite
 module.exports.cacheProfiles = nativeBinding.cacheProfiles

@@ -3,7 +3,7 @@
 //! matching `finish*` method for the response.
 
 use crate::error::{Code, JsResult, fail, guarded, thrown};
-use crate::resolution::{NativeResolution, State};
+use crate::resolution::NativeResolution;
 use crate::site::swap_hook;
 use chrono::{DateTime, Utc};
 use napi::bindgen_prelude::{Buffer, Function};
@@ -231,12 +231,10 @@ impl NativeAdminOutcome {
             };
             let (job, request, now) = (job.clone(), self.request.clone(), self.now);
             let site = self.site.clone();
-            Ok(NativeResolution {
-                state: State::Ready(Box::new(move |host| {
-                    site.resolve_preview(&job, &request, now, host)
-                        .map_err(|e| thrown(&e))
-                })),
-            })
+            Ok(NativeResolution::starting(Box::new(move |host| {
+                site.resolve_preview(&job, &request, now, host)
+                    .map_err(|e| thrown(&e))
+            })))
         })
     }
 

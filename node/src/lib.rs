@@ -17,6 +17,7 @@ mod admin;
 mod edge;
 mod error;
 mod host;
+mod page_json;
 mod resolution;
 mod site;
 
@@ -24,6 +25,7 @@ pub use admin::{AdminRequestInput, AdminResponseOutput, NativeAdminOutcome};
 pub use edge::{NativeEdgePlan, cache_profiles};
 pub use error::Code;
 pub use host::HostCallbacks;
+pub use page_json::NativePageJson;
 pub use resolution::NativeResolution;
 pub use site::{NativeSite, cors_headers, section_key};
 

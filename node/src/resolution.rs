@@ -1,8 +1,10 @@
 //! `NativeResolution`: one page resolution, driven one napi call per loader round.
 
+use crate::admin::AdminResponseOutput;
 use crate::error::{Code, JsResult, fail, guarded, thrown};
 use crate::host::{HostCallbacks, JsHost};
 use napi_derive::napi;
+use sitefile_core::page_json::{PageJsonJob, PageJsonResponse};
 use sitefile_core::resolve::{LoaderAnswer, Resolution, Step};
 use sitefile_core::{ErrorCode, Host};
 
@@ -18,10 +20,34 @@ pub(crate) enum State {
     Gone,
 }
 
+/// What a page-JSON resolution does with its page.
+pub(crate) enum PageJsonFinish {
+    /// Not a page-JSON resolution: the page is returned.
+    None,
+    /// The page is finished into the response of this job.
+    Pending {
+        job: PageJsonJob,
+        dropped: Vec<String>,
+    },
+    /// The response, until `pageJsonResponse()` takes it.
+    Answered(PageJsonResponse),
+}
+
 /// One page resolution, driven one call per loader round.
 #[napi]
 pub struct NativeResolution {
     pub(crate) state: State,
+    pub(crate) page_json: PageJsonFinish,
+}
+
+impl NativeResolution {
+    /// A resolution that `start` begins at the first `advance`.
+    pub(crate) fn starting(start: Start) -> NativeResolution {
+        NativeResolution {
+            state: State::Ready(start),
+            page_json: PageJsonFinish::None,
+        }
+    }
 }
 
 #[napi]
@@ -57,11 +83,45 @@ impl NativeResolution {
                     return Err(e);
                 }
             };
-            if matches!(step, Step::NeedLoaders(_)) {
-                self.state = State::Running(resolution);
+            match (
+                step,
+                std::mem::replace(&mut self.page_json, PageJsonFinish::None),
+            ) {
+                (step @ Step::NeedLoaders(_), finish) => {
+                    self.state = State::Running(resolution);
+                    self.page_json = finish;
+                    String::from_utf8(step.to_json_bytes())
+                        .map_err(|e| fail(ErrorCode::InvalidContent, e))
+                }
+                (Step::Done(page), PageJsonFinish::Pending { job, dropped }) => {
+                    self.page_json = PageJsonFinish::Answered(job.finish(&page, &dropped));
+                    Ok(r#"{"step":"done","value":null}"#.to_string())
+                }
+                (step, _) => String::from_utf8(step.to_json_bytes())
+                    .map_err(|e| fail(ErrorCode::InvalidContent, e)),
             }
-            String::from_utf8(step.to_json_bytes()).map_err(|e| fail(ErrorCode::InvalidContent, e))
         })
+    }
+}
+
+#[napi]
+impl NativeResolution {
+    /// The response of a page-JSON resolution (`NativePageJson.resolve`), once `advance` said
+    /// it is done.
+    #[napi]
+    pub fn page_json_response(&mut self) -> Result<AdminResponseOutput, napi::Error<Code>> {
+        guarded(
+            || match std::mem::replace(&mut self.page_json, PageJsonFinish::None) {
+                PageJsonFinish::Answered(response) => Ok(response.into()),
+                other => {
+                    self.page_json = other;
+                    Err(fail(
+                        ErrorCode::InvalidRequest,
+                        "no page JSON response: this is not a finished page-JSON resolution",
+                    ))
+                }
+            },
+        )
     }
 }
 

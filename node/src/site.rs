@@ -3,7 +3,8 @@
 use crate::admin::{AdminRequestInput, NativeAdminOutcome, flat_headers, header_pairs};
 use crate::edge::NativeEdgePlan;
 use crate::error::{Code, JsResult, fail, guarded, thrown};
-use crate::resolution::{NativeResolution, State};
+use crate::page_json::NativePageJson;
+use crate::resolution::NativeResolution;
 use chrono::{DateTime, Utc};
 use napi::bindgen_prelude::Function;
 use napi_derive::napi;
@@ -148,9 +149,9 @@ impl NativeSite {
         guarded(|| {
             let request = request_of(&request)?;
             let site = self.site.clone();
-            Ok(NativeResolution {
-                state: State::Ready(Box::new(move |host| Ok(site.resolve_page(request, host)))),
-            })
+            Ok(NativeResolution::starting(Box::new(move |host| {
+                Ok(site.resolve_page(request, host))
+            })))
         })
     }
 
@@ -166,11 +167,9 @@ impl NativeSite {
             let request = request_of(&request)?;
             let value = Value::from_json_str(&value).map_err(|e| thrown(&e))?;
             let site = self.site.clone();
-            Ok(NativeResolution {
-                state: State::Ready(Box::new(move |host| {
-                    Ok(site.resolve_value(request, &value, host))
-                })),
-            })
+            Ok(NativeResolution::starting(Box::new(move |host| {
+                Ok(site.resolve_value(request, &value, host))
+            })))
         })
     }
 
@@ -192,11 +191,9 @@ impl NativeSite {
                 ));
             };
             let site = self.site.clone();
-            Ok(NativeResolution {
-                state: State::Ready(Box::new(move |host| {
-                    Ok(site.resolve_page_in_draft(request, &blocks, host))
-                })),
-            })
+            Ok(NativeResolution::starting(Box::new(move |host| {
+                Ok(site.resolve_page_in_draft(request, &blocks, host))
+            })))
         })
     }
 
@@ -224,6 +221,20 @@ impl NativeSite {
                 site: self.site.clone(),
                 plan,
             })
+        })
+    }
+
+    /// Whether a request (`RequestForm` JSON) is page JSON (`?renderJson`, `?asJson`) and what
+    /// to do; `null` when it is not (then plan it for the edge). Ask after admin routes.
+    #[napi]
+    pub fn page_json(&self, request: String) -> Result<Option<NativePageJson>, napi::Error<Code>> {
+        guarded(|| {
+            let request = request_of(&request)?;
+            Ok(self.site.page_json(&request).map(|outcome| NativePageJson {
+                site: self.site.clone(),
+                request,
+                outcome: Some(outcome),
+            }))
         })
     }
 

@@ -133,7 +133,8 @@ async function readBody(request: Request, limit: number): Promise<Buffer | undef
   return Buffer.concat(chunks);
 }
 
-function toResponse(output: Native.AdminResponseOutput): Response {
+/** @internal */
+export function toResponse(output: Native.AdminResponseOutput): Response {
   const headers = new Headers();
   for (let i = 0; i + 1 < output.headers.length; i += 2) {
     headers.append(output.headers[i] as string, output.headers[i + 1] as string);

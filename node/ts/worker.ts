@@ -9,8 +9,8 @@
 import { randomBytes } from "node:crypto";
 import { SitefileError, native } from "./errors";
 import { type Site, addon, currentSite } from "./setup";
-import { answerAdmin } from "./admin";
-import { messageOf, requestJson } from "./resolve";
+import { answerAdmin, toResponse } from "./admin";
+import { drive, messageOf, requestJson } from "./resolve";
 import type * as Native from "../index";
 
 /** Where the edge keeps responses: the Web Cache API's `match`/`put`/`delete` by key, so a
@@ -157,6 +157,39 @@ function originJson(response: Response): string {
   return JSON.stringify({ status: response.status, headers: [...response.headers] });
 }
 
+/** A section module's `renderJson` export, if its module can be loaded. */
+async function renderJsonExport(module: () => unknown): Promise<unknown> {
+  try {
+    const loaded: unknown = await module();
+    return loaded !== null && typeof loaded === "object" ? (loaded as { renderJson?: unknown }).renderJson : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The sections whose module exports `renderJson = false`, read once per site. */
+const droppedBySite = new WeakMap<Site, Promise<string[]>>();
+function droppedSections(site: Site): Promise<string[]> {
+  let dropped = droppedBySite.get(site);
+  if (!dropped) {
+    dropped = Promise.all(
+      [...site.sectionModules].map(async ([key, module]) => ((await renderJsonExport(module)) === false ? key : null)),
+    ).then((keys) => keys.filter((k): k is string => k !== null));
+    droppedBySite.set(site, dropped);
+  }
+  return dropped;
+}
+
+/** Answers `?renderJson` / `?asJson`: at once (a preflight), or by resolving the page, whose
+ * finished form the core writes. */
+async function answerPageJson(site: Site, pageJson: Native.NativePageJson, request: Request): Promise<Response> {
+  if (pageJson.kind === "respond") return toResponse(native(() => pageJson.response()));
+  const dropped = await droppedSections(site);
+  const resolution = native(() => pageJson.resolve(dropped));
+  await drive(site, resolution, request);
+  return toResponse(native(() => resolution.pageJsonResponse()));
+}
+
 /**
  * The edge in front of `serverEntry` (spec `createDecoWorkerEntry`): admin and purge routes,
  * redirects, the proxy, assets, bypasses and the cache — stale-while-revalidate,
@@ -288,6 +321,8 @@ export function createDecoWorkerEntry(
       if (storage) await Promise.all(keys.map((key) => storage.delete(key)));
     });
     if (admin) return admin;
+    const pageJson = native(() => site.native.pageJson(requestJson(request, site)));
+    if (pageJson) return answerPageJson(site, pageJson, request);
     const planned = await planOf(request);
     const plan = JSON.parse(planned.json) as Plan;
     if (plan.action === "redirect") return withHeaders(null, plan.status ?? 302, plan.headers);

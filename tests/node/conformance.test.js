@@ -366,6 +366,55 @@ function schemaEtag(site) {
   return headers.find(([n]) => n.toLowerCase() === "etag")?.[1] ?? "";
 }
 
+// ---- page JSON cases ----------------------------------------------------------------------
+
+const PAGE_JSON_KEYS = ["outcome", "job", "rounds", "status", "headers", "body"];
+
+function runPageJsonCase(kase) {
+  const site = siteFor(kase);
+  const host = hostOf(kase);
+  const pageJson = site.pageJson(requestForm(kase.request ?? {}));
+  let outcome = "pass";
+  let job = null;
+  let rounds = null;
+  let response = null;
+  if (pageJson && pageJson.kind === "respond") {
+    outcome = "respond";
+    response = pageJson.response();
+  } else if (pageJson) {
+    outcome = "resolve";
+    job = JSON.parse(pageJson.job);
+    const resolution = pageJson.resolve(kase.host?.dropSections ?? []);
+    rounds = drive(resolution, host, kase.loaders).rounds;
+    response = resolution.pageJsonResponse();
+  }
+  const expect = kase.expect ?? {};
+  const failures = [];
+  knownKeys(expect, PAGE_JSON_KEYS, failures);
+  const subst = (s) => s.replaceAll("{revision}", site.revision);
+  const fail = (what, want, got) => failures.push(`${what}:\n    expected ${show(want)}\n    actual   ${show(got)}`);
+  checkHeaders(expect.headers, response ? pairsOf(response.headers) : [], subst, failures);
+  if ("outcome" in expect && expect.outcome !== outcome) fail("outcome", expect.outcome, outcome);
+  if ("job" in expect && !holds(expect.job, job, subst)) fail("job", expect.job, job);
+  if ("rounds" in expect && !isDeepEqual(expect.rounds, rounds)) fail("rounds", expect.rounds, rounds);
+  const status = response ? response.status : null;
+  if ("status" in expect && expect.status !== status) fail("status", expect.status, status);
+  if ("body" in expect) {
+    const text = response ? response.body.toString("utf8") : "";
+    let ok;
+    if (typeof expect.body === "string") ok = subst(expect.body) === text;
+    else {
+      try {
+        ok = isDeepEqual(expect.body, JSON.parse(text));
+      } catch {
+        ok = false;
+      }
+    }
+    if (!ok) fail("body", expect.body, text);
+  }
+  return failures;
+}
+
 // ---- step cases ----------------------------------------------------------------------------
 
 const COMMON_KEYS = ["revision", "content", "loaderCacheEntries", "edgeCacheEntries"];
@@ -521,6 +570,7 @@ const RUNNERS = {
   matchers: runPageCase,
   resolution: runPageCase,
   admin: runAdminCase,
+  "page-json": runPageJsonCase,
   reload: runStepCase,
   edge: runStepCase,
   draft: runStepCase,

@@ -209,3 +209,45 @@ test("a cdnCacheControl function is asked once per profile", async (t) => {
   assert.equal(asked.length, 7);
   assert.equal((await get(worker, "/")).headers.get("cdn-cache-control"), "public, max-age=30");
 });
+
+test("?asJson and ?renderJson are answered from the resolved page, before the cache", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const s = createSiteSetup({
+    env: { BUILD_HASH: "b1" },
+    blocks: {
+      "pages-home": {
+        name: "Home",
+        path: "/",
+        sections: [
+          { __resolveType: "site/sections/Hero.tsx", title: "hi", products: { __resolveType: "site/loaders/products.ts" } },
+          { __resolveType: "site/sections/Hidden.tsx" },
+        ],
+      },
+    },
+    sections: {
+      "./sections/Hero.tsx": async () => ({ default: () => null }),
+      "./sections/Hidden.tsx": async () => ({ default: () => null, renderJson: false }),
+    },
+    loaders: { "site/loaders/products.ts": () => ["shoe"] },
+  });
+  const worker = createDecoWorkerEntry(origin.serverEntry, {}, s);
+  const render = await get(worker, "/?renderJson");
+  assert.equal(render.status, 200);
+  const etag = render.headers.get("etag");
+  assert.match(etag, /^"rj-/);
+  assert.deepEqual(await render.json(), {
+    name: "Home",
+    path: "/",
+    sections: [{ component: "site/sections/Hero.tsx", props: { title: "hi", products: ["shoe"] } }],
+  });
+  assert.equal((await get(worker, "/?renderJson", { headers: { "if-none-match": etag } })).status, 304);
+  const legacy = await get(worker, "/?asJson");
+  assert.equal(legacy.status, 200);
+  assert.equal((await legacy.json()).props.sections.length, 2);
+  assert.equal((await get(worker, "/nothing?asJson")).status, 404);
+  assert.equal(origin.hits.size, 0, "page JSON never reaches the origin");
+  const closed = createDecoWorkerEntry(origin.serverEntry, { asJson: false }, s);
+  await get(closed, "/?asJson");
+  assert.equal(origin.hits.get("/"), 1, "asJson off: an ordinary page request");
+});

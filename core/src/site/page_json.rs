@@ -12,7 +12,7 @@ impl Site {
     /// Ask after admin routes and purges; a content redirect of the path wins over page JSON.
     pub fn page_json(&self, request: &Request) -> Option<PageJsonOutcome> {
         let derived = self.derived.read().clone();
-        page_json::outcome(request, self.policy.options(), &derived.redirects, || {
+        page_json::outcome(request, self.policy().options(), &derived.redirects, || {
             Arc::new(PageJsonFacts {
                 snapshot: derived.snapshot.clone(),
                 secrets: derived.secret_texts(self.runtime.config().secret_key.as_ref()),
