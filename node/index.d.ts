@@ -106,6 +106,14 @@ export declare class NativeResolution {
    */
   advance(answers: string | undefined | null, host: HostCallbacks): string
   /**
+   * The visitor's arm of experiment `key` in `config` (JSON: `{"version", "experiments":
+   * [{key, variants: [{id, weight, payload}]}]}`), as JSON `{experimentKey, variantId,
+   * payload, isFresh}`, or `null` when the configuration has no such experiment. Sticky
+   * through the page's `platform_segment` cookie; asked by a loader of this resolution, before
+   * the page is returned.
+   */
+  assignExperiment(config: string, key: string): string | null
+  /**
    * The response of a page-JSON resolution (`NativePageJson.resolve`), once `advance` said
    * it is done.
    */

@@ -4,9 +4,10 @@ use crate::admin::AdminResponseOutput;
 use crate::error::{Code, JsResult, fail, guarded, thrown};
 use crate::host::{HostCallbacks, JsHost};
 use napi_derive::napi;
+use sitefile_core::matchers::ExperimentsConfig;
 use sitefile_core::page_json::{PageJsonJob, PageJsonResponse};
 use sitefile_core::resolve::{LoaderAnswer, Resolution, Step};
-use sitefile_core::{ErrorCode, Host};
+use sitefile_core::{ErrorCode, Host, Value};
 
 /// Starts a resolution with the first call's host callbacks.
 pub(crate) type Start = Box<dyn FnOnce(&dyn Host) -> JsResult<Resolution>>;
@@ -106,6 +107,38 @@ impl NativeResolution {
 
 #[napi]
 impl NativeResolution {
+    /// The visitor's arm of experiment `key` in `config` (JSON: `{"version", "experiments":
+    /// [{key, variants: [{id, weight, payload}]}]}`), as JSON `{experimentKey, variantId,
+    /// payload, isFresh}`, or `null` when the configuration has no such experiment. Sticky
+    /// through the page's `platform_segment` cookie; asked by a loader of this resolution, before
+    /// the page is returned.
+    #[napi]
+    pub fn assign_experiment(
+        &mut self,
+        config: String,
+        key: String,
+    ) -> Result<Option<String>, napi::Error<Code>> {
+        guarded(|| {
+            let State::Running(resolution) = &mut self.state else {
+                return Err(fail(
+                    ErrorCode::Finished,
+                    "experiments are assigned while the page resolves, by its loaders",
+                ));
+            };
+            let config = Value::from_json_str(&config).map_err(|e| thrown(&e))?;
+            let config = ExperimentsConfig::from_value(&config);
+            let Some(experiment) = config.experiment(&key) else {
+                return Ok(None);
+            };
+            let assignment = resolution
+                .assign_experiment(experiment)
+                .map_err(|e| thrown(&e))?;
+            assignment
+                .map(|a| serde_json::to_string(&a).map_err(|e| fail(ErrorCode::InvalidContent, e)))
+                .transpose()
+        })
+    }
+
     /// The response of a page-JSON resolution (`NativePageJson.resolve`), once `advance` said
     /// it is done.
     #[napi]

@@ -54,3 +54,8 @@ export {
   createDecoWorkerEntry,
   createMemoryCacheStorage,
 } from "./worker";
+export {
+  type ExperimentAssignment,
+  type ExperimentsStore,
+  resolveExperimentVariant,
+} from "./experiments";

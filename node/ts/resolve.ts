@@ -5,6 +5,7 @@
  */
 
 import { SitefileError, native } from "./errors";
+import { experimentScope } from "./experiments";
 import { type MatcherContext, type RequestInput, Site, currentSite } from "./setup";
 import type { HostCallbacks, NativeResolution } from "../index";
 
@@ -208,12 +209,13 @@ function callbacks(site: Site, request: RequestInput): HostCallbacks {
  */
 export async function drive(site: Site, resolution: NativeResolution, request: RequestInput): Promise<ResolvedPage> {
   const host = callbacks(site, request);
+  const inScope = experimentScope(resolution, request.url, site.options.experiments);
   let answers: string | null = null;
   for (;;) {
     const given = answers;
     const step = JSON.parse(native(() => resolution.advance(given, host))) as Step;
     if (step.step === "done") return step.value;
-    const results = await Promise.all(step.value.map((call) => answer(site, call, request)));
+    const results = await Promise.all(step.value.map((call) => inScope(() => answer(site, call, request))));
     answers = `[${results.join(",")}]`;
   }
 }

@@ -6,6 +6,7 @@
 import * as path from "node:path";
 import { SitefileError, native } from "./errors";
 import type * as Native from "../index";
+import type { ExperimentsStore } from "./experiments";
 
 // The generated loader sits in `node/` next to this package's `dist/`; its types are read from
 // the committed `node/index.d.ts`.
@@ -90,6 +91,8 @@ export interface SiteSetupOptions {
   env?: Record<string, string | undefined>;
   /** `createDecoWorkerEntry` options in their JSON spelling. */
   options?: Record<string, unknown>;
+  /** The key-value store of experiment configurations, keyed by hostname (`sdk/experiments`). */
+  experiments?: ExperimentsStore;
   /** Extension: the clock resolution and reloads use (default: the system clock). */
   now?: () => Date;
   /** Extension: the random source; called once per request to seed its draws (default:

@@ -345,3 +345,28 @@ test("the package's error codes are the addon's", () => {
   const addon = require(path.join(__dirname, "..", "..", "node", "index.js"));
   assert.deepEqual([...ERROR_CODES], addon.errorCodes());
 });
+
+test("experiments: a loader's arm is drawn by weight, sticky through platform_segment", async () => {
+  const { resolveExperimentVariant } = require("sitefile");
+  const reads = [];
+  const config = {
+    version: 1,
+    experiments: [{ key: "hero-copy", variants: [{ id: "a", weight: 0, payload: "A" }, { id: "b", weight: 100, payload: { copy: "B" } }] }],
+  };
+  const site = createSiteSetup({
+    env: {},
+    blocks: { "pages-home": { path: "/", sections: [hero({ __resolveType: "site/loaders/copy.ts" })] } },
+    loaders: { "site/loaders/copy.ts": async () => resolveExperimentVariant("hero-copy") },
+    experiments: { get: async (hostname) => (reads.push(hostname), JSON.stringify(config)) },
+  });
+  const first = await resolveDecoPage({ url: "https://shop.example/" }, site);
+  assert.deepEqual(first.sections[0].props.title, { experimentKey: "hero-copy", variantId: "b", payload: { copy: "B" }, isFresh: true });
+  assert.deepEqual(reads, ["shop.example"]);
+  const cookie = first.effects.setCookies.find((c) => c.startsWith("platform_segment="));
+  assert.ok(cookie, "the arm is kept in the segment cookie");
+  const value = cookie.split(";")[0].slice("platform_segment=".length);
+  const again = await resolveDecoPage({ url: "https://shop.example/", cookies: { platform_segment: decodeURIComponent(value) } }, site);
+  assert.equal(again.sections[0].props.title.variantId, "b");
+  assert.equal(again.sections[0].props.title.isFresh, false);
+  assert.equal(await resolveExperimentVariant("hero-copy"), null, "outside a resolving page");
+});

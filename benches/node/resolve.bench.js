@@ -1,0 +1,132 @@
+// Node benchmark over the corpus (not run in CI): `resolveDecoPage` per page through the addon,
+// median µs per site, as a JS object and as JSON text, beside the floor — `JSON.parse` of that
+// page's JSON — and the RSS a loaded site costs beside the heap `JSON.parse` of its content takes.
+//
+//   npx napi build --platform --release --manifest-path node/Cargo.toml --output-dir node \
+//     --package-json-path package.json && npx tsc -p tsconfig.json
+//   node --expose-gc benches/node/resolve.bench.js [site ...]
+//
+// The corpus is found through SITEFILE_CORPUS, else ../shared/corpus beside the repository.
+"use strict";
+const fs = require("node:fs");
+const path = require("node:path");
+const { execFileSync } = require("node:child_process");
+
+const ROOT = path.join(__dirname, "..", "..");
+const CORPUS = process.env.SITEFILE_CORPUS ?? path.join(ROOT, "..", "shared", "corpus");
+const DESKTOP = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15";
+const ROUNDS = Number(process.env.ROUNDS ?? 200);
+
+function urlsBySite() {
+  const bySite = new Map();
+  for (const line of fs.readFileSync(path.join(CORPUS, "urls.txt"), "utf8").split("\n")) {
+    const [site, url] = line.trim().split(" ");
+    if (!site || !url) continue;
+    if (!bySite.has(site)) bySite.set(site, []);
+    bySite.get(site).push(url);
+  }
+  return bySite;
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+const micros = (start) => Number(process.hrtime.bigint() - start) / 1000;
+
+/** Times `f` ROUNDS times per URL; the median over every call, in µs. */
+async function timed(urls, f) {
+  const samples = [];
+  for (const url of urls) {
+    for (let i = 0; i < 5; i += 1) await f(url); // warm-up
+    for (let i = 0; i < ROUNDS; i += 1) {
+      const start = process.hrtime.bigint();
+      await f(url);
+      samples.push(micros(start));
+    }
+  }
+  return median(samples);
+}
+
+async function speed(site, urls) {
+  const { createSiteSetup, resolveDecoPage } = require(ROOT);
+  const addonSite = createSiteSetup({ blocksDir: path.join(CORPUS, site), env: {}, onDanglingReference: () => null });
+  const request = (url) => ({ url, headers: { "user-agent": DESKTOP } });
+  const form = (url) =>
+    JSON.stringify({ url, headers: [["user-agent", DESKTOP]], now: "2026-06-01T12:00:00Z", seed: 0 });
+  const texts = new Map();
+  const host = {};
+  const asText = (url) => addonSite.native.resolve(form(url)).advance(null, host);
+  for (const url of urls) texts.set(url, asText(url));
+  const object = await timed(urls, (url) => resolveDecoPage(request(url), addonSite));
+  const text = await timed(urls, async (url) => asText(url));
+  const parse = await timed(urls, async (url) => JSON.parse(texts.get(url)));
+  const kb = median(urls.map((u) => Buffer.byteLength(texts.get(u)) / 1024));
+  return { object, text, parse, kb };
+}
+
+/** RSS growth of loading the site, and heap growth of `JSON.parse` of its block files, each in
+ * a fresh process. */
+function memory(site) {
+  const run = (mode) =>
+    JSON.parse(execFileSync(process.execPath, ["--expose-gc", __filename, "--memory", mode, site], { encoding: "utf8" }));
+  return { site: run("site"), parse: run("parse") };
+}
+
+function blockFiles(dir) {
+  const from = [path.join(dir, ".platform", "blocks"), path.join(dir, "blocks")].find((d) => fs.existsSync(d)) ?? dir;
+  return fs.readdirSync(from).filter((f) => f.endsWith(".json")).map((f) => path.join(from, f));
+}
+
+function measureMemory(mode, site) {
+  const dir = path.join(CORPUS, site);
+  global.gc();
+  const before = process.memoryUsage();
+  let kept;
+  if (mode === "site") {
+    const { createSiteSetup } = require(ROOT);
+    kept = createSiteSetup({ blocksDir: dir, env: {} });
+  } else {
+    kept = blockFiles(dir).map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+  }
+  global.gc();
+  const after = process.memoryUsage();
+  process.stdout.write(
+    JSON.stringify({
+      rssMB: (after.rss - before.rss) / 2 ** 20,
+      heapMB: (after.heapUsed + after.external - before.heapUsed - before.external) / 2 ** 20,
+      kept: kept !== undefined,
+    }),
+  );
+}
+
+async function main() {
+  if (process.argv[2] === "--memory") return measureMemory(process.argv[3], process.argv[4]);
+  const chosen = process.argv.slice(2);
+  const rev = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+  console.log(`sitefile ${rev}, Node ${process.version}, ${ROUNDS} rounds per page`);
+  console.log("site             pages  page KB  object µs  text µs  JSON.parse µs  object/parse  RSS MB  parse heap MB");
+  for (const [site, urls] of urlsBySite()) {
+    if (chosen.length > 0 && !chosen.includes(site)) continue;
+    const s = await speed(site, urls);
+    const m = memory(site);
+    console.log(
+      [
+        site.padEnd(16),
+        String(urls.length).padStart(5),
+        s.kb.toFixed(1).padStart(8),
+        s.object.toFixed(1).padStart(10),
+        s.text.toFixed(1).padStart(8),
+        s.parse.toFixed(1).padStart(14),
+        (s.object / s.parse).toFixed(2).padStart(13),
+        m.site.rssMB.toFixed(1).padStart(7),
+        m.parse.heapMB.toFixed(1).padStart(14),
+      ].join(" "),
+    );
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
