@@ -120,6 +120,17 @@ export declare class NativeResolution {
   pageJsonResponse(): AdminResponseOutput
 }
 
+/** One run of section loaders. */
+export declare class NativeSectionLoaders {
+  /**
+   * Provides the previous round's answers (JSON `[{id, value} | {id, error}]`; `null` on the
+   * first call) and returns the next step as JSON: `{"step": "needLoaders", "value":
+   * [calls]}` (a call's `key` is the section key) or `{"step": "done", "value": {sections,
+   * effects}}`.
+   */
+  advance(answers?: string | undefined | null): string
+}
+
 /** One site: its content, setup and the resolutions started from it. */
 export declare class NativeSite {
   /**
@@ -171,6 +182,12 @@ export declare class NativeSite {
    * to do; `null` when it is not (then plan it for the edge). Ask after admin routes.
    */
   pageJson(request: string): NativePageJson | null
+  /**
+   * Starts the section loaders of a resolved page's sections (JSON, as the page has them)
+   * for a request (`RequestForm` JSON); `withLoaders` are the section keys whose module
+   * exports a loader.
+   */
+  runSectionLoaders(request: string, sections: string, withLoaders: Array<string>): NativeSectionLoaders
   /** Purges a target (`/path` or `/path?query`) from the edge: the stored keys to delete. */
   purge(target: string): Array<string>
   /** Empties the loader cache. */

@@ -839,6 +839,7 @@ module.exports.NativeAdminOutcome = nativeBinding.NativeAdminOutcome
 module.exports.NativeEdgePlan = nativeBinding.NativeEdgePlan
 module.exports.NativePageJson = nativeBinding.NativePageJson
 module.exports.NativeResolution = nativeBinding.NativeResolution
+module.exports.NativeSectionLoaders = nativeBinding.NativeSectionLoaders
 module.exports.NativeSite = nativeBinding.NativeSite
 module.exports.cacheProfiles = nativeBinding.cacheProfiles
 module.exports.corsHeaders = nativeBinding.corsHeaders

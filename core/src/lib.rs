@@ -23,6 +23,7 @@ pub mod page_json;
 pub mod pages;
 pub mod request;
 pub mod resolve;
+pub mod section_loaders;
 pub mod site;
 pub mod uri;
 pub mod value;

@@ -327,6 +327,118 @@ fn a_page_preview_resolves_as_the_pages_sections() {
 }
 
 #[test]
+fn section_loaders_replace_props_round_by_round_and_nested_sections_follow() {
+    use sitefile_core::section_loaders::{SectionStep, sections_from_json};
+    let mut resolve = ResolveConfig::by_convention();
+    resolve
+        .layout_sections
+        .insert("site/sections/Header.tsx".into());
+    let site = site_with(content(), resolve, &[]);
+    let sections = sections_from_json(
+        &json!([
+            {"component": "site/sections/Shelf.tsx", "props": {"title": "t", "__pagePath": "/kept"}},
+            {"component": "site/sections/Tabs.tsx", "props": {"tabs": [
+                {"Component": "site/sections/Shelf.tsx", "props": {"title": "inner"}},
+                {"Component": "site/sections/Plain.tsx", "props": {}}
+            ]}},
+            {"component": "site/sections/Header.tsx", "props": {}},
+            {"component": "site/sections/Broken.tsx", "props": {"x": 1}}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let with_loaders = ["Shelf", "Header", "Broken", "Tabs"]
+        .map(|s| format!("site/sections/{s}.tsx"))
+        .into_iter()
+        .filter(|k| !k.ends_with("Tabs.tsx"))
+        .collect();
+    let mut run = site.run_section_loaders(
+        &request("https://shop.example/c?q=1"),
+        sections,
+        with_loaders,
+    );
+    let mut rounds = Vec::new();
+    let done = loop {
+        match run.next().unwrap() {
+            SectionStep::NeedLoaders(calls) => {
+                rounds.push(calls.iter().map(|c| c.key.clone()).collect::<Vec<_>>());
+                for call in calls {
+                    let answer = match call.key.as_str() {
+                        "site/sections/Shelf.tsx" => {
+                            let title = call.props.get("title").map(Json::from);
+                            let mut props = json!({
+                                "title": title,
+                                "path": call.props.get("__pagePath").map(Json::from),
+                                "url": call.props.get("__pageUrl").map(Json::from),
+                                "products": [1, 2]
+                            });
+                            if title == Some(json!("t")) {
+                                props["more"] = json!({"Component": "site/sections/Shelf.tsx",
+                                                       "props": {"title": "deep"}});
+                            }
+                            Ok(Value::from(props))
+                        }
+                        "site/sections/Header.tsx" => Err("header down".to_string()),
+                        _ => Err("boom".to_string()),
+                    };
+                    run.provide(call.id, answer).unwrap();
+                }
+            }
+            SectionStep::Done(done) => break done,
+        }
+    };
+    assert_eq!(
+        rounds,
+        [
+            vec![
+                "site/sections/Shelf.tsx",
+                "site/sections/Shelf.tsx",
+                "site/sections/Header.tsx",
+                "site/sections/Broken.tsx"
+            ],
+            vec!["site/sections/Shelf.tsx"]
+        ],
+        "the nested Shelf of a section without a loader goes with the first round; one a \
+         loader returned, with the next"
+    );
+    assert_eq!(
+        serde_json::to_value(&done.sections).unwrap()[0]["props"]["more"]["props"]["title"],
+        "deep"
+    );
+    let sections = serde_json::to_value(&done.sections).unwrap();
+    assert_eq!(
+        sections[0]["props"]["path"], "/kept",
+        "a section's own __pagePath is kept"
+    );
+    assert_eq!(sections[0]["props"]["url"], "https://shop.example/c?q=1");
+    assert_eq!(sections[1]["props"]["tabs"][0]["props"]["title"], "inner");
+    assert_eq!(
+        sections[1]["props"]["tabs"][0]["props"]["products"],
+        json!([1, 2])
+    );
+    assert_eq!(
+        sections[3]["props"],
+        json!({"x": 1}),
+        "a failed loader keeps the props"
+    );
+    let contexts: Vec<_> = done
+        .effects
+        .errors
+        .iter()
+        .map(|e| (e.resolve_type.as_str(), e.context.as_str()))
+        .collect();
+    assert_eq!(
+        contexts,
+        [
+            ("site/sections/Header.tsx", "Section loader"),
+            ("site/sections/Broken.tsx", "Section loader")
+        ]
+    );
+    assert!(done.effects.degraded, "Broken is not a layout section");
+    assert!(run.next().is_err(), "next after done is misuse");
+}
+
+#[test]
 fn the_render_shell_wraps_every_preview_and_can_be_set_later() {
     let site = site(content(), &[]);
     let frame =

@@ -19,6 +19,7 @@ mod error;
 mod host;
 mod page_json;
 mod resolution;
+mod section_loaders;
 mod site;
 
 pub use admin::{AdminRequestInput, AdminResponseOutput, NativeAdminOutcome};
@@ -27,6 +28,7 @@ pub use error::Code;
 pub use host::HostCallbacks;
 pub use page_json::NativePageJson;
 pub use resolution::NativeResolution;
+pub use section_loaders::NativeSectionLoaders;
 pub use site::{NativeSite, cors_headers, section_key};
 
 use napi_derive::napi;

@@ -5,6 +5,7 @@ use crate::edge::NativeEdgePlan;
 use crate::error::{Code, JsResult, fail, guarded, thrown};
 use crate::page_json::NativePageJson;
 use crate::resolution::NativeResolution;
+use crate::section_loaders::NativeSectionLoaders;
 use chrono::{DateTime, Utc};
 use napi::bindgen_prelude::Function;
 use napi_derive::napi;
@@ -12,6 +13,7 @@ use sitefile_core::admin::{self, AdminRequest, AdminSite, RenderShell, Schema};
 use sitefile_core::content::Snapshot;
 use sitefile_core::edge::WorkerOptions;
 use sitefile_core::resolve::KeyRegistry;
+use sitefile_core::section_loaders::sections_from_json;
 use sitefile_core::site::EdgeHints;
 use sitefile_core::{ErrorCode, Request, RequestForm, Site, SiteSetup, Value};
 use std::path::Path;
@@ -235,6 +237,28 @@ impl NativeSite {
                 request,
                 outcome: Some(outcome),
             }))
+        })
+    }
+
+    /// Starts the section loaders of a resolved page's sections (JSON, as the page has them)
+    /// for a request (`RequestForm` JSON); `withLoaders` are the section keys whose module
+    /// exports a loader.
+    #[napi]
+    pub fn run_section_loaders(
+        &self,
+        request: String,
+        sections: String,
+        with_loaders: Vec<String>,
+    ) -> Result<NativeSectionLoaders, napi::Error<Code>> {
+        guarded(|| {
+            let request = request_of(&request)?;
+            let sections = sections_from_json(&sections).map_err(|e| thrown(&e))?;
+            let run = self.site.run_section_loaders(
+                &request,
+                sections,
+                with_loaders.into_iter().collect(),
+            );
+            Ok(NativeSectionLoaders { run })
         })
     }
 

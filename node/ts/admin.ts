@@ -8,6 +8,7 @@
 import { SitefileError, native } from "./errors";
 import { type InvokeContext, type Loader, type SectionModule, Site, addon, currentSite } from "./setup";
 import { type ResolvedPage, drive, messageOf } from "./resolve";
+import { runSectionLoaders } from "./sections";
 import type * as Native from "../index";
 
 /** `createAdminSetup` options (spec "Setup options"). */
@@ -211,6 +212,7 @@ async function finishPreview(site: Site, outcome: Native.NativeAdminOutcome, req
   let render: string;
   try {
     const page = await drive(site, native(() => outcome.resolvePreview()), request);
+    page.sections = await runSectionLoaders(page.sections, request, site);
     render = await renderSections(site, page);
   } catch (error) {
     render = JSON.stringify({ error: messageOf(error) });

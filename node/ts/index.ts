@@ -59,3 +59,4 @@ export {
   type ExperimentsStore,
   resolveExperimentVariant,
 } from "./experiments";
+export { runSectionLoaders } from "./sections";

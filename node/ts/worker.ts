@@ -11,6 +11,7 @@ import { SitefileError, native } from "./errors";
 import { type Site, addon, currentSite } from "./setup";
 import { answerAdmin, toResponse } from "./admin";
 import { drive, messageOf, requestJson } from "./resolve";
+import { sectionExports } from "./sections";
 import type * as Native from "../index";
 
 /** Where the edge keeps responses: the Web Cache API's `match`/`put`/`delete` by key, so a
@@ -157,27 +158,10 @@ function originJson(response: Response): string {
   return JSON.stringify({ status: response.status, headers: [...response.headers] });
 }
 
-/** A section module's `renderJson` export, if its module can be loaded. */
-async function renderJsonExport(module: () => unknown): Promise<unknown> {
-  try {
-    const loaded: unknown = await module();
-    return loaded !== null && typeof loaded === "object" ? (loaded as { renderJson?: unknown }).renderJson : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The sections whose module exports `renderJson = false`, read once per site. */
-const droppedBySite = new WeakMap<Site, Promise<string[]>>();
-function droppedSections(site: Site): Promise<string[]> {
-  let dropped = droppedBySite.get(site);
-  if (!dropped) {
-    dropped = Promise.all(
-      [...site.sectionModules].map(async ([key, module]) => ((await renderJsonExport(module)) === false ? key : null)),
-    ).then((keys) => keys.filter((k): k is string => k !== null));
-    droppedBySite.set(site, dropped);
-  }
-  return dropped;
+/** The sections whose module exports `renderJson = false`. */
+async function droppedSections(site: Site): Promise<string[]> {
+  const modules = await sectionExports(site);
+  return [...modules].filter(([, e]) => e.renderJson === false).map(([key]) => key);
 }
 
 /** Answers `?renderJson` / `?asJson`: at once (a preflight), or by resolving the page, whose

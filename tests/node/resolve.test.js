@@ -370,3 +370,47 @@ test("experiments: a loader's arm is drawn by weight, sticky through platform_se
   assert.equal(again.sections[0].props.title.isFresh, false);
   assert.equal(await resolveExperimentVariant("hero-copy"), null, "outside a resolving page");
 });
+
+test("runSectionLoaders: module loaders replace props, nested sections follow, failures keep props", async () => {
+  const { runSectionLoaders } = require("sitefile");
+  const reported = [];
+  const seen = [];
+  const site = createSiteSetup({
+    env: {},
+    blocks: {
+      "pages-home": {
+        path: "/",
+        sections: [
+          { __resolveType: "site/sections/Shelf.tsx", title: "top" },
+          { __resolveType: "site/sections/Tabs.tsx", tabs: [{ __resolveType: "site/sections/Shelf.tsx", title: "inner" }] },
+          { __resolveType: "site/sections/Broken.tsx", x: 1 },
+        ],
+      },
+    },
+    sections: {
+      "./sections/Shelf.tsx": async () => ({
+        default: () => null,
+        loader: async (props, request) => {
+          seen.push([props.title, props.__pagePath, new URL(request.url).search]);
+          return { ...props, products: [props.title.length] };
+        },
+      }),
+      "./sections/Tabs.tsx": async () => ({ default: () => null }),
+      "./sections/Broken.tsx": async () => ({
+        default: () => null,
+        loader: () => {
+          throw new Error("no stock service");
+        },
+      }),
+    },
+    onResolveError: (error, resolveType, context) => reported.push([error.message, resolveType, context]),
+  });
+  const request = { url: "https://shop.example/?q=1" };
+  const page = await resolveDecoPage(request, site);
+  const sections = await runSectionLoaders(page.sections, request, site);
+  assert.deepEqual(sections[0].props.products, [3]);
+  assert.deepEqual(sections[1].props.tabs[0].props.products, [5], "the nested section's loader ran");
+  assert.deepEqual(sections[2].props, { x: 1 });
+  assert.deepEqual(seen.sort(), [["inner", "/", "?q=1"], ["top", "/", "?q=1"]]);
+  assert.deepEqual(reported, [["no stock service", "site/sections/Broken.tsx", "Section loader"]]);
+});

@@ -57,6 +57,11 @@ impl Runtime {
         &self.config
     }
 
+    /// The setup configuration, shared (for work that outlives a borrow of the runtime).
+    pub(crate) fn shared_config(&self) -> Arc<ResolveConfig> {
+        self.config.clone()
+    }
+
     /// Starts resolving the page for `request` with no host callbacks (the synchronous pass
     /// runs now).
     pub fn resolve_page(&self, request: Request) -> Resolution {

@@ -30,12 +30,13 @@ use crate::host::Host;
 use crate::loader_cache::LoaderCache;
 use crate::matchers::{Overrides, Segment};
 use crate::request::Request;
-use crate::resolve::{Resolution, ResolveConfig, Runtime};
+use crate::resolve::{Resolution, ResolveConfig, ResolvedSection, Runtime};
+use crate::section_loaders::SectionLoaderRun;
 use crate::value::{Key, Value};
 use chrono::{DateTime, Utc};
 use derived::{DeriveSettings, Derived};
 use parking_lot::RwLock;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Everything a site is set up with.
@@ -244,6 +245,25 @@ impl Site {
     /// a props object — for previews, `/platform/render` and invoke props.
     pub fn resolve_value(&self, request: Request, value: &Value, host: &dyn Host) -> Resolution {
         self.runtime.resolve_value(request, value, host)
+    }
+
+    /// Starts the section loaders of a resolved page's `sections` for `request`
+    /// (`runSectionLoaders`): `with_loaders` are the section keys whose module exports a loader
+    /// (registered keys: what only the host knows). A failed loader of a layout section does
+    /// not degrade the page.
+    pub fn run_section_loaders(
+        &self,
+        request: &Request,
+        sections: Vec<ResolvedSection>,
+        with_loaders: HashSet<String>,
+    ) -> SectionLoaderRun {
+        SectionLoaderRun::new(
+            sections,
+            with_loaders,
+            self.runtime.shared_config(),
+            request.url().as_str(),
+            request.path(),
+        )
     }
 
     /// Applies a reload body (delta or full). Every content-derived cache is cleared and the

@@ -1,0 +1,87 @@
+/**
+ * Section modules and their loaders: `runSectionLoaders` runs, after a page resolved, the
+ * `loader` export of each section's module (and of the nested sections its answer holds) as
+ * the core decides, one round per nesting level, concurrently within a round.
+ */
+
+import { native } from "./errors";
+import { type RequestInput, type Site, currentSite } from "./setup";
+import { type ResolveErrorEvent, type ResolvedSection, messageOf, requestJson } from "./resolve";
+
+/** What a section module exports that the runtime reads. */
+interface SectionExports {
+  /** `loader(props, request)`: the section's props from now on. */
+  loader?: (props: any, request: RequestInput) => unknown;
+  /** `false`: the section is left out of `?renderJson`. */
+  renderJson?: unknown;
+}
+
+const exportsBySite = new WeakMap<Site, Promise<Map<string, SectionExports>>>();
+
+/** Every `sections` module's exports by registered key, loaded once per site; a module that
+ * fails to load exports nothing (it fails again, visibly, when it renders). */
+export function sectionExports(site: Site): Promise<Map<string, SectionExports>> {
+  let loaded = exportsBySite.get(site);
+  if (!loaded) {
+    loaded = Promise.all(
+      [...site.sectionModules].map(async ([key, module]): Promise<[string, SectionExports]> => {
+        try {
+          const value: unknown = await module();
+          return [key, value !== null && typeof value === "object" ? (value as SectionExports) : {}];
+        } catch {
+          return [key, {}];
+        }
+      }),
+    ).then((entries) => new Map(entries));
+    exportsBySite.set(site, loaded);
+  }
+  return loaded;
+}
+
+interface Call {
+  id: number;
+  key: string;
+  props: unknown;
+}
+
+type Step = { step: "needLoaders"; value: Call[] } | { step: "done"; value: { sections: ResolvedSection[]; effects: { errors?: ResolveErrorEvent[] } } };
+
+/**
+ * Runs the section loaders of a resolved page's `sections` (spec: after resolution, before
+ * rendering) and returns the sections with their loaders' props. A failed loader keeps the
+ * section's own props and is reported to `onResolveError` (context `Section loader`).
+ */
+export async function runSectionLoaders(
+  sections: ResolvedSection[],
+  request: RequestInput,
+  site: Site = currentSite(),
+): Promise<ResolvedSection[]> {
+  const modules = await sectionExports(site);
+  const withLoaders = [...modules].filter(([, e]) => typeof e.loader === "function").map(([key]) => key);
+  if (withLoaders.length === 0) return sections;
+  const run = native(() => site.native.runSectionLoaders(requestJson(request, site), JSON.stringify(sections), withLoaders));
+  let answers: string | null = null;
+  for (;;) {
+    const given = answers;
+    const step = JSON.parse(native(() => run.advance(given))) as Step;
+    if (step.step === "done") {
+      const onError = site.options.onResolveError;
+      for (const event of step.value.effects.errors ?? []) {
+        onError?.(new Error(event.message), event.resolveType, event.context);
+      }
+      return step.value.sections;
+    }
+    const results = await Promise.all(
+      step.value.map(async (call) => {
+        const key = site.native.registeredSection(call.key) ?? call.key;
+        try {
+          const value = await modules.get(key)?.loader?.(call.props, request);
+          return `{"id":${call.id},"value":${JSON.stringify(value === undefined ? null : value) ?? "null"}}`;
+        } catch (error) {
+          return JSON.stringify({ id: call.id, error: messageOf(error) });
+        }
+      }),
+    );
+    answers = `[${results.join(",")}]`;
+  }
+}
