@@ -151,6 +151,11 @@ export declare class NativeSite {
    * content serving.
    */
   reload(body: string, nowMs: number, beforeSwap?: ((arg: string) => boolean) | undefined | null): string
+  /**
+   * The whole content as JSON text (a JSON object of blocks, what `GET /.sitefile` serves),
+   * as a Buffer of its UTF-8 bytes.
+   */
+  content(): Buffer
   /** How many blocks the content has. */
   get blockCount(): number
   /** One block of the content as JSON text, or `null` when there is none by that name. */
@@ -211,8 +216,11 @@ export declare class NativeSite {
    * policy, purge token and preview frame follow them. A bad option is `INVALID_CONFIG`.
    */
   setWorkerOptions(options: string): void
-  /** Sets the schema `/live/_meta` serves (JSON text of the generated meta document). */
-  setSchema(schema: string): void
+  /**
+   * Sets the schema `/live/_meta` serves (JSON text of the generated meta document), with
+   * the custom matchers made selectable (JSON `[{key, title, namespace, propsSchema?}]`).
+   */
+  setSchema(schema: string, matchers?: string | undefined | null): void
   /** Whether a schema is set. */
   get hasSchema(): boolean
   /**

@@ -7,9 +7,9 @@ use crate::page_json::NativePageJson;
 use crate::resolution::NativeResolution;
 use crate::section_loaders::NativeSectionLoaders;
 use chrono::{DateTime, Utc};
-use napi::bindgen_prelude::Function;
+use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
-use sitefile_core::admin::{self, AdminRequest, AdminSite, RenderShell, Schema};
+use sitefile_core::admin::{self, AdminRequest, AdminSite, MatcherSchema, RenderShell, Schema};
 use sitefile_core::content::Snapshot;
 use sitefile_core::edge::WorkerOptions;
 use sitefile_core::resolve::KeyRegistry;
@@ -128,6 +128,13 @@ impl NativeSite {
                 .map_err(|e| thrown(&e))?;
             serde_json::to_string(&response).map_err(|e| fail(ErrorCode::InvalidContent, e))
         })
+    }
+
+    /// The whole content as JSON text (a JSON object of blocks, what `GET /.sitefile` serves),
+    /// as a Buffer of its UTF-8 bytes.
+    #[napi]
+    pub fn content(&self) -> Buffer {
+        Buffer::from(self.site.snapshot().canonical_bytes().to_vec())
     }
 
     /// How many blocks the content has.
@@ -329,11 +336,25 @@ impl NativeSite {
         })
     }
 
-    /// Sets the schema `/live/_meta` serves (JSON text of the generated meta document).
+    /// Sets the schema `/live/_meta` serves (JSON text of the generated meta document), with
+    /// the custom matchers made selectable (JSON `[{key, title, namespace, propsSchema?}]`).
     #[napi]
-    pub fn set_schema(&self, schema: String) -> Result<(), napi::Error<Code>> {
+    pub fn set_schema(
+        &self,
+        schema: String,
+        matchers: Option<String>,
+    ) -> Result<(), napi::Error<Code>> {
         guarded(|| {
-            let schema = Schema::from_json(schema.as_bytes()).map_err(|e| thrown(&e))?;
+            let matchers: Vec<MatcherSchema> = match matchers {
+                Some(m) => serde_json::from_str(&m).map_err(|e| {
+                    fail(
+                        ErrorCode::InvalidConfig,
+                        format!("invalid matcher schemas: {e}"),
+                    )
+                })?,
+                None => Vec::new(),
+            };
+            let schema = Schema::composed(schema.as_bytes(), &matchers).map_err(|e| thrown(&e))?;
             self.site.set_schema(schema);
             Ok(())
         })

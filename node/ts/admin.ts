@@ -94,7 +94,7 @@ async function ensureSchema(site: Site): Promise<void> {
     const loading = (async () => {
       try {
         const schema: unknown = await load();
-        native(() => site.native.setSchema(JSON.stringify(schema)));
+        native(() => site.native.setSchema(JSON.stringify(schema), JSON.stringify(site.matcherSchemas)));
       } catch (error) {
         console.error(`sitefile: the schema could not be loaded: ${messageOf(error)}`);
       }
@@ -263,6 +263,7 @@ export async function answerAdmin(
       return null;
     case "reload":
       output = native(() => outcome.applyReload());
+      if (output.status === 200) site.contentChanged();
       break;
     case "purge": {
       const job = JSON.parse(outcome.job ?? "{}") as { keys: string[] };

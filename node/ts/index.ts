@@ -36,7 +36,10 @@ export {
   type SiteSetupOptions,
   createSiteSetup,
   currentSite,
+  type MatcherSchema,
+  registerLayoutSections,
   registerMatcher,
+  registerMatcherSchema,
 } from "./setup";
 export {
   type Effects,

@@ -87,6 +87,17 @@ export interface SiteSetupOptions {
   onResolveError?: (error: Error, resolveType: string, context: string) => void;
   /** Called for a loader or action key nothing registered; its answer is the value. */
   onDanglingReference?: (resolveType: string) => unknown;
+  /** Runs with the content (block name → block) at setup and again whenever it changes. */
+  initPlatform?: (blocks: Record<string, unknown>) => void;
+  /** Sections whose resolved output is cached for a few minutes, shared across pages and keyed
+   * by device (also {@link registerLayoutSections}). */
+  layoutSections?: string[];
+  /** Loaders kept in the loader cache: key → `{maxAgeMs, staleMs?}`. */
+  cachedLoaders?: Record<string, { maxAgeMs: number; staleMs?: number }>;
+  /** Mark lazy-wrapped sections deferred for visitors that are not bots. */
+  asyncRendering?: boolean;
+  /** Merge the Site block's global sections into every page (default `true`). */
+  resolveGlobals?: boolean;
   /** Environment variables (`NODE_ENV`, `PLATFORM_*`, ...). Default: `process.env`. */
   env?: Record<string, string | undefined>;
   /** `createDecoWorkerEntry` options in their JSON spelling. */
@@ -128,8 +139,24 @@ export interface AdminState {
  * @internal */
 export { addon };
 
+/** A custom matcher made selectable in the editor. */
+export interface MatcherSchema {
+  key: string;
+  title: string;
+  namespace: string;
+  /** A JSON Schema object giving its settings a form. */
+  propsSchema?: Record<string, unknown>;
+}
+
 const globalMatchers = new Map<string, Matcher>();
-let registering: Map<string, Matcher> | null = null;
+const globalLayoutSections = new Set<string>();
+const globalMatcherSchemas = new Map<string, MatcherSchema>();
+/** What a `customMatchers` function registers for the site being set up. */
+let registering: {
+  matchers: Map<string, Matcher>;
+  layoutSections: Set<string>;
+  matcherSchemas: Map<string, MatcherSchema>;
+} | null = null;
 
 /**
  * Registers a custom matcher. Called from a `customMatchers` function it registers for the
@@ -142,7 +169,32 @@ export function registerMatcher(key: string, matcher: Matcher): void {
   if (typeof matcher !== "function") {
     throw new SitefileError("INVALID_CONFIG", `registerMatcher: the matcher of ${key} is not a function`);
   }
-  (registering ?? globalMatchers).set(key, matcher);
+  (registering?.matchers ?? globalMatchers).set(key, matcher);
+}
+
+/**
+ * Makes a custom matcher selectable in the editor: `/live/_meta` lists it under
+ * `manifest.blocks.matchers` with `propsSchema` as its settings form. Scoped like
+ * {@link registerMatcher}.
+ */
+export function registerMatcherSchema(schema: MatcherSchema): void {
+  if (schema === null || typeof schema !== "object" || [schema.key, schema.title, schema.namespace].some((v) => typeof v !== "string")) {
+    throw new SitefileError("INVALID_CONFIG", "registerMatcherSchema takes {key, title, namespace, propsSchema?}");
+  }
+  const { key, title, namespace, propsSchema } = schema;
+  (registering?.matcherSchemas ?? globalMatcherSchemas).set(key, { key, title, namespace, propsSchema });
+}
+
+/**
+ * Marks sections as layout sections (their resolved output cached for a few minutes, shared
+ * across pages, keyed by device). Called from a `customMatchers` function it applies to the
+ * site being set up; anywhere else, to every site set up afterwards.
+ */
+export function registerLayoutSections(keys: string[]): void {
+  if (!Array.isArray(keys) || keys.some((k) => typeof k !== "string")) {
+    throw new SitefileError("INVALID_CONFIG", "registerLayoutSections takes an array of section keys");
+  }
+  for (const key of keys) (registering?.layoutSections ?? globalLayoutSections).add(key);
 }
 
 /** A site: content, setup, reload. Resolve pages with `resolveDecoPage`. */
@@ -158,6 +210,9 @@ export class Site {
   /** Section modules by registered key (`site/sections/Hero.tsx`).
    * @internal */
   readonly sectionModules: ReadonlyMap<string, SectionModule>;
+  /** The custom matchers made selectable in the editor.
+   * @internal */
+  matcherSchemas: MatcherSchema[] = [];
   /** What `createAdminSetup` set for this site.
    * @internal */
   admin: AdminState = { invokeLoaders: new Map() };
@@ -197,7 +252,16 @@ export class Site {
       throw new SitefileError("INVALID_CONTENT", "the reload body is not a JSON object");
     }
     const now = this.now().getTime();
-    return JSON.parse(native(() => this.native.reload(text, now))) as ReloadResponse;
+    const response = JSON.parse(native(() => this.native.reload(text, now, undefined))) as ReloadResponse;
+    this.contentChanged();
+    return response;
+  }
+
+  /** Tells `initPlatform` of the content (at setup and after every change).
+   * @internal */
+  contentChanged(): void {
+    const init = this.options.initPlatform;
+    if (init) init(JSON.parse(this.native.content().toString("utf8")) as Record<string, unknown>);
   }
 
   /** @internal */
@@ -239,14 +303,19 @@ export function createSiteSetup(options: SiteSetupOptions): Site {
     throw new SitefileError("INVALID_CONFIG", "createSiteSetup takes an options object");
   }
   const matchers = new Map(globalMatchers);
-  const scope = new Map<string, Matcher>();
+  const scope = {
+    matchers: new Map<string, Matcher>(),
+    layoutSections: new Set<string>(),
+    matcherSchemas: new Map<string, MatcherSchema>(),
+  };
   registering = scope;
   try {
     for (const register of options.customMatchers ?? []) register();
   } finally {
     registering = null;
   }
-  for (const [key, matcher] of scope) matchers.set(key, matcher);
+  for (const [key, matcher] of scope.matchers) matchers.set(key, matcher);
+  const layoutSections = [...new Set([...globalLayoutSections, ...scope.layoutSections, ...(options.layoutSections ?? [])])];
   const loaders = new Map(Object.entries(options.loaders ?? {}));
   for (const [key, loader] of loaders) {
     if (typeof loader !== "function") {
@@ -259,6 +328,10 @@ export function createSiteSetup(options: SiteSetupOptions): Site {
     customMatchers: [...matchers.keys()],
     featureFlagMatcher: options.featureFlags?.matcherKey,
     productionOrigins: options.productionOrigins,
+    layoutSections,
+    cachedLoaders: options.cachedLoaders,
+    asyncRendering: options.asyncRendering,
+    resolveGlobals: options.resolveGlobals,
     env: envOf(options.env ?? process.env),
     options: options.options,
   });
@@ -272,6 +345,8 @@ export function createSiteSetup(options: SiteSetupOptions): Site {
     return addon.NativeSite.fromContent(blocks, setup);
   });
   const site = new Site(nativeSite, matchers, loaders, options);
+  site.matcherSchemas = [...new Map([...globalMatcherSchemas, ...scope.matcherSchemas]).values()];
+  site.contentChanged();
   current = site;
   return site;
 }

@@ -154,6 +154,25 @@ test("meta: 503 without a schema; the schema loads once, with its ETag and 304",
   assert.equal(response.headers.get("allow"), "GET, OPTIONS");
 });
 
+test("registerMatcherSchema makes a custom matcher selectable in the served schema", async () => {
+  const { registerMatcher, registerMatcherSchema } = require("sitefile");
+  setup({}, {
+    customMatchers: [
+      () => {
+        registerMatcher("site/matchers/vip.ts", () => true);
+        registerMatcherSchema({ key: "site/matchers/vip.ts", title: "VIP", namespace: "site", propsSchema: { type: "object", properties: { tier: { type: "string" } } } });
+      },
+    ],
+  });
+  createAdminSetup({ meta: () => ({ schema: { definitions: {} }, manifest: { blocks: {} } }) });
+  const body = await (await handleMeta(request("/live/_meta"))).json();
+  const ref = body.manifest.blocks.matchers["site/matchers/vip.ts"].$ref;
+  const definition = body.schema.definitions[ref.slice("#/definitions/".length)];
+  assert.equal(definition.title, "VIP");
+  assert.equal(definition.properties.tier.type, "string");
+  assert.throws(() => registerMatcherSchema({ key: "x" }), { code: "INVALID_CONFIG" });
+});
+
 test("a schema that fails to load is tried again at the next request", async () => {
   setup();
   let calls = 0;

@@ -141,7 +141,7 @@ function siteFor(kase) {
     admin: { reloadMaxBytes: kase.limits?.reloadMaxBytes, maxBodyBytes: kase.limits?.maxBodyBytes },
   };
   const site = addon.NativeSite.fromContent(JSON.stringify(kase.blocks ?? {}), JSON.stringify(setup));
-  if (kase.schema !== undefined) site.setSchema(JSON.stringify(kase.schema));
+  if (kase.schema !== undefined) site.setSchema(JSON.stringify(kase.schema), undefined);
   for (const key of primed) {
     const before = site.loaderCacheEntries;
     drive(site.resolveValue(requestForm({}), JSON.stringify({ __resolveType: key })), {}, { [key]: true });

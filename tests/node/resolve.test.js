@@ -414,3 +414,37 @@ test("runSectionLoaders: module loaders replace props, nested sections follow, f
   assert.deepEqual(seen.sort(), [["inner", "/", "?q=1"], ["top", "/", "?q=1"]]);
   assert.deepEqual(reported, [["no stock service", "site/sections/Broken.tsx", "Section loader"]]);
 });
+
+test("initPlatform sees the content at setup and after every reload; layout sections are cached", async () => {
+  const { registerLayoutSections, handleAdminRequest } = require("sitefile");
+  const seen = [];
+  let menuCalls = 0;
+  const options = (layout) => ({
+    env: { NODE_ENV: "development" },
+    blocks: {
+      "pages-home": { path: "/", sections: [{ __resolveType: "Header" }] },
+      "pages-other": { path: "/other", sections: [{ __resolveType: "Header" }] },
+      Header: { __resolveType: "site/sections/Header.tsx", menu: { __resolveType: "site/loaders/menu.ts" } },
+    },
+    loaders: { "site/loaders/menu.ts": () => (menuCalls += 1, ["home"]) },
+    customMatchers: layout ? [() => registerLayoutSections(["site/sections/Header.tsx"])] : [],
+    initPlatform: (blocks) => seen.push(Object.keys(blocks).sort().join(",")),
+  });
+  const site = createSiteSetup(options(true));
+  assert.deepEqual(seen, ["Header,pages-home,pages-other"]);
+  site.reload({ blocks: { Extra: { a: 1 } } });
+  assert.equal(seen.at(-1), "Extra,Header,pages-home,pages-other");
+  const response = await handleAdminRequest(
+    new Request("https://shop.example/.sitefile", { method: "POST", body: JSON.stringify({ blocks: { Extra: null } }) }),
+    site,
+  );
+  assert.equal(response.status, 200);
+  assert.equal(seen.at(-1), "Header,pages-home,pages-other");
+  await resolveDecoPage({ url: "https://shop.example/" }, site);
+  await resolveDecoPage({ url: "https://shop.example/other" }, site);
+  assert.equal(menuCalls, 1, "the layout section resolved once for both pages");
+  const plain = createSiteSetup(options(false));
+  await resolveDecoPage({ url: "https://shop.example/" }, plain);
+  await resolveDecoPage({ url: "https://shop.example/other" }, plain);
+  assert.equal(menuCalls, 3);
+});

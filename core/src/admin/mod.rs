@@ -44,6 +44,6 @@ pub use render_shell::RenderShell;
 pub use request::AdminRequest;
 pub use response::AdminResponse;
 pub use route::is_purge_route;
-pub use schema::{Schema, SchemaError};
+pub use schema::{MatcherSchema, Schema, SchemaError};
 pub use site::AdminSite;
 pub use sitefile::ReloadJob;
