@@ -114,10 +114,11 @@ export declare class NativeResolution {
    */
   assignExperiment(config: string, key: string): string | null
   /**
-   * The response of a page-JSON resolution (`NativePageJson.resolve`), once `advance` said
-   * it is done.
+   * The response of a page-JSON resolution (`NativePageJson.resolve`), once `advance`
+   * returned its page; `sections` (JSON, as the page has them) are the page's sections after
+   * their section loaders ran (`null`: as resolved).
    */
-  pageJsonResponse(): AdminResponseOutput
+  pageJsonResponse(sections?: string | undefined | null): AdminResponseOutput
 }
 
 /** One run of section loaders. */

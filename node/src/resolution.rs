@@ -5,8 +5,9 @@ use crate::error::{Code, JsResult, fail, guarded, thrown};
 use crate::host::{HostCallbacks, JsHost};
 use napi_derive::napi;
 use sitefile_core::matchers::ExperimentsConfig;
-use sitefile_core::page_json::{PageJsonJob, PageJsonResponse};
-use sitefile_core::resolve::{LoaderAnswer, Resolution, Step};
+use sitefile_core::page_json::PageJsonJob;
+use sitefile_core::resolve::{LoaderAnswer, Resolution, ResolvedPage, Step};
+use sitefile_core::section_loaders::sections_from_json;
 use sitefile_core::{ErrorCode, Host, Value};
 
 /// Starts a resolution with the first call's host callbacks.
@@ -30,8 +31,13 @@ pub(crate) enum PageJsonFinish {
         job: PageJsonJob,
         dropped: Vec<String>,
     },
-    /// The response, until `pageJsonResponse()` takes it.
-    Answered(PageJsonResponse),
+    /// The page, returned to the host (which runs its section loaders), until
+    /// `pageJsonResponse(sections)` finishes it.
+    Resolved {
+        job: PageJsonJob,
+        dropped: Vec<String>,
+        page: Box<ResolvedPage>,
+    },
 }
 
 /// One page resolution, driven one call per loader round.
@@ -95,8 +101,10 @@ impl NativeResolution {
                         .map_err(|e| fail(ErrorCode::InvalidContent, e))
                 }
                 (Step::Done(page), PageJsonFinish::Pending { job, dropped }) => {
-                    self.page_json = PageJsonFinish::Answered(job.finish(&page, &dropped));
-                    Ok(r#"{"step":"done","value":null}"#.to_string())
+                    let json = String::from_utf8(Step::Done(page.clone()).to_json_bytes())
+                        .map_err(|e| fail(ErrorCode::InvalidContent, e))?;
+                    self.page_json = PageJsonFinish::Resolved { job, dropped, page };
+                    Ok(json)
                 }
                 (step, _) => String::from_utf8(step.to_json_bytes())
                     .map_err(|e| fail(ErrorCode::InvalidContent, e)),
@@ -139,13 +147,26 @@ impl NativeResolution {
         })
     }
 
-    /// The response of a page-JSON resolution (`NativePageJson.resolve`), once `advance` said
-    /// it is done.
+    /// The response of a page-JSON resolution (`NativePageJson.resolve`), once `advance`
+    /// returned its page; `sections` (JSON, as the page has them) are the page's sections after
+    /// their section loaders ran (`null`: as resolved).
     #[napi]
-    pub fn page_json_response(&mut self) -> Result<AdminResponseOutput, napi::Error<Code>> {
+    pub fn page_json_response(
+        &mut self,
+        sections: Option<String>,
+    ) -> Result<AdminResponseOutput, napi::Error<Code>> {
         guarded(
             || match std::mem::replace(&mut self.page_json, PageJsonFinish::None) {
-                PageJsonFinish::Answered(response) => Ok(response.into()),
+                PageJsonFinish::Resolved {
+                    job,
+                    dropped,
+                    mut page,
+                } => {
+                    if let Some(sections) = sections {
+                        page.sections = sections_from_json(&sections).map_err(|e| thrown(&e))?;
+                    }
+                    Ok(job.finish(&page, &dropped).into())
+                }
                 other => {
                     self.page_json = other;
                     Err(fail(

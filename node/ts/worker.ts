@@ -11,7 +11,7 @@ import { SitefileError, native } from "./errors";
 import { type Site, addon, currentSite } from "./setup";
 import { answerAdmin, toResponse } from "./admin";
 import { drive, messageOf, requestJson } from "./resolve";
-import { sectionExports } from "./sections";
+import { runSectionLoaders, sectionExports } from "./sections";
 import type * as Native from "../index";
 
 /** Where the edge keeps responses: the Web Cache API's `match`/`put`/`delete` by key, so a
@@ -164,14 +164,16 @@ async function droppedSections(site: Site): Promise<string[]> {
   return [...modules].filter(([, e]) => e.renderJson === false).map(([key]) => key);
 }
 
-/** Answers `?renderJson` / `?asJson`: at once (a preflight), or by resolving the page, whose
- * finished form the core writes. */
+/** Answers `?renderJson` / `?asJson`: at once (a preflight), or by resolving the page and
+ * running its section loaders; the core writes the finished form. */
 async function answerPageJson(site: Site, pageJson: Native.NativePageJson, request: Request): Promise<Response> {
   if (pageJson.kind === "respond") return toResponse(native(() => pageJson.response()));
   const dropped = await droppedSections(site);
   const resolution = native(() => pageJson.resolve(dropped));
-  await drive(site, resolution, request);
-  return toResponse(native(() => resolution.pageJsonResponse()));
+  const page = await drive(site, resolution, request);
+  const sections = await runSectionLoaders(page.sections, request, site);
+  const changed = sections === page.sections ? null : JSON.stringify(sections);
+  return toResponse(native(() => resolution.pageJsonResponse(changed)));
 }
 
 /**

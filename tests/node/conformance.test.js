@@ -386,7 +386,7 @@ function runPageJsonCase(kase) {
     job = JSON.parse(pageJson.job);
     const resolution = pageJson.resolve(kase.host?.dropSections ?? []);
     rounds = drive(resolution, host, kase.loaders).rounds;
-    response = resolution.pageJsonResponse();
+    response = resolution.pageJsonResponse(null);
   }
   const expect = kase.expect ?? {};
   const failures = [];

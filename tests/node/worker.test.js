@@ -226,7 +226,7 @@ test("?asJson and ?renderJson are answered from the resolved page, before the ca
       },
     },
     sections: {
-      "./sections/Hero.tsx": async () => ({ default: () => null }),
+      "./sections/Hero.tsx": async () => ({ default: () => null, loader: (props) => ({ ...props, loaded: true }) }),
       "./sections/Hidden.tsx": async () => ({ default: () => null, renderJson: false }),
     },
     loaders: { "site/loaders/products.ts": () => ["shoe"] },
@@ -239,7 +239,7 @@ test("?asJson and ?renderJson are answered from the resolved page, before the ca
   assert.deepEqual(await render.json(), {
     name: "Home",
     path: "/",
-    sections: [{ component: "site/sections/Hero.tsx", props: { title: "hi", products: ["shoe"] } }],
+    sections: [{ component: "site/sections/Hero.tsx", props: { title: "hi", products: ["shoe"], loaded: true } }],
   });
   assert.equal((await get(worker, "/?renderJson", { headers: { "if-none-match": etag } })).status, 304);
   const legacy = await get(worker, "/?asJson");
