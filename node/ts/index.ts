@@ -63,3 +63,17 @@ export {
   resolveExperimentVariant,
 } from "./experiments";
 export { runSectionLoaders } from "./sections";
+export {
+  Audience,
+  Everyone,
+  Flag,
+  type FlagMatcher,
+  type FlagObj,
+  type FlagVariant,
+  ImageVariants,
+  MessageVariants,
+  type MultivariateFlag,
+  PageVariants,
+  SectionVariants,
+  multivariate,
+} from "./flags";

@@ -448,3 +448,19 @@ test("initPlatform sees the content at setup and after every reload; layout sect
   await resolveDecoPage({ url: "https://shop.example/other" }, plain);
   assert.equal(menuCalls, 3);
 });
+
+test("the function-composition flag API builds flag objects", () => {
+  const { Flag, Audience, Everyone, multivariate, SectionVariants } = require("sitefile");
+  const vip = (ctx) => ctx.cookies.tier === "gold";
+  const flag = Flag({ matcher: vip, name: "vip", true: "A", false: "B" });
+  assert.equal(flag.matcher({ cookies: { tier: "gold" } }), true);
+  assert.deepEqual({ ...flag, matcher: undefined }, { matcher: undefined, name: "vip", true: "A", false: "B" });
+  assert.deepEqual(Audience({ matcher: vip, name: "vips", routes: ["/x"] }).true, ["/x"]);
+  assert.deepEqual(Audience({ matcher: vip, name: "none" }).false, []);
+  const everyone = Everyone({});
+  assert.equal(everyone.name, "Everyone");
+  assert.equal(everyone.matcher({}), true);
+  const variants = [{ value: "a", weight: 1 }, { value: "b" }];
+  assert.deepEqual(multivariate({ variants }), { variants });
+  assert.deepEqual(SectionVariants({ variants }), { variants });
+});
