@@ -194,6 +194,11 @@ export declare class NativeSite {
    * exports a loader.
    */
   runSectionLoaders(request: string, sections: string, withLoaders: Array<string>): NativeSectionLoaders
+  /**
+   * The User-Agent to add to outgoing fetches that carry none (`outboundUserAgent`), for a
+   * site served at `siteUrl`; `null` when the option is `false`.
+   */
+  outboundUserAgent(siteUrl?: string | undefined | null): string | null
   /** Purges a target (`/path` or `/path?query`) from the edge: the stored keys to delete. */
   purge(target: string): Array<string>
   /** Empties the loader cache. */

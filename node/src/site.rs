@@ -269,6 +269,13 @@ impl NativeSite {
         })
     }
 
+    /// The User-Agent to add to outgoing fetches that carry none (`outboundUserAgent`), for a
+    /// site served at `siteUrl`; `null` when the option is `false`.
+    #[napi]
+    pub fn outbound_user_agent(&self, site_url: Option<String>) -> Option<String> {
+        self.site.outbound_user_agent(site_url.as_deref())
+    }
+
     /// Purges a target (`/path` or `/path?query`) from the edge: the stored keys to delete.
     #[napi]
     pub fn purge(&self, target: String) -> Vec<String> {

@@ -129,6 +129,27 @@ interface Fetched {
   decision: Decision;
 }
 
+/** Where outgoing fetches get their User-Agent from: the worker entry created last. */
+let userAgent: (() => string | null) | null = null;
+
+/**
+ * Adds a User-Agent to outgoing `fetch` calls that carry none (`outboundUserAgent`): the
+ * process's `fetch` is wrapped once; the worker entry created last decides the value.
+ */
+function addOutboundUserAgent(source: () => string | null): void {
+  const wrapped = userAgent !== null;
+  userAgent = source;
+  if (wrapped) return;
+  const original = globalThis.fetch;
+  globalThis.fetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    const agent = headers.has("user-agent") ? null : userAgent?.();
+    if (!agent) return original(input, init);
+    headers.set("user-agent", agent);
+    return original(input, { ...init, headers });
+  };
+}
+
 /** The options' JSON spelling for the core: functions answered as data or left to this module. */
 function optionsJson(options: WorkerEntryOptions): string {
   const json: Record<string, unknown> = {};
@@ -192,6 +213,8 @@ export function createDecoWorkerEntry(
   }
   native(() => site.native.setWorkerOptions(optionsJson(options)));
   const memory = createMemoryCacheStorage();
+  let siteUrl: string | undefined;
+  addOutboundUserAgent(() => (siteUrl === undefined ? null : site.native.outboundUserAgent(siteUrl)));
   const inflight = new Map<string, Promise<Fetched>>();
 
   const storageOf = (env: unknown, request: Request): EdgeCacheStorage | null =>
@@ -302,6 +325,7 @@ export function createDecoWorkerEntry(
   }
 
   async function handle(request: Request, env: unknown, ctx?: ExecutionContext): Promise<Response> {
+    siteUrl ??= new URL(request.url).origin;
     const storage = storageOf(env, request);
     const admin = await answerAdmin(site, request, "edge", async (keys) => {
       if (storage) await Promise.all(keys.map((key) => storage.delete(key)));

@@ -251,3 +251,25 @@ test("?asJson and ?renderJson are answered from the resolved page, before the ca
   await get(closed, "/?asJson");
   assert.equal(origin.hits.get("/"), 1, "asJson off: an ordinary page request");
 });
+
+test("outgoing fetches without a User-Agent get the outbound one", async (t) => {
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    seen.push(req.headers["user-agent"]);
+    res.end("ok");
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  const upstream = `http://127.0.0.1:${server.address().port}/`;
+  const entry = { fetch: async () => new Response(await (await fetch(upstream)).text()) };
+  const worker = createDecoWorkerEntry(entry, { outboundUserAgent: "shop-bot/1" }, site());
+  await get(worker, "/blog/x", { method: "POST" });
+  await fetch(upstream, { headers: { "user-agent": "mine" } });
+  assert.deepEqual(seen, ["shop-bot/1", "mine"]);
+  const defaults = createDecoWorkerEntry(entry, {}, site());
+  await get(defaults, "/blog/y", { method: "POST" });
+  assert.match(seen[2], /^sitefile\/\d+\.\d+\.\d+ \(\+https:\/\/shop\.example\)$/);
+  const off = createDecoWorkerEntry(entry, { outboundUserAgent: false }, site());
+  await get(off, "/blog/z", { method: "POST" });
+  assert.equal(seen[3], "node", "off: fetch's own agent");
+});

@@ -247,6 +247,13 @@ impl Site {
         self.runtime.resolve_value(request, value, host)
     }
 
+    /// The User-Agent the host adds to outgoing fetches that carry none (`outboundUserAgent`):
+    /// `sitefile/<version> (+<site URL>)` by default, the option's value, or `None` when it is
+    /// `false`. `site_url` is the site's public origin, when the host knows it.
+    pub fn outbound_user_agent(&self, site_url: Option<&str>) -> Option<String> {
+        self.policy().options().outbound_user_agent.value(site_url)
+    }
+
     /// Starts the section loaders of a resolved page's `sections` for `request`
     /// (`runSectionLoaders`): `with_loaders` are the section keys whose module exports a loader
     /// (registered keys: what only the host knows). A failed loader of a layout section does
