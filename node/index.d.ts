@@ -25,6 +25,11 @@ export declare class NativeAdminOutcome {
    * `null`.
    */
   get job(): string | null
+  /**
+   * For a `preview` outcome, the URL the previewed page is seen from (what its section
+   * loaders get as the request); `null` otherwise.
+   */
+  get previewUrl(): string | null
   /** The response of a `respond` outcome. */
   response(): AdminResponseOutput
   /**
@@ -67,11 +72,17 @@ export declare class NativeEdgePlan {
    */
   afterOrigin(origin: string): string
   /**
-   * How to serve a stored copy of the plan's key that is `ageSecs` old: before asking the
-   * origin (`origin` absent) or once it failed (JSON `{status: number|null, degraded?}`).
-   * JSON `{state: "HIT"|"STALE"|"STALE-ERROR"|"MISS", headers: [[name, value]...]}`.
+   * How to serve a stored copy of the plan's key that is `ageSecs` old, before asking the
+   * origin: JSON `{state: "HIT"|"STALE"|"MISS", headers: [[name, value]...]}`. An age that
+   * is no finite number counts as too old.
    */
-  storedCopy(ageSecs: number, origin?: string | undefined | null): string
+  storedCopy(ageSecs: number): string
+  /**
+   * How to serve a stored copy once the origin answered (JSON `{status, headers}`, the
+   * origin's) or could not be reached (`null`): `STALE-ERROR` when it failed (a 5xx or 429,
+   * no answer, a degraded page) within the profile's stale-if-error window, else `MISS`.
+   */
+  storedCopyAfterOrigin(ageSecs: number, origin?: string | undefined | null): string
 }
 
 /**
@@ -217,6 +228,11 @@ export declare class NativeSite {
    * the purge routes are answered (`kind` `pass` otherwise).
    */
   handleEdgeAdmin(request: AdminRequestInput, nowMs: number): NativeAdminOutcome
+  /**
+   * Whether `path` is an admin route (`as` `"admin"`), or one the worker entry answers itself
+   * (`"edge"`); a host asks before reading the body.
+   */
+  answersAdmin(path: string, edge: boolean): boolean
   /**
    * Replaces the `createDecoWorkerEntry` options (JSON, their JSON spelling): the edge
    * policy, purge token and preview frame follow them. A bad option is `INVALID_CONFIG`.

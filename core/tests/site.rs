@@ -339,7 +339,8 @@ fn section_loaders_replace_props_round_by_round_and_nested_sections_follow() {
             {"component": "site/sections/Shelf.tsx", "props": {"title": "t", "__pagePath": "/kept"}},
             {"component": "site/sections/Tabs.tsx", "props": {"tabs": [
                 {"Component": "site/sections/Shelf.tsx", "props": {"title": "inner"}},
-                {"Component": "site/sections/Plain.tsx", "props": {}}
+                {"Component": "site/sections/Plain.tsx", "props": {"inner":
+                    {"Component": "site/sections/Shelf.tsx", "props": {"title": "below"}}}}
             ]}},
             {"component": "site/sections/Header.tsx", "props": {}},
             {"component": "site/sections/Broken.tsx", "props": {"x": 1}}
@@ -393,12 +394,13 @@ fn section_loaders_replace_props_round_by_round_and_nested_sections_follow() {
             vec![
                 "site/sections/Shelf.tsx",
                 "site/sections/Shelf.tsx",
+                "site/sections/Shelf.tsx",
                 "site/sections/Header.tsx",
                 "site/sections/Broken.tsx"
             ],
             vec!["site/sections/Shelf.tsx"]
         ],
-        "the nested Shelf of a section without a loader goes with the first round; one a \
+        "the nested Shelves of sections without a loader go with the first round; one a \
          loader returned, with the next"
     );
     assert_eq!(
@@ -412,6 +414,11 @@ fn section_loaders_replace_props_round_by_round_and_nested_sections_follow() {
     );
     assert_eq!(sections[0]["props"]["url"], "https://shop.example/c?q=1");
     assert_eq!(sections[1]["props"]["tabs"][0]["props"]["title"], "inner");
+    assert_eq!(
+        sections[1]["props"]["tabs"][1]["props"]["inner"]["props"]["products"],
+        json!([1, 2]),
+        "a nested section without a loader is looked through"
+    );
     assert_eq!(
         sections[1]["props"]["tabs"][0]["props"]["products"],
         json!([1, 2])

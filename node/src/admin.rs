@@ -186,6 +186,16 @@ impl NativeAdminOutcome {
         self.job.clone()
     }
 
+    /// For a `preview` outcome, the URL the previewed page is seen from (what its section
+    /// loaders get as the request); `null` otherwise.
+    #[napi(getter)]
+    pub fn preview_url(&self) -> Option<String> {
+        match &self.outcome {
+            Some(AdminOutcome::Preview(job)) => self.site.preview_url(job, &self.request).ok(),
+            _ => None,
+        }
+    }
+
     /// The response of a `respond` outcome.
     #[napi]
     pub fn response(&mut self) -> Result<AdminResponseOutput, napi::Error<Code>> {

@@ -44,25 +44,46 @@ impl NativeEdgePlan {
         })
     }
 
-    /// How to serve a stored copy of the plan's key that is `ageSecs` old: before asking the
-    /// origin (`origin` absent) or once it failed (JSON `{status: number|null, degraded?}`).
-    /// JSON `{state: "HIT"|"STALE"|"STALE-ERROR"|"MISS", headers: [[name, value]...]}`.
+    /// How to serve a stored copy of the plan's key that is `ageSecs` old, before asking the
+    /// origin: JSON `{state: "HIT"|"STALE"|"MISS", headers: [[name, value]...]}`. An age that
+    /// is no finite number counts as too old.
     #[napi]
-    pub fn stored_copy(
+    pub fn stored_copy(&self, age_secs: f64) -> Result<String, napi::Error<Code>> {
+        guarded(|| to_json(&self.site.stored_copy(&self.plan, age(age_secs), None)))
+    }
+
+    /// How to serve a stored copy once the origin answered (JSON `{status, headers}`, the
+    /// origin's) or could not be reached (`null`): `STALE-ERROR` when it failed (a 5xx or 429,
+    /// no answer, a degraded page) within the profile's stale-if-error window, else `MISS`.
+    #[napi]
+    pub fn stored_copy_after_origin(
         &self,
         age_secs: f64,
         origin: Option<String>,
     ) -> Result<String, napi::Error<Code>> {
         guarded(|| {
-            let origin: Option<OriginOutcome> =
-                origin.map(|o| parse("origin outcome", &o)).transpose()?;
-            let age = if age_secs.is_finite() && age_secs > 0.0 {
-                age_secs as u64
-            } else {
-                0
+            let outcome = match origin {
+                Some(o) => parse::<OriginAnswer>("origin answer", &o)?.outcome(),
+                None => OriginOutcome {
+                    status: None,
+                    degraded: false,
+                },
             };
-            to_json(&self.site.stored_copy(&self.plan, age, origin.as_ref()))
+            to_json(
+                &self
+                    .site
+                    .stored_copy(&self.plan, age(age_secs), Some(&outcome)),
+            )
         })
+    }
+}
+
+/// Whole seconds of an age; not a finite non-negative number: the oldest age there is.
+fn age(secs: f64) -> u64 {
+    if secs.is_finite() && secs >= 0.0 {
+        secs as u64
+    } else {
+        u64::MAX
     }
 }
 

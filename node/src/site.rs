@@ -326,6 +326,17 @@ impl NativeSite {
         })
     }
 
+    /// Whether `path` is an admin route (`as` `"admin"`), or one the worker entry answers itself
+    /// (`"edge"`); a host asks before reading the body.
+    #[napi]
+    pub fn answers_admin(&self, path: String, edge: bool) -> bool {
+        if edge {
+            self.site.serves_edge_admin(&path)
+        } else {
+            admin::is_admin_route(&path)
+        }
+    }
+
     /// Replaces the `createDecoWorkerEntry` options (JSON, their JSON spelling): the edge
     /// policy, purge token and preview frame follow them. A bad option is `INVALID_CONFIG`.
     #[napi]

@@ -28,10 +28,13 @@ export interface AdminSetupOptions {
 
 /** `setRenderShell` options: the document previews are rendered in. */
 export interface RenderShellOptions {
+  /** URL of the stylesheet. */
   css?: string;
+  /** Font stylesheet URLs. */
   fonts?: string[];
   /** Becomes `data-theme` on `<html>`. */
   theme?: string;
+  /** `class` of `<body>`. */
   bodyClass?: string;
   /** `lang` of `<html>` (default `en`). */
   lang?: string;
@@ -136,12 +139,24 @@ async function readBody(request: Request, limit: number): Promise<Buffer | undef
 
 /** @internal */
 export function toResponse(output: Native.AdminResponseOutput): Response {
-  const headers = new Headers();
+  const pairs: Array<[string, string]> = [];
   for (let i = 0; i + 1 < output.headers.length; i += 2) {
-    headers.append(output.headers[i] as string, output.headers[i + 1] as string);
+    pairs.push([output.headers[i] as string, output.headers[i + 1] as string]);
   }
-  const empty = output.status === 204 || output.status === 304 || output.body.length === 0;
-  return new Response(empty ? null : output.body, { status: output.status, headers });
+  return withHeaders(output.body.length === 0 ? null : output.body, output.status, pairs);
+}
+
+/** A response of `status` with `headers` (names may repeat); no body where HTTP allows none.
+ * @internal */
+export function withHeaders(
+  body: ConstructorParameters<typeof Response>[0],
+  status: number,
+  headers: Array<[string, string]>,
+): Response {
+  const out = new Headers();
+  for (const [name, value] of headers) out.append(name, value);
+  const empty = status === 204 || status === 304 || status < 200;
+  return new Response(empty ? null : body, { status, headers: out });
 }
 
 interface InvokeCall {
@@ -212,7 +227,9 @@ async function finishPreview(site: Site, outcome: Native.NativeAdminOutcome, req
   let render: string;
   try {
     const page = await drive(site, native(() => outcome.resolvePreview()), request);
-    page.sections = await runSectionLoaders(page.sections, request, site);
+    // Section loaders see the previewed page, as the preview's matchers did.
+    const seenFrom = { url: outcome.previewUrl ?? request.url, headers: request.headers };
+    page.sections = await runSectionLoaders(page.sections, seenFrom, site);
     render = await renderSections(site, page);
   } catch (error) {
     render = JSON.stringify({ error: messageOf(error) });
@@ -243,15 +260,16 @@ export async function answerAdmin(
   as: "admin" | "edge",
   deleteKeys?: (keys: string[]) => Promise<void>,
 ): Promise<Response | null> {
-  await ensureSchema(site);
   const url = new URL(request.url);
+  // Asked before anything is read: a request that is no admin route goes on untouched.
+  if (!site.native.answersAdmin(url.pathname, as === "edge")) return null;
+  await ensureSchema(site);
   const input: Native.AdminRequestInput = {
     method: request.method,
     path: url.pathname,
     query: url.search.slice(1),
     headers: flatHeaders(request.headers),
-    // The worker entry reads a copy: a request that is no admin route goes on, body intact.
-    body: await readBody(as === "edge" ? request.clone() : request, site.native.bodyLimit(url.pathname)),
+    body: await readBody(request, site.native.bodyLimit(url.pathname)),
   };
   const now = site.now().getTime();
   const outcome = native(() =>

@@ -11,16 +11,23 @@ export type FlagMatcher = (ctx: MatcherContext) => boolean;
 
 /** A two-way flag: `true` when its matcher matches, else `false`. */
 export interface FlagObj<T = unknown> {
+  /** Decides which value applies. */
   matcher: FlagMatcher;
+  /** The flag's name. */
   name: string;
+  /** The value when the matcher matches. */
   true: T;
+  /** The value otherwise. */
   false: T;
 }
 
 /** One arm of a multivariate flag; an arm without a matcher is a default. */
 export interface FlagVariant<T = unknown> {
+  /** The arm's value. */
   value: T;
+  /** When the arm applies; absent: a default. */
   matcher?: FlagMatcher;
+  /** Its share, for arms chosen at random. */
   weight?: number;
 }
 

@@ -119,18 +119,27 @@ export function messageOf(error: unknown): string {
   return String(error);
 }
 
-/** One loader's answer as the addon reads it. */
-async function answer(site: Site, call: LoaderCall, request: RequestInput): Promise<string> {
-  const loader = site.loaders.get(call.key);
+/**
+ * A call's answer as the addon reads it (`{id, value}` or `{id, error}`): what `run` returns,
+ * or why it threw. `undefined`, or a value JSON cannot hold (a function, a symbol), is `null`.
+ * @internal
+ */
+export async function answerCall(id: number, run: () => unknown): Promise<string> {
   try {
-    if (!loader) throw new Error(`no loader is registered for ${call.key}`);
-    const value = await loader(call.props, request);
-    // A value JSON cannot hold (a function, a symbol) is `null`, as `JSON.stringify` drops it.
-    const text = JSON.stringify(value === undefined ? null : value) ?? "null";
-    return `{"id":${call.id},"value":${text}}`;
+    const value: unknown = await run();
+    return `{"id":${id},"value":${JSON.stringify(value === undefined ? null : value) ?? "null"}}`;
   } catch (error) {
-    return JSON.stringify({ id: call.id, error: messageOf(error) });
+    return JSON.stringify({ id, error: messageOf(error) });
   }
+}
+
+/** One loader's answer as the addon reads it. */
+function answer(site: Site, call: LoaderCall, request: RequestInput): Promise<string> {
+  return answerCall(call.id, () => {
+    const loader = site.loaders.get(call.key);
+    if (!loader) throw new Error(`no loader is registered for ${call.key}`);
+    return loader(call.props, request);
+  });
 }
 
 /** A host callback's failure as the addon reads it: the addon takes a thrown value's

@@ -6,7 +6,7 @@
 
 import { native } from "./errors";
 import { type RequestInput, type Site, currentSite } from "./setup";
-import { type ResolveErrorEvent, type ResolvedSection, messageOf, requestJson } from "./resolve";
+import { type ResolveErrorEvent, type ResolvedSection, answerCall, messageOf, requestJson } from "./resolve";
 
 /** What a section module exports that the runtime reads. */
 interface SectionExports {
@@ -18,22 +18,23 @@ interface SectionExports {
 
 const exportsBySite = new WeakMap<Site, Promise<Map<string, SectionExports>>>();
 
-/** Every `sections` module's exports by registered key, loaded once per site; a module that
- * fails to load exports nothing (it fails again, visibly, when it renders). */
+/** Every `sections` module's exports by registered key, loaded once per site (a failed load
+ * is logged and tried again at the next call, which rejects meanwhile). */
 export function sectionExports(site: Site): Promise<Map<string, SectionExports>> {
   let loaded = exportsBySite.get(site);
   if (!loaded) {
     loaded = Promise.all(
       [...site.sectionModules].map(async ([key, module]): Promise<[string, SectionExports]> => {
-        try {
-          const value: unknown = await module();
-          return [key, value !== null && typeof value === "object" ? (value as SectionExports) : {}];
-        } catch {
-          return [key, {}];
-        }
+        const value: unknown = await module();
+        return [key, value !== null && typeof value === "object" ? (value as SectionExports) : {}];
       }),
     ).then((entries) => new Map(entries));
     exportsBySite.set(site, loaded);
+    // A module that fails to load is not remembered: the next call tries again.
+    loaded.catch((error: unknown) => {
+      exportsBySite.delete(site);
+      console.error(`sitefile: a section module failed to load: ${messageOf(error)}`);
+    });
   }
   return loaded;
 }
@@ -67,19 +68,18 @@ export async function runSectionLoaders(
     if (step.step === "done") {
       const onError = site.options.onResolveError;
       for (const event of step.value.effects.errors ?? []) {
-        onError?.(new Error(event.message), event.resolveType, event.context);
+        try {
+          onError?.(new Error(event.message), event.resolveType, event.context);
+        } catch {
+          // The hook only observes (decision 9): its own failure changes nothing.
+        }
       }
       return step.value.sections;
     }
     const results = await Promise.all(
-      step.value.map(async (call) => {
+      step.value.map((call) => {
         const key = site.native.registeredSection(call.key) ?? call.key;
-        try {
-          const value = await modules.get(key)?.loader?.(call.props, request);
-          return `{"id":${call.id},"value":${JSON.stringify(value === undefined ? null : value) ?? "null"}}`;
-        } catch (error) {
-          return JSON.stringify({ id: call.id, error: messageOf(error) });
-        }
+        return answerCall(call.id, () => modules.get(key)?.loader?.(call.props, request));
       }),
     );
     answers = `[${results.join(",")}]`;

@@ -88,7 +88,7 @@ export interface SiteSetupOptions {
   /** Called for a loader or action key nothing registered; its answer is the value. */
   onDanglingReference?: (resolveType: string) => unknown;
   /** Runs with the content (block name → block) at setup and again whenever it changes. */
-  initPlatform?: (blocks: Record<string, unknown>) => void;
+  initPlatform?: (blocks: Record<string, unknown>) => void | Promise<void>;
   /** Sections whose resolved output is cached for a few minutes, shared across pages and keyed
    * by device (also {@link registerLayoutSections}). */
   layoutSections?: string[];
@@ -141,8 +141,11 @@ export { addon };
 
 /** A custom matcher made selectable in the editor. */
 export interface MatcherSchema {
+  /** The matcher's key (`site/matchers/vip.ts`). */
   key: string;
+  /** Its name in the editor. */
   title: string;
+  /** The group it is listed under. */
   namespace: string;
   /** A JSON Schema object giving its settings a form. */
   propsSchema?: Record<string, unknown>;
@@ -261,7 +264,16 @@ export class Site {
    * @internal */
   contentChanged(): void {
     const init = this.options.initPlatform;
-    if (init) init(JSON.parse(this.native.content().toString("utf8")) as Record<string, unknown>);
+    if (!init) return;
+    const report = (error: unknown) => console.error(`sitefile: initPlatform failed: ${String(error)}`);
+    try {
+      // The content changed either way: a failing hook (thrown or rejected) is reported, never
+      // turned into a failed reload.
+      const done: unknown = init(JSON.parse(this.native.content().toString("utf8")) as Record<string, unknown>);
+      if (done instanceof Promise) done.catch(report);
+    } catch (error) {
+      report(error);
+    }
   }
 
   /** @internal */

@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { SitefileError, native } from "./errors";
 import { type Site, addon, currentSite } from "./setup";
-import { answerAdmin, toResponse } from "./admin";
+import { answerAdmin, toResponse, withHeaders } from "./admin";
 import { drive, messageOf, requestJson } from "./resolve";
 import { runSectionLoaders, sectionExports } from "./sections";
 import type * as Native from "../index";
@@ -121,12 +121,18 @@ interface StoredCopy {
   headers: Array<[string, string]>;
 }
 
-/** An origin answer read whole, so collapsed requests can each be given a copy. */
-interface Fetched {
+/** What the origin answered, as the core reads it. */
+interface OriginAnswer {
   status: number;
   headers: Array<[string, string]>;
-  body: Uint8Array;
-  decision: Decision;
+}
+
+/** An origin answer once the core decided: the visitor's response, and — when it was stored —
+ * the copy, read whole, that collapsed followers are given. */
+interface Answer {
+  origin: OriginAnswer;
+  stored: { status: number; copyHeaders: Array<[string, string]>; body: Uint8Array } | null;
+  response: Response;
 }
 
 /** Where outgoing fetches get their User-Agent from: the worker entry created last. */
@@ -155,7 +161,8 @@ function optionsJson(options: WorkerEntryOptions): string {
   const json: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(options)) {
     if (typeof value === "function") continue;
-    json[name] = value instanceof RegExp ? value.source : value;
+    // A RegExp by its source; `i`, the one flag a path pattern uses, as an inline flag.
+    json[name] = value instanceof RegExp ? (value.flags.includes("i") ? `(?i)${value.source}` : value.source) : value;
   }
   if (options.admin !== undefined && options.admin !== null && options.admin !== false) json.admin = {};
   const cdn = options.cdnCacheControl;
@@ -165,18 +172,6 @@ function optionsJson(options: WorkerEntryOptions): string {
     json.cdnCacheControl = perProfile;
   }
   return JSON.stringify(json);
-}
-
-function withHeaders(body: Uint8Array | null, status: number, headers: Array<[string, string]>): Response {
-  const out = new Headers();
-  for (const [name, value] of headers) out.append(name, value);
-  const empty = status === 204 || status === 304 || status < 200;
-  return new Response(empty ? null : body, { status, headers: out });
-}
-
-/** The origin's answer as the core reads it. */
-function originJson(response: Response): string {
-  return JSON.stringify({ status: response.status, headers: [...response.headers] });
 }
 
 /** The sections whose module exports `renderJson = false`. */
@@ -213,9 +208,8 @@ export function createDecoWorkerEntry(
   }
   native(() => site.native.setWorkerOptions(optionsJson(options)));
   const memory = createMemoryCacheStorage();
-  let siteUrl: string | undefined;
-  addOutboundUserAgent(() => (siteUrl === undefined ? null : site.native.outboundUserAgent(siteUrl)));
-  const inflight = new Map<string, Promise<Fetched>>();
+  addOutboundUserAgent(() => site.native.outboundUserAgent(null));
+  const inflight = new Map<string, Promise<Answer>>();
 
   const storageOf = (env: unknown, request: Request): EdgeCacheStorage | null =>
     options.cacheStorage ? options.cacheStorage(env, request) : memory;
@@ -230,45 +224,64 @@ export function createDecoWorkerEntry(
     return native(() => site.native.edgePlan(requestJson(request, site), JSON.stringify(hints)));
   }
 
-  /** Asks the origin; stores what the core says to store and drops what it evicts. */
-  async function fromOrigin(
-    plan: Native.NativeEdgePlan,
-    request: Request,
-    env: unknown,
-    ctx: ExecutionContext | undefined,
-    storage: EdgeCacheStorage | null,
-  ): Promise<Fetched> {
-    const response = await serverEntry.fetch(request, env, ctx);
-    const body = new Uint8Array(await response.arrayBuffer());
-    const decision = JSON.parse(native(() => plan.afterOrigin(originJson(response)))) as Decision;
-    if (storage && decision.storeHeaders !== null) {
-      const key = (JSON.parse(plan.json) as Plan).key;
-      if (key !== null) {
-        const headers: Array<[string, string]> = [...decision.storeHeaders, [STORED_AT, String(site.now().getTime())]];
-        await storage.put(key, withHeaders(body.slice(), decision.originStatus, headers));
-      }
+  /** Runs a storage call without letting its failure fail the visitor's request. */
+  async function quietly(what: string, call: () => Promise<unknown>): Promise<void> {
+    try {
+      await call();
+    } catch (error) {
+      console.error(`sitefile: cache storage ${what} failed: ${messageOf(error)}`);
     }
-    if (storage) await Promise.all(decision.evict.map((key) => storage.delete(key)));
-    return { status: response.status, headers: [...response.headers], body, decision };
   }
 
-  /** {@link fromOrigin}, one request per key at a time: a follower shares the leader's answer
-   * only when it was storable (a private answer is never handed to another visitor). */
-  async function collapsed(
-    key: string,
+  /** Asks the origin. What the core says to store is read whole and stored; anything else
+   * streams through to the visitor unread. Keys the purge index evicted are deleted. */
+  async function fromOrigin(
     plan: Native.NativeEdgePlan,
+    key: string | null,
     request: Request,
     env: unknown,
     ctx: ExecutionContext | undefined,
     storage: EdgeCacheStorage | null,
-  ): Promise<Fetched> {
+  ): Promise<Answer> {
+    const response = await serverEntry.fetch(request, env, ctx);
+    // The stored-at header is this module's own; an origin's copy of it is never trusted.
+    const origin = { status: response.status, headers: [...response.headers].filter(([n]) => n.toLowerCase() !== STORED_AT) };
+    const decision = JSON.parse(native(() => plan.afterOrigin(JSON.stringify(origin)))) as Decision;
+    if (storage) {
+      for (const evicted of decision.evict) await quietly("delete", () => storage.delete(evicted));
+    }
+    if (!storage || key === null || decision.storeHeaders === null) {
+      return { origin, stored: null, response: withHeaders(response.body, decision.originStatus, decision.headers) };
+    }
+    const body = new Uint8Array(await response.arrayBuffer());
+    const copyHeaders = decision.storeHeaders;
+    const stamped: Array<[string, string]> = [...copyHeaders, [STORED_AT, String(site.now().getTime())]];
+    await quietly("put", () => storage.put(key, withHeaders(body.slice(), decision.originStatus, stamped)));
+    const stored = { status: decision.originStatus, copyHeaders, body };
+    return { origin, stored, response: withHeaders(body, decision.originStatus, decision.headers) };
+  }
+
+  /** {@link fromOrigin}, one origin request per key at a time. A follower shares the leader's
+   * answer only when it was stored, and then gets the stored copy's headers, never the
+   * leader's own (its cookies); otherwise it asks the origin itself. */
+  async function collapsed(
+    plan: Native.NativeEdgePlan,
+    key: string,
+    request: Request,
+    env: unknown,
+    ctx: ExecutionContext | undefined,
+    storage: EdgeCacheStorage,
+  ): Promise<Answer> {
     const running = inflight.get(key);
     if (running) {
       const shared = await running.catch(() => null);
-      if (shared && shared.decision.storeHeaders !== null) return shared;
-      return fromOrigin(plan, request, env, ctx, storage);
+      if (shared?.stored) {
+        const { status, copyHeaders, body } = shared.stored;
+        return { ...shared, response: withHeaders(body.slice(), status, copyHeaders) };
+      }
+      return fromOrigin(plan, key, request, env, ctx, storage);
     }
-    const leader = fromOrigin(plan, request, env, ctx, storage);
+    const leader = fromOrigin(plan, key, request, env, ctx, storage);
     inflight.set(key, leader);
     try {
       return await leader;
@@ -292,40 +305,46 @@ export function createDecoWorkerEntry(
     ctx: ExecutionContext | undefined,
     storage: EdgeCacheStorage,
   ): Promise<Response> {
-    const stored = await storage.match(key);
-    const age = stored ? Math.max(0, (site.now().getTime() - Number(stored.headers.get(STORED_AT) ?? 0)) / 1000) : 0;
+    let stored: Response | undefined;
+    await quietly("match", async () => {
+      stored = await storage.match(key);
+    });
+    // A copy whose stored time cannot be read counts as too old (the core answers MISS).
+    const storedAt = Number(stored?.headers.get(STORED_AT));
+    const age = Number.isFinite(storedAt) ? Math.max(0, (site.now().getTime() - storedAt) / 1000) : Infinity;
     if (stored) {
       const copy = JSON.parse(native(() => plan.storedCopy(age))) as StoredCopy;
       if (copy.state === "HIT") return serveStored(stored, copy);
       if (copy.state === "STALE") {
-        const refresh = collapsed(key, plan, request.clone(), env, ctx, storage).catch((error: unknown) => {
-          console.error(`sitefile: revalidating ${key} failed: ${messageOf(error)}`);
-        });
+        const refresh = collapsed(plan, key, request.clone(), env, ctx, storage)
+          .then((answer) => answer.response.body?.cancel())
+          .catch((error: unknown) => {
+            console.error(`sitefile: revalidating ${key} failed: ${messageOf(error)}`);
+          });
         if (ctx) ctx.waitUntil(refresh);
         return serveStored(stored, copy);
       }
     }
-    let fetched: Fetched | null = null;
+    let answer: Answer | null = null;
     let failure: unknown = null;
     try {
-      fetched = await collapsed(key, plan, request, env, ctx, storage);
+      answer = await collapsed(plan, key, request, env, ctx, storage);
     } catch (error) {
       failure = error;
     }
     if (stored) {
-      const outcome = {
-        status: fetched ? fetched.status : null,
-        degraded: fetched ? fetched.headers.some(([n]) => n.toLowerCase() === "x-platform-degraded") : false,
-      };
-      const copy = JSON.parse(native(() => plan.storedCopy(age, JSON.stringify(outcome)))) as StoredCopy;
-      if (copy.state === "STALE-ERROR") return serveStored(stored, copy);
+      const origin = answer ? JSON.stringify(answer.origin) : null;
+      const copy = JSON.parse(native(() => plan.storedCopyAfterOrigin(age, origin))) as StoredCopy;
+      if (copy.state === "STALE-ERROR") {
+        await answer?.response.body?.cancel();
+        return serveStored(stored, copy);
+      }
     }
-    if (!fetched) throw failure;
-    return withHeaders(fetched.body, fetched.decision.originStatus, fetched.decision.headers);
+    if (!answer) throw failure;
+    return answer.response;
   }
 
   async function handle(request: Request, env: unknown, ctx?: ExecutionContext): Promise<Response> {
-    siteUrl ??= new URL(request.url).origin;
     const storage = storageOf(env, request);
     const admin = await answerAdmin(site, request, "edge", async (keys) => {
       if (storage) await Promise.all(keys.map((key) => storage.delete(key)));
@@ -343,8 +362,7 @@ export function createDecoWorkerEntry(
     if (plan.action !== "bypass" && plan.key !== null && storage) {
       return throughCache(planned, plan.key, request, env, ctx, storage);
     }
-    const fetched = await fromOrigin(planned, request, env, ctx, null);
-    return withHeaders(fetched.body, fetched.decision.originStatus, fetched.decision.headers);
+    return (await fromOrigin(planned, null, request, env, ctx, null)).response;
   }
 
   return { fetch: (request, env, ctx) => handle(request, env, ctx) };

@@ -13,7 +13,14 @@ async function startOrigin() {
   const server = http.createServer((req, res) => {
     const path = req.url.split("?")[0];
     hits.set(path, (hits.get(path) ?? 0) + 1);
+    const chunks = [];
+    req.on("data", (chunk) => chunks.push(chunk));
     const send = () => {
+      if (path === "/echo") {
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.end(`echo:${Buffer.concat(chunks).toString()}`);
+        return;
+      }
       if (state.failing) {
         res.writeHead(500, { "content-type": "text/plain" });
         res.end("origin down");
@@ -21,16 +28,21 @@ async function startOrigin() {
       }
       const headers = { "content-type": "text/html; charset=utf-8" };
       if (path === "/account/login") headers["set-cookie"] = "session=s1; Path=/; HttpOnly";
+      if (path === "/bucket") headers["set-cookie"] = `_platform_bucket=visitor${hits.get(path)}; Path=/`;
       res.writeHead(200, headers);
       res.end(`<html><body>page ${path} #${hits.get(path)}</body></html>`);
     };
-    if (state.delayMs > 0) setTimeout(send, state.delayMs);
-    else send();
+    req.on("end", () => (state.delayMs > 0 ? setTimeout(send, state.delayMs) : send()));
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${server.address().port}`;
   const serverEntry = {
-    fetch: (request) => fetch(base + new URL(request.url).pathname + new URL(request.url).search, { headers: request.headers, method: request.method }),
+    fetch: async (request) =>
+      fetch(base + new URL(request.url).pathname + new URL(request.url).search, {
+        headers: request.headers,
+        method: request.method,
+        body: request.body ? await request.arrayBuffer() : undefined,
+      }),
   };
   return { hits, state, serverEntry, close: () => new Promise((resolve) => server.close(resolve)) };
 }
@@ -268,8 +280,44 @@ test("outgoing fetches without a User-Agent get the outbound one", async (t) => 
   assert.deepEqual(seen, ["shop-bot/1", "mine"]);
   const defaults = createDecoWorkerEntry(entry, {}, site());
   await get(defaults, "/blog/y", { method: "POST" });
-  assert.match(seen[2], /^sitefile\/\d+\.\d+\.\d+ \(\+https:\/\/shop\.example\)$/);
+  assert.match(seen[2], /^sitefile\/\d+\.\d+\.\d+$/, "the default names the runtime, never a visitor's Host");
   const off = createDecoWorkerEntry(entry, { outboundUserAgent: false }, site());
   await get(off, "/blog/z", { method: "POST" });
   assert.equal(seen[3], "node", "off: fetch's own agent");
+});
+
+test("a request that passes on reaches the origin with its body", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const worker = createDecoWorkerEntry(origin.serverEntry, { admin: {} }, site());
+  const response = await get(worker, "/echo", { method: "POST", body: "hello origin" });
+  assert.equal(await response.text(), "echo:hello origin");
+});
+
+test("collapsed followers get the stored copy, never the leader's own cookies", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  origin.state.delayMs = 100;
+  const worker = createDecoWorkerEntry(origin.serverEntry, {}, site());
+  const responses = await Promise.all(Array.from({ length: 3 }, () => get(worker, "/bucket")));
+  assert.equal(origin.hits.get("/bucket"), 1);
+  const cookies = responses.map((r) => r.headers.get("set-cookie"));
+  assert.equal(cookies.filter((c) => c === "_platform_bucket=visitor1; Path=/").length, 1, "the leader's own");
+  assert.equal(cookies.filter((c) => c === null).length, 2, "followers get none");
+});
+
+test("stale-if-error also covers an origin that cannot be reached", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const clock = { now: Date.parse("2026-11-24T12:00:00Z") };
+  let down = false;
+  const entry = { fetch: (request) => (down ? Promise.reject(new Error("connection refused")) : origin.serverEntry.fetch(request)) };
+  const worker = createDecoWorkerEntry(entry, { detectProfile: () => "static" }, site({}, clock));
+  await get(worker, "/");
+  clock.now += 10_000 * 1000;
+  down = true;
+  const rescued = await get(worker, "/");
+  assert.equal(rescued.headers.get("x-cache"), "STALE-ERROR");
+  clock.now += 100_000 * 1000;
+  await assert.rejects(get(worker, "/"), /connection refused/, "past stale-if-error the failure is the answer");
 });

@@ -27,6 +27,11 @@ pub(crate) enum Route {
 
 const PREVIEW_PREFIXES: [&str; 2] = ["/live/previews", "/platform/previews"];
 
+/// Whether `path` is an admin route at all (a host can tell before reading any body).
+pub fn is_admin_route(path: &str) -> bool {
+    Route::parse(path).is_some()
+}
+
 /// Whether `path` is one of the edge cache's purge routes (`/_cache/purge`,
 /// `/_cache/purge-loaders`), which a worker entry serves with or without the `admin` option.
 pub fn is_purge_route(path: &str) -> bool {

@@ -323,6 +323,10 @@ impl WorkerOptions {
                             for (name, value) in map {
                                 let profile = name.parse().map_err(|_| bad(expected))?;
                                 match value {
+                                    // A header value: no control characters (CR, LF, ...).
+                                    Json::String(s) if s.chars().any(char::is_control) => {
+                                        return Err(bad(expected));
+                                    }
                                     Json::String(s) => values.push((profile, s.clone())),
                                     Json::Null => {}
                                     _ => return Err(bad(expected)),
@@ -569,6 +573,10 @@ mod tests {
             ("cdnCacheControl", json!("sometimes")),
             ("cdnCacheControl", json!({"planet": "max-age=1"})),
             ("cdnCacheControl", json!({"static": 60})),
+            (
+                "cdnCacheControl",
+                json!({"static": "max-age=1\r\nX-Injected: 1"}),
+            ),
             ("cspMode", json!("strict")),
             ("pageJsonCors", json!(1)),
             ("securityHeaders", json!({"X": 1})),

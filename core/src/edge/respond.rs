@@ -36,7 +36,7 @@ pub struct Finished {
     pub reason: Option<String>,
 }
 
-fn is_degraded(headers: &[(String, String)]) -> bool {
+pub(crate) fn is_degraded(headers: &[(String, String)]) -> bool {
     find(headers, names::X_PLATFORM_DEGRADED)
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true") || v.trim() == "1")
 }

@@ -134,7 +134,14 @@ impl SectionLoaderRun {
             return Err(ResolutionMisuse::UnknownCall(id));
         }
         self.apply_round();
-        if self.queued.is_empty() || self.depth > MAX_NESTING {
+        if self.depth > MAX_NESTING && !self.queued.is_empty() {
+            self.queued.clear();
+            self.effects.warn(format!(
+                "section loaders returned sections nested more than {MAX_NESTING} rounds deep; \
+                 theirs did not run"
+            ));
+        }
+        if self.queued.is_empty() {
             self.done = true;
             return Ok(SectionStep::Done(SectionsDone {
                 sections: std::mem::take(&mut self.sections),
@@ -258,7 +265,8 @@ impl SectionLoaderRun {
         } else {
             walk(&section.props, &target.path).and_then(|n| n.get(PROPS))
         };
-        let Some(object) = props.and_then(Value::as_object) else {
+        // A handle on the props (values share their storage), so the scan may record warnings.
+        let Some(props) = props.cloned() else {
             return;
         };
         let mut base = target.path.clone();
@@ -266,27 +274,51 @@ impl SectionLoaderRun {
             base.push(Step::Key(intern(PROPS)));
         }
         let mut found = Vec::new();
-        for (key, value) in object.entries() {
-            let mut at = base.clone();
-            at.push(Step::Key(key.clone()));
-            match value.as_array() {
-                Some(items) => {
-                    for (index, item) in items.iter().enumerate() {
-                        if self.nested_with_loader(item) {
-                            let mut item_at = at.clone();
-                            item_at.push(Step::Index(index));
-                            found.push(item_at);
-                        }
-                    }
-                }
-                None if self.nested_with_loader(value) => found.push(at),
-                None => {}
-            }
-        }
+        self.scan(&props, &base, 0, &mut found);
         self.queued.extend(found.into_iter().map(|path| Target {
             section: target.section,
             path,
         }));
+    }
+
+    /// Collects into `found` the paths of the nested sections with a loader in `props` (at
+    /// `base`), directly or in lists, looking through nested sections without one.
+    fn scan(&mut self, props: &Value, base: &[Step], levels: usize, found: &mut Vec<Vec<Step>>) {
+        let Some(object) = props.as_object() else {
+            return;
+        };
+        for (key, value) in object.entries() {
+            let mut at = base.to_vec();
+            at.push(Step::Key(key.clone()));
+            let items: Vec<(Option<usize>, &Value)> = match value.as_array() {
+                Some(items) => items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (Some(i), v))
+                    .collect(),
+                None => vec![(None, value)],
+            };
+            for (index, item) in items {
+                let Some(component) = nested_component(item) else {
+                    continue;
+                };
+                let mut item_at = at.clone();
+                item_at.extend(index.map(Step::Index));
+                if self.has_loader(component) {
+                    found.push(item_at);
+                } else if levels < MAX_NESTING {
+                    item_at.push(Step::Key(intern(PROPS)));
+                    if let Some(inner) = item.get(PROPS) {
+                        self.scan(inner, &item_at, levels + 1, found);
+                    }
+                } else {
+                    self.effects.warn(format!(
+                        "nested sections deeper than {MAX_NESTING} levels under {component}: \
+                         their section loaders did not run"
+                    ));
+                }
+            }
+        }
     }
 
     /// Whether the section `component` names (with or without `.tsx`) has a loader.
@@ -294,16 +326,13 @@ impl SectionLoaderRun {
         let key = self.config.sections.lookup(component).unwrap_or(component);
         self.with_loaders.contains(key)
     }
+}
 
-    /// Whether `value` is a nested section (`{"Component": <key>, "props": {...}}`) whose
-    /// component has a loader.
-    fn nested_with_loader(&self, value: &Value) -> bool {
-        value
-            .get(COMPONENT)
-            .and_then(Value::as_str)
-            .is_some_and(|c| self.has_loader(c))
-            && value.get(PROPS).is_some_and(|p| p.as_object().is_some())
-    }
+/// The component of `value` when it is a nested section (`{"Component": <key>, "props":
+/// {...}}`).
+fn nested_component(value: &Value) -> Option<&str> {
+    value.get(PROPS)?.as_object()?;
+    value.get(COMPONENT)?.as_str()
 }
 
 /// The value at `path` under `value`.

@@ -36,6 +36,15 @@ pub struct OriginAnswer {
 }
 
 impl OriginAnswer {
+    /// What became of the origin request, for [`Site::stored_copy`](super::Site::stored_copy):
+    /// its status, and whether it marked its page degraded (`X-Platform-Degraded`).
+    pub fn outcome(&self) -> OriginOutcome {
+        OriginOutcome {
+            status: Some(self.status),
+            degraded: crate::edge::respond::is_degraded(&self.headers),
+        }
+    }
+
     /// The borrowed form the edge policy reads.
     pub fn facts(&self) -> OriginFacts<'_> {
         OriginFacts {

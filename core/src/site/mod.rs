@@ -398,10 +398,17 @@ impl Site {
     /// `admin` option only the purge routes are answered and every other admin path passes on
     /// (to the edge plan, which bypasses the cache for it); with it, as [`Site::handle_admin`].
     pub fn handle_edge_admin(&self, request: &AdminRequest, now: DateTime<Utc>) -> AdminOutcome {
-        if !self.policy().options().admin && !admin::is_purge_route(&request.path) {
+        if !self.serves_edge_admin(&request.path) {
             return AdminOutcome::Pass;
         }
         self.handle_admin(request, now)
+    }
+
+    /// Whether the worker entry answers `path` itself (see [`Site::handle_edge_admin`]): a host
+    /// asks before it reads a body, so a request that passes on keeps its body unread.
+    pub fn serves_edge_admin(&self, path: &str) -> bool {
+        admin::is_purge_route(path)
+            || (self.policy().options().admin && admin::is_admin_route(path))
     }
 }
 

@@ -51,6 +51,19 @@ impl Site {
     }
 }
 
+impl Site {
+    /// The URL a preview is seen from — its page `path` on the editor's host —, what the
+    /// preview's section loaders see as the page (`__pageUrl`).
+    pub fn preview_url(
+        &self,
+        job: &PreviewJob,
+        request: &AdminRequest,
+    ) -> Result<String, RequestError> {
+        let seen_from = preview_request(job, request, DateTime::<Utc>::UNIX_EPOCH)?;
+        Ok(seen_from.url().to_string())
+    }
+}
+
 /// The request a preview is seen from: `job.path` on the admin request's host (scheme from
 /// `X-Forwarded-Proto`, else `https`), its headers, and the user agent of the device hint.
 fn preview_request(
