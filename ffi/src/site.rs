@@ -30,10 +30,10 @@ fn boxed(site: Site) -> *mut sitefile_site {
 
 /// Creates a site from a site directory (`.platform/blocks/`, `blocks/`, a directory of block
 /// files, or `.platform/blocks.gen.json`) with `setup_json` (the setup's JSON form; NULL for
-/// the default setup). On success `*out` is the new site, freed with `sitefile_site_free`.
+/// the default setup). On success `*out_site` is the new site, freed with `sitefile_site_free`.
 ///
 /// # Safety
-/// `dir` and `setup_json` are NULL or NUL-terminated strings; `out` is NULL or writable.
+/// `dir` and `setup_json` are NULL or NUL-terminated strings; `out_site` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sitefile_site_from_dir(
     dir: *const c_char,
@@ -57,11 +57,11 @@ pub unsafe extern "C" fn sitefile_site_from_dir(
 }
 
 /// Creates a site serving a content map (`content_json`: a JSON object of blocks) with
-/// `setup_json` (NULL for the default setup). On success `*out` is the new site, freed with
+/// `setup_json` (NULL for the default setup). On success `*out_site` is the new site, freed with
 /// `sitefile_site_free`.
 ///
 /// # Safety
-/// `content_json` and `setup_json` are NULL or NUL-terminated strings; `out` is NULL or
+/// `content_json` and `setup_json` are NULL or NUL-terminated strings; `out_site` is NULL or
 /// writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sitefile_site_from_content(

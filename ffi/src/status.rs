@@ -43,7 +43,7 @@ pub enum sitefile_status {
 
 impl sitefile_status {
     /// Every status, in value order.
-    pub const ALL: [sitefile_status; 14] = [
+    pub(crate) const ALL: [sitefile_status; 14] = [
         sitefile_status::Ok,
         sitefile_status::InvalidJson,
         sitefile_status::InvalidContent,
