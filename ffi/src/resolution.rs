@@ -24,8 +24,8 @@ fn request_of(json: &str) -> Outcome<Request> {
 /// Begins resolving the page for a request (`request_json`: `{"url", "method"?, "headers"?:
 /// [[name, value]...], "cookies"?: [[name, value]...], "now"?: RFC 3339, "seed"?}`). On
 /// success `*out_resolution` is the resolution, driven with `sitefile_resolution_next` and
-/// `sitefile_resolution_provide` and freed with `sitefile_resolution_free`. A bad request is
-/// `SITEFILE_STATUS_INVALID_JSON` or `SITEFILE_STATUS_INVALID_REQUEST`.
+/// `sitefile_resolution_provide` and freed with `sitefile_resolution_free`. A request that is
+/// not JSON, or not of this shape, is `SITEFILE_STATUS_INVALID_REQUEST`.
 ///
 /// # Safety
 /// `site` is NULL or a live site; `request_json` is NULL or a NUL-terminated string;
