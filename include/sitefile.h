@@ -133,9 +133,9 @@ extern "C" {
 const char *sitefile_version(void);
 
 /**
- * The message of the last failed `sitefile_` call on this thread, or `""` after a call that
- * succeeded. Never NULL. Owned by the library: valid until the next `sitefile_` call on this
- * thread; copy it to keep it.
+ * The message of the last failed `sitefile_` call on this thread, or `""` after a call
+ * returning a status that succeeded (the `*_free` calls leave it as it is). Never NULL. Owned
+ * by the library: valid until the next `sitefile_` call on this thread; copy it to keep it.
  */
 const char *sitefile_last_error(void);
 

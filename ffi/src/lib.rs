@@ -40,9 +40,9 @@ pub extern "C" fn sitefile_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
 }
 
-/// The message of the last failed `sitefile_` call on this thread, or `""` after a call that
-/// succeeded. Never NULL. Owned by the library: valid until the next `sitefile_` call on this
-/// thread; copy it to keep it.
+/// The message of the last failed `sitefile_` call on this thread, or `""` after a call
+/// returning a status that succeeded (the `*_free` calls leave it as it is). Never NULL. Owned
+/// by the library: valid until the next `sitefile_` call on this thread; copy it to keep it.
 #[unsafe(no_mangle)]
 pub extern "C" fn sitefile_last_error() -> *const c_char {
     status::last_error()

@@ -171,13 +171,12 @@ pub(crate) fn guard(f: impl FnOnce() -> Outcome<()>) -> sitefile_status {
     }
 }
 
-/// Runs an infallible entry point (a `*_free`), stopping a panic at the boundary; a panic is
-/// recorded as the thread's last error.
+/// Runs an infallible entry point (a `*_free`), stopping a panic at the boundary. It leaves
+/// the thread's last error as it is, unless it panics (then the panic is the last error).
 pub(crate) fn guard_void(f: impl FnOnce()) {
-    let _ = guard(|| {
-        f();
-        Ok(())
-    });
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        set_last_error(&panic_message(&*payload));
+    }
 }
 
 #[cfg(test)]
@@ -214,5 +213,20 @@ mod tests {
         assert_eq!(guard(|| Ok(())), sitefile_status::Ok);
         // SAFETY: as above.
         assert_eq!(unsafe { CStr::from_ptr(last_error()) }.to_bytes(), b"");
+    }
+
+    #[test]
+    fn a_free_keeps_the_last_error_and_stops_its_own_panic() {
+        assert_eq!(
+            guard(|| Err(Failure::new(sitefile_status::NotFound, "gone"))),
+            sitefile_status::NotFound
+        );
+        guard_void(|| {});
+        // SAFETY: last_error returns the thread's live, NUL-terminated message.
+        assert_eq!(unsafe { CStr::from_ptr(last_error()) }.to_bytes(), b"gone");
+        guard_void(|| panic!("in a free"));
+        // SAFETY: as above.
+        let message = unsafe { CStr::from_ptr(last_error()) };
+        assert_eq!(message.to_str().unwrap(), "sitefile panicked: in a free");
     }
 }

@@ -96,10 +96,11 @@ static void site_errors(const char *dir) {
          SITEFILE_STATUS_NULL_ARGUMENT, "site is NULL");
   CHECK(text == NULL);
 
-  /* NULL is a no-op for every free. */
+  /* NULL is a no-op for every free, and a free keeps the last error. */
   sitefile_site_free(NULL);
   sitefile_resolution_free(NULL);
   sitefile_string_free(NULL);
+  CHECK(strcmp(sitefile_last_error(), "site is NULL") == 0);
 }
 
 static void content_site(void) {
