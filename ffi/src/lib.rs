@@ -1,0 +1,119 @@
+//! The C ABI of sitefile (`include/sitefile.h`): conversion and ownership over the core's
+//! `Site`, nothing else.
+//!
+//! Conventions (see the header's comments and `docs/decisions.md`):
+//! - every fallible call returns a [`sitefile_status`] and writes its results through
+//!   out-parameters, which it sets to NULL first; on failure `sitefile_last_error()` holds a
+//!   readable message;
+//! - strings the library returns are NUL-terminated UTF-8 owned by the caller and freed only
+//!   with [`sitefile_string_free`]; every handle has a `*_free` where NULL is a no-op;
+//! - every entry point stops panics at the boundary (`SITEFILE_STATUS_PANIC`).
+
+mod args;
+mod resolution;
+mod site;
+mod status;
+
+pub use resolution::{
+    sitefile_resolution, sitefile_resolution_free, sitefile_resolution_next,
+    sitefile_resolution_provide, sitefile_resolve_begin,
+};
+pub use site::{
+    sitefile_site, sitefile_site_block, sitefile_site_free, sitefile_site_from_content,
+    sitefile_site_from_dir, sitefile_site_reload, sitefile_site_revision,
+};
+pub use status::sitefile_status;
+
+use std::ffi::{CString, c_char, c_int};
+
+/// The major version of the library this header was generated from.
+pub const SITEFILE_VERSION_MAJOR: u32 = 0;
+/// The minor version of the library this header was generated from.
+pub const SITEFILE_VERSION_MINOR: u32 = 1;
+/// The patch version of the library this header was generated from.
+pub const SITEFILE_VERSION_PATCH: u32 = 0;
+
+/// The version of the loaded library, `"MAJOR.MINOR.PATCH"` (static; never free it). Compare
+/// it with the `SITEFILE_VERSION_*` macros to detect a header/library mismatch.
+#[unsafe(no_mangle)]
+pub extern "C" fn sitefile_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// The message of the last failed `sitefile_` call on this thread, or `""` after a call
+/// returning a status that succeeded (the `*_free` calls leave it as it is). Never NULL. Owned
+/// by the library: valid until the next `sitefile_` call on this thread; copy it to keep it.
+#[unsafe(no_mangle)]
+pub extern "C" fn sitefile_last_error() -> *const c_char {
+    status::last_error()
+}
+
+/// The stable name of a status value (`"OK"`, `"INVALID_JSON"`, ..., `"PANIC"`), or
+/// `"UNKNOWN"` for a value that is none of them. Static; never free it.
+#[unsafe(no_mangle)]
+pub extern "C" fn sitefile_status_name(status: c_int) -> *const c_char {
+    sitefile_status::ALL
+        .iter()
+        .find(|s| **s as c_int == status)
+        .map_or("UNKNOWN\0", |s| s.name())
+        .as_ptr()
+        .cast()
+}
+
+/// Frees a string the library returned. NULL is a no-op. Never pass a string the library did
+/// not return, or one already freed.
+///
+/// # Safety
+/// `s` is NULL or a string returned by a `sitefile_` call and not freed since.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_string_free(s: *mut c_char) {
+    if s.is_null() {
+        return;
+    }
+    status::guard_void(|| {
+        // SAFETY: the caller passes a pointer from `CString::into_raw` (every string the
+        // library returns is made by `args::owned_string`), not freed since.
+        drop(unsafe { CString::from_raw(s) });
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    #[test]
+    fn the_version_macros_match_the_crate_version() {
+        let major: u32 = env!("CARGO_PKG_VERSION_MAJOR").parse().unwrap();
+        let minor: u32 = env!("CARGO_PKG_VERSION_MINOR").parse().unwrap();
+        let patch: u32 = env!("CARGO_PKG_VERSION_PATCH").parse().unwrap();
+        assert_eq!(
+            (
+                SITEFILE_VERSION_MAJOR,
+                SITEFILE_VERSION_MINOR,
+                SITEFILE_VERSION_PATCH
+            ),
+            (major, minor, patch)
+        );
+        // SAFETY: sitefile_version returns a static NUL-terminated string.
+        let version = unsafe { CStr::from_ptr(sitefile_version()) };
+        assert_eq!(
+            version.to_str().unwrap(),
+            format!("{major}.{minor}.{patch}")
+        );
+    }
+
+    #[test]
+    fn status_names_cover_unknown_values() {
+        // SAFETY: sitefile_status_name returns static NUL-terminated strings.
+        let name = |v| {
+            unsafe { CStr::from_ptr(sitefile_status_name(v)) }
+                .to_str()
+                .unwrap()
+        };
+        assert_eq!(name(0), "OK");
+        assert_eq!(name(9), "FINISHED");
+        assert_eq!(name(102), "PANIC");
+        assert_eq!(name(-1), "UNKNOWN");
+    }
+}

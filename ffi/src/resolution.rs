@@ -1,0 +1,145 @@
+//! `sitefile_resolution`: one page resolution, driven one call per loader round.
+
+use crate::args::{handle, handle_mut, optional_text, out, owned_string, text};
+use crate::site::sitefile_site;
+use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
+use sitefile_core::resolve::{LoaderAnswer, Resolution};
+use sitefile_core::{NoHost, Request, RequestForm, Value};
+use std::ffi::c_char;
+
+/// One page resolution. Not thread-safe: use it from one thread at a time (it may move
+/// between threads between calls). It keeps what it needs of its site, so it stays valid after
+/// `sitefile_site_free`. Free it with `sitefile_resolution_free`.
+#[allow(non_camel_case_types)]
+pub struct sitefile_resolution {
+    resolution: Resolution,
+}
+
+fn request_of(json: &str) -> Outcome<Request> {
+    RequestForm::from_json(json)
+        .and_then(RequestForm::into_request)
+        .map_err(|e| Failure::of(&e))
+}
+
+/// Begins resolving the page for a request (`request_json`: `{"url", "method"?, "headers"?:
+/// [[name, value]...], "cookies"?: [[name, value]...], "now"?: RFC 3339, "seed"?}`). On
+/// success `*out_resolution` is the resolution, driven with `sitefile_resolution_next` and
+/// `sitefile_resolution_provide` and freed with `sitefile_resolution_free`. A request that is
+/// not JSON, or not of this shape, is `SITEFILE_STATUS_INVALID_REQUEST`.
+///
+/// # Safety
+/// `site` is NULL or a live site; `request_json` is NULL or a NUL-terminated string;
+/// `out_resolution` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_resolve_begin(
+    site: *const sitefile_site,
+    request_json: *const c_char,
+    out_resolution: *mut *mut sitefile_resolution,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_resolution, site, request) = unsafe {
+            (
+                out(out_resolution, "out_resolution")?,
+                handle(site, "site")?,
+                text(request_json, "request_json")?,
+            )
+        };
+        let request = request_of(request)?;
+        let resolution = site.site.resolve_page(request, &NoHost);
+        *out_resolution = Box::into_raw(Box::new(sitefile_resolution { resolution }));
+        Ok(())
+    })
+}
+
+/// Runs the resolution as far as it can go and returns the next step as JSON in `*out_json`
+/// (free with `sitefile_string_free`): `{"step":"needLoaders","value":[{"id","key","props"},
+/// ...]}` — run those loaders, answer each with `sitefile_resolution_provide`, then call this
+/// again — or `{"step":"done","value":<page>}` with the page and its effects. After `done`
+/// the call is `SITEFILE_STATUS_FINISHED`.
+///
+/// # Safety
+/// `res` is NULL or a live resolution no other thread is using; `out_json` is NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_resolution_next(
+    res: *mut sitefile_resolution,
+    out_json: *mut *mut c_char,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_json, res) =
+            unsafe { (out(out_json, "out_json")?, handle_mut(res, "resolution")?) };
+        let step = res.resolution.next(&NoHost).map_err(|e| Failure::of(&e))?;
+        *out_json = owned_string(step.to_json_bytes())?;
+        Ok(())
+    })
+}
+
+/// Answers loader call `id` of the current round: with `error` (a message; the loader failed)
+/// when it is not NULL, else with `value_json` (the loader's result as JSON; NULL is `null`).
+/// An id never handed out is `SITEFILE_STATUS_UNKNOWN_CALL`, one answered before
+/// `SITEFILE_STATUS_ALREADY_ANSWERED`, after `done` `SITEFILE_STATUS_FINISHED`.
+///
+/// # Safety
+/// `res` is NULL or a live resolution no other thread is using; `value_json` and `error` are
+/// NULL or NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_resolution_provide(
+    res: *mut sitefile_resolution,
+    id: usize,
+    value_json: *const c_char,
+    error: *const c_char,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (res, value, error) = unsafe {
+            (
+                handle_mut(res, "resolution")?,
+                optional_text(value_json, "value_json")?,
+                optional_text(error, "error")?,
+            )
+        };
+        let value = match (error, value) {
+            (None, Some(json)) => Some(Value::from_json_str(json).map_err(|e| Failure::of(&e))?),
+            _ => None,
+        };
+        let answer = LoaderAnswer {
+            id,
+            value,
+            error: error.map(str::to_string),
+        };
+        res.resolution
+            .provide(answer.id, answer.into_result())
+            .map_err(|e| Failure::of(&e))
+    })
+}
+
+/// Frees a resolution, finished or not. NULL is a no-op.
+///
+/// # Safety
+/// `res` is NULL or a resolution from `sitefile_resolve_begin`, not freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_resolution_free(res: *mut sitefile_resolution) {
+    if res.is_null() {
+        return;
+    }
+    guard_void(|| {
+        // SAFETY: the caller passes a pointer from Box::into_raw in sitefile_resolve_begin,
+        // not freed before.
+        drop(unsafe { Box::from_raw(res) });
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resolution_may_move_between_threads_and_a_site_is_shared() {
+        fn send<T: Send>() {}
+        fn send_sync<T: Send + Sync>() {}
+        send::<sitefile_resolution>();
+        send_sync::<sitefile_site>();
+    }
+}

@@ -1,0 +1,188 @@
+//! `sitefile_site`: one site — its content, setup and reloads.
+
+use crate::args::{handle, optional_text, out, owned_string, text};
+use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
+use chrono::{DateTime, Utc};
+use sitefile_core::{ErrorCode, Site, SiteSetup, Value};
+use std::ffi::c_char;
+use std::path::Path;
+use std::sync::Arc;
+
+/// One site: its content and setup. Thread-safe: any number of threads may use one site at
+/// once (resolve, reload, read), and a reload swaps the content atomically — a resolution sees
+/// the old or the new revision, never a mix. Free it with `sitefile_site_free` once no call on
+/// it is running; resolutions begun from it stay valid after it is freed.
+#[allow(non_camel_case_types)]
+pub struct sitefile_site {
+    pub(crate) site: Arc<Site>,
+}
+
+/// The setup from its JSON text; NULL is the default setup (`{}`).
+fn setup_of(json: Option<&str>) -> Outcome<SiteSetup> {
+    SiteSetup::from_json(json.unwrap_or("{}")).map_err(|e| Failure::of(&e))
+}
+
+fn boxed(site: Site) -> *mut sitefile_site {
+    Box::into_raw(Box::new(sitefile_site {
+        site: Arc::new(site),
+    }))
+}
+
+/// Creates a site from a site directory (`.platform/blocks/`, `blocks/`, a directory of block
+/// files, or `.platform/blocks.gen.json`) with `setup_json` (the setup's JSON form; NULL for
+/// the default setup). On success `*out_site` is the new site, freed with `sitefile_site_free`.
+///
+/// # Safety
+/// `dir` and `setup_json` are NULL or NUL-terminated strings; `out_site` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_from_dir(
+    dir: *const c_char,
+    setup_json: *const c_char,
+    out_site: *mut *mut sitefile_site,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_site, dir, setup) = unsafe {
+            (
+                out(out_site, "out_site")?,
+                text(dir, "dir")?,
+                optional_text(setup_json, "setup_json")?,
+            )
+        };
+        let loaded = sitefile_site_dir::load(Path::new(dir)).map_err(|e| Failure::of(&e))?;
+        let site = Site::new(loaded.snapshot, setup_of(setup)?).map_err(|e| Failure::of(&e))?;
+        *out_site = boxed(site);
+        Ok(())
+    })
+}
+
+/// Creates a site serving a content map (`content_json`: a JSON object of blocks) with
+/// `setup_json` (NULL for the default setup). On success `*out_site` is the new site, freed with
+/// `sitefile_site_free`.
+///
+/// # Safety
+/// `content_json` and `setup_json` are NULL or NUL-terminated strings; `out_site` is NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_from_content(
+    content_json: *const c_char,
+    setup_json: *const c_char,
+    out_site: *mut *mut sitefile_site,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_site, content, setup) = unsafe {
+            (
+                out(out_site, "out_site")?,
+                text(content_json, "content_json")?,
+                optional_text(setup_json, "setup_json")?,
+            )
+        };
+        let snapshot = sitefile_core::content::load_bundle(content.as_bytes().to_vec())
+            .map_err(|e| Failure::of(&e))?;
+        let site = Site::new(snapshot, setup_of(setup)?).map_err(|e| Failure::of(&e))?;
+        *out_site = boxed(site);
+        Ok(())
+    })
+}
+
+/// Frees a site. NULL is a no-op. No call on the site may be running.
+///
+/// # Safety
+/// `site` is NULL or a site from `sitefile_site_from_*`, not freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_free(site: *mut sitefile_site) {
+    if site.is_null() {
+        return;
+    }
+    guard_void(|| {
+        // SAFETY: the caller passes a pointer from `boxed` (Box::into_raw), not freed before.
+        drop(unsafe { Box::from_raw(site) });
+    });
+}
+
+/// Applies a reload body (`body_len` bytes of JSON: a delta `{"blocks": {...}}` or a full
+/// content map) at `now_ms` (milliseconds since the Unix epoch, the time the reload records).
+/// On success `*out_json` is the reload response as JSON (free with `sitefile_string_free`).
+/// A refused body changes nothing: the previous content keeps serving.
+///
+/// # Safety
+/// `site` is NULL or a live site; `body` is NULL or readable for `body_len` bytes; `out_json`
+/// is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_reload(
+    site: *const sitefile_site,
+    body: *const u8,
+    body_len: usize,
+    now_ms: i64,
+    out_json: *mut *mut c_char,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_json, site) = unsafe { (out(out_json, "out_json")?, handle(site, "site")?) };
+        if body.is_null() {
+            return Err(Failure::new(sitefile_status::NullArgument, "body is NULL"));
+        }
+        // SAFETY: non-NULL, and the caller promises `body_len` readable bytes.
+        let body = unsafe { std::slice::from_raw_parts(body, body_len) };
+        let now = DateTime::<Utc>::from_timestamp_millis(now_ms).ok_or_else(|| {
+            Failure::code(
+                ErrorCode::InvalidRequest,
+                format!("the time {now_ms} is out of range"),
+            )
+        })?;
+        let response = site.site.reload(body, now).map_err(|e| Failure::of(&e))?;
+        let json = serde_json::to_vec(&response)
+            .map_err(|e| Failure::code(ErrorCode::InvalidContent, e))?;
+        *out_json = owned_string(json)?;
+        Ok(())
+    })
+}
+
+/// The content revision serving now: on success `*out_revision` is a string (free with
+/// `sitefile_string_free`).
+///
+/// # Safety
+/// `site` is NULL or a live site; `out_revision` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_revision(
+    site: *const sitefile_site,
+    out_revision: *mut *mut c_char,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_revision, site) =
+            unsafe { (out(out_revision, "out_revision")?, handle(site, "site")?) };
+        *out_revision = owned_string(site.site.revision().into_bytes())?;
+        Ok(())
+    })
+}
+
+/// One block of the content as JSON: on success `*out_json` is the block (free with
+/// `sitefile_string_free`), or NULL when the content has no block by that name (still
+/// `SITEFILE_STATUS_OK`).
+///
+/// # Safety
+/// `site` is NULL or a live site; `name` is NULL or a NUL-terminated string; `out_json` is
+/// NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_block(
+    site: *const sitefile_site,
+    name: *const c_char,
+    out_json: *mut *mut c_char,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_json, site, name) = unsafe {
+            (
+                out(out_json, "out_json")?,
+                handle(site, "site")?,
+                text(name, "name")?,
+            )
+        };
+        if let Some(block) = site.site.snapshot().block(name) {
+            *out_json = owned_string(Value::to_json_string(block).into_bytes())?;
+        }
+        Ok(())
+    })
+}

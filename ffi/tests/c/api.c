@@ -1,0 +1,299 @@
+/*
+ * The C API through its public header only: a site from examples/storefront, a page resolved
+ * with a loader round answered from C, and every error path of the calls (NULL arguments,
+ * invalid UTF-8, bad JSON, calls in the wrong state), each with its status and message.
+ * Every handle and string is freed. Run by ffi/tests/c_api.rs: `api <storefront dir>`.
+ */
+#include "sitefile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+
+#define CHECK(cond)                                                              \
+  do {                                                                           \
+    if (!(cond)) {                                                               \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+      failures++;                                                                \
+    }                                                                            \
+  } while (0)
+
+/* The call returned `want`, and the thread's last error contains `message` ("" after OK). */
+static void expect(sitefile_status got, sitefile_status want, const char *message, int line) {
+  const char *last = sitefile_last_error();
+  if (got != want) {
+    fprintf(stderr, "line %d: status %s, want %s (last error: %s)\n", line,
+            sitefile_status_name((int)got), sitefile_status_name((int)want), last);
+    failures++;
+    return;
+  }
+  if (last == NULL) {
+    fprintf(stderr, "line %d: sitefile_last_error() is NULL\n", line);
+    failures++;
+  } else if (want == SITEFILE_STATUS_OK ? last[0] != '\0' : strstr(last, message) == NULL) {
+    fprintf(stderr, "line %d: last error \"%s\", want \"%s\"\n", line, last, message);
+    failures++;
+  }
+}
+#define EXPECT(call, want, message) expect((call), (want), (message), __LINE__)
+
+static int contains(const char *haystack, const char *needle) {
+  return haystack != NULL && strstr(haystack, needle) != NULL;
+}
+
+/* The ids of a needLoaders step, in order: each call is serialised as {"id":N,"key":...}. */
+static size_t call_ids(const char *step, size_t *ids, size_t max) {
+  size_t n = 0;
+  const char *p = step;
+  while (n < max && (p = strstr(p, "{\"id\":")) != NULL) {
+    char *end = NULL;
+    unsigned long id = strtoul(p + 6, &end, 10);
+    if (end != p + 6 && strncmp(end, ",\"key\":", 7) == 0) {
+      ids[n++] = (size_t)id;
+    }
+    p += 6;
+  }
+  return n;
+}
+
+static void version(void) {
+  char expected[64];
+  snprintf(expected, sizeof expected, "%d.%d.%d", SITEFILE_VERSION_MAJOR,
+           SITEFILE_VERSION_MINOR, SITEFILE_VERSION_PATCH);
+  CHECK(strcmp(sitefile_version(), expected) == 0);
+  CHECK(strcmp(sitefile_status_name(SITEFILE_STATUS_OK), "OK") == 0);
+  CHECK(strcmp(sitefile_status_name(SITEFILE_STATUS_INVALID_JSON), "INVALID_JSON") == 0);
+  CHECK(strcmp(sitefile_status_name(SITEFILE_STATUS_PANIC), "PANIC") == 0);
+  CHECK(strcmp(sitefile_status_name(12345), "UNKNOWN") == 0);
+}
+
+static void site_errors(const char *dir) {
+  sitefile_site *site = (sitefile_site *)0x1; /* set to NULL by every failing call */
+  EXPECT(sitefile_site_from_dir(NULL, NULL, &site), SITEFILE_STATUS_NULL_ARGUMENT, "dir is NULL");
+  CHECK(site == NULL);
+  EXPECT(sitefile_site_from_dir(dir, NULL, NULL), SITEFILE_STATUS_NULL_ARGUMENT,
+         "out_site is NULL");
+  EXPECT(sitefile_site_from_dir("/nonexistent/sitefile-site", NULL, &site),
+         SITEFILE_STATUS_NOT_FOUND, "");
+  CHECK(site == NULL);
+  EXPECT(sitefile_site_from_dir("\xff\xfe", NULL, &site), SITEFILE_STATUS_INVALID_UTF8,
+         "dir is not valid UTF-8");
+  EXPECT(sitefile_site_from_dir(dir, "{\"bogus\": 1}", &site), SITEFILE_STATUS_INVALID_CONFIG,
+         "bogus");
+  EXPECT(sitefile_site_from_dir(dir, "{not json", &site), SITEFILE_STATUS_INVALID_CONFIG, "");
+  EXPECT(sitefile_site_from_content("{not json", NULL, &site), SITEFILE_STATUS_INVALID_JSON, "");
+  CHECK(site == NULL);
+  EXPECT(sitefile_site_from_content(NULL, NULL, &site), SITEFILE_STATUS_NULL_ARGUMENT,
+         "content_json is NULL");
+
+  char *text = NULL;
+  EXPECT(sitefile_site_revision(NULL, &text), SITEFILE_STATUS_NULL_ARGUMENT, "site is NULL");
+  EXPECT(sitefile_site_block(NULL, "Header", &text), SITEFILE_STATUS_NULL_ARGUMENT,
+         "site is NULL");
+  EXPECT(sitefile_site_reload(NULL, (const uint8_t *)"{}", 2, 0, &text),
+         SITEFILE_STATUS_NULL_ARGUMENT, "site is NULL");
+  CHECK(text == NULL);
+
+  /* NULL is a no-op for every free, and a free keeps the last error. */
+  sitefile_site_free(NULL);
+  sitefile_resolution_free(NULL);
+  sitefile_string_free(NULL);
+  CHECK(strcmp(sitefile_last_error(), "site is NULL") == 0);
+}
+
+static void content_site(void) {
+  sitefile_site *site = NULL;
+  EXPECT(sitefile_site_from_content("{\"Header\": {\"alert\": \"hi\"}}", "{}", &site),
+         SITEFILE_STATUS_OK, "");
+  CHECK(site != NULL);
+  char *block = NULL;
+  EXPECT(sitefile_site_block(site, "Header", &block), SITEFILE_STATUS_OK, "");
+  CHECK(contains(block, "\"alert\":\"hi\""));
+  sitefile_string_free(block);
+  sitefile_site_free(site);
+}
+
+static void site_calls(sitefile_site *site) {
+  char *revision = NULL;
+  EXPECT(sitefile_site_revision(site, &revision), SITEFILE_STATUS_OK, "");
+  CHECK(revision != NULL && revision[0] != '\0');
+  EXPECT(sitefile_site_revision(site, NULL), SITEFILE_STATUS_NULL_ARGUMENT,
+         "out_revision is NULL");
+
+  char *block = NULL;
+  EXPECT(sitefile_site_block(site, "Header", &block), SITEFILE_STATUS_OK, "");
+  CHECK(contains(block, "Free shipping over $50"));
+  sitefile_string_free(block);
+  block = (char *)0x1;
+  EXPECT(sitefile_site_block(site, "No such block", &block), SITEFILE_STATUS_OK, "");
+  CHECK(block == NULL);
+  EXPECT(sitefile_site_block(site, NULL, &block), SITEFILE_STATUS_NULL_ARGUMENT, "name is NULL");
+
+  /* A refused reload changes nothing. */
+  char *response = NULL;
+  const char *bad = "[1, 2]";
+  EXPECT(sitefile_site_reload(site, (const uint8_t *)bad, strlen(bad), 0, &response),
+         SITEFILE_STATUS_INVALID_CONTENT, "");
+  CHECK(response == NULL);
+  const char *broken = "{\"blocks\": ";
+  EXPECT(sitefile_site_reload(site, (const uint8_t *)broken, strlen(broken), 0, &response),
+         SITEFILE_STATUS_INVALID_JSON, "");
+  EXPECT(sitefile_site_reload(site, NULL, 0, 0, &response), SITEFILE_STATUS_NULL_ARGUMENT,
+         "body is NULL");
+  EXPECT(sitefile_site_reload(site, (const uint8_t *)"{}", 2, INT64_MAX, &response),
+         SITEFILE_STATUS_INVALID_REQUEST, "out of range");
+  char *same = NULL;
+  EXPECT(sitefile_site_revision(site, &same), SITEFILE_STATUS_OK, "");
+  CHECK(same != NULL && revision != NULL && strcmp(same, revision) == 0);
+  sitefile_string_free(same);
+
+  /* A delta reload: the response names the new revision, which now serves. */
+  const char *delta = "{\"blocks\": {\"C host note\": {\"text\": \"from C\"}}}";
+  EXPECT(sitefile_site_reload(site, (const uint8_t *)delta, strlen(delta), 1700000000000, &response),
+         SITEFILE_STATUS_OK, "");
+  CHECK(contains(response, "\"ok\":true"));
+  CHECK(contains(response, "\"mode\":\"delta\""));
+  char *after = NULL;
+  EXPECT(sitefile_site_revision(site, &after), SITEFILE_STATUS_OK, "");
+  CHECK(after != NULL && revision != NULL && strcmp(after, revision) != 0);
+  CHECK(after != NULL && contains(response, after));
+  EXPECT(sitefile_site_block(site, "C host note", &block), SITEFILE_STATUS_OK, "");
+  CHECK(contains(block, "from C"));
+  sitefile_string_free(block);
+  sitefile_string_free(after);
+  sitefile_string_free(response);
+  sitefile_string_free(revision);
+}
+
+static void resolve_errors(sitefile_site *site) {
+  sitefile_resolution *res = (sitefile_resolution *)0x1;
+  EXPECT(sitefile_resolve_begin(NULL, "{\"url\": \"https://storefront.example/\"}", &res),
+         SITEFILE_STATUS_NULL_ARGUMENT, "site is NULL");
+  CHECK(res == NULL);
+  EXPECT(sitefile_resolve_begin(site, NULL, &res), SITEFILE_STATUS_NULL_ARGUMENT,
+         "request_json is NULL");
+  /* The core refuses a request that is not JSON, or JSON of the wrong shape, as a bad request. */
+  EXPECT(sitefile_resolve_begin(site, "{\"url\": ", &res), SITEFILE_STATUS_INVALID_REQUEST,
+         "invalid request");
+  EXPECT(sitefile_resolve_begin(site, "{\"url\": 5}", &res), SITEFILE_STATUS_INVALID_REQUEST,
+         "invalid request");
+  EXPECT(sitefile_resolve_begin(site, "{\"url\": \"https://x.example/\xc3\x28\"}", &res),
+         SITEFILE_STATUS_INVALID_UTF8, "request_json is not valid UTF-8");
+  CHECK(res == NULL);
+
+  char *step = NULL;
+  EXPECT(sitefile_resolution_next(NULL, &step), SITEFILE_STATUS_NULL_ARGUMENT,
+         "resolution is NULL");
+  EXPECT(sitefile_resolution_provide(NULL, 0, "null", NULL), SITEFILE_STATUS_NULL_ARGUMENT,
+         "resolution is NULL");
+}
+
+static void resolve_shoes(sitefile_site *site) {
+  sitefile_resolution *res = NULL;
+  EXPECT(sitefile_resolve_begin(site, "{\"url\": \"https://storefront.example/shoes\"}", &res),
+         SITEFILE_STATUS_OK, "");
+  CHECK(res != NULL);
+  if (res == NULL) return;
+
+  char *step = NULL;
+  EXPECT(sitefile_resolution_next(res, NULL), SITEFILE_STATUS_NULL_ARGUMENT, "out_json is NULL");
+  EXPECT(sitefile_resolution_next(res, &step), SITEFILE_STATUS_OK, "");
+  CHECK(contains(step, "\"step\":\"needLoaders\""));
+  CHECK(contains(step, "vtex/loaders/intelligentSearch/productListingPage.ts"));
+  CHECK(contains(step, "\"value\":\"shoes\""));
+
+  size_t ids[16];
+  size_t n = call_ids(step, ids, 16);
+  CHECK(n == 1);
+  sitefile_string_free(step);
+  step = NULL;
+
+  /* Wrong answers first: an unknown call, bad JSON, invalid UTF-8. */
+  EXPECT(sitefile_resolution_provide(res, 999999, "null", NULL), SITEFILE_STATUS_UNKNOWN_CALL,
+         "");
+  if (n > 0) {
+    EXPECT(sitefile_resolution_provide(res, ids[0], "{\"products\": [", NULL),
+           SITEFILE_STATUS_INVALID_JSON, "");
+    EXPECT(sitefile_resolution_provide(res, ids[0], "\"\xff\"", NULL),
+           SITEFILE_STATUS_INVALID_UTF8, "value_json is not valid UTF-8");
+    EXPECT(sitefile_resolution_provide(res, ids[0], "{\"products\": [{\"name\": \"Runner\"}]}",
+                                       NULL),
+           SITEFILE_STATUS_OK, "");
+    EXPECT(sitefile_resolution_provide(res, ids[0], "null", NULL),
+           SITEFILE_STATUS_ALREADY_ANSWERED, "");
+  }
+
+  int rounds = 0;
+  for (;;) {
+    EXPECT(sitefile_resolution_next(res, &step), SITEFILE_STATUS_OK, "");
+    if (step == NULL || !contains(step, "\"step\":\"needLoaders\"") || ++rounds > 8) break;
+    /* Any further round: every loader answered with an error, as a failing host would. */
+    n = call_ids(step, ids, 16);
+    for (size_t i = 0; i < n; i++) {
+      EXPECT(sitefile_resolution_provide(res, ids[i], NULL, "not available in the C test"),
+             SITEFILE_STATUS_OK, "");
+    }
+    sitefile_string_free(step);
+    step = NULL;
+  }
+  CHECK(contains(step, "\"step\":\"done\""));
+  CHECK(contains(step, "\"page\":\"pages-category\""));
+  CHECK(contains(step, "\"products\":[{\"name\":\"Runner\"}]"));
+  CHECK(contains(step, "Free shipping over $50"));
+  sitefile_string_free(step);
+
+  /* After done: the wrong state. */
+  step = (char *)0x1;
+  EXPECT(sitefile_resolution_next(res, &step), SITEFILE_STATUS_FINISHED, "");
+  CHECK(step == NULL);
+  EXPECT(sitefile_resolution_provide(res, 0, "null", NULL), SITEFILE_STATUS_FINISHED, "");
+  sitefile_resolution_free(res);
+}
+
+/* A resolution stays valid after its site is freed. */
+static void resolution_outlives_site(const char *dir) {
+  sitefile_site *site = NULL;
+  EXPECT(sitefile_site_from_dir(dir, NULL, &site), SITEFILE_STATUS_OK, "");
+  if (site == NULL) return;
+  sitefile_resolution *res = NULL;
+  EXPECT(sitefile_resolve_begin(site, "{\"url\": \"https://storefront.example/\"}", &res),
+         SITEFILE_STATUS_OK, "");
+  sitefile_site_free(site);
+  char *step = NULL;
+  EXPECT(sitefile_resolution_next(res, &step), SITEFILE_STATUS_OK, "");
+  CHECK(contains(step, "\"step\":\""));
+  sitefile_string_free(step);
+  sitefile_resolution_free(res);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s <site dir>\n", argv[0]);
+    return 2;
+  }
+  const char *dir = argv[1];
+  version();
+  site_errors(dir);
+  content_site();
+
+  sitefile_site *site = NULL;
+  EXPECT(sitefile_site_from_dir(dir, NULL, &site), SITEFILE_STATUS_OK, "");
+  if (site == NULL) {
+    fprintf(stderr, "cannot load %s: %s\n", dir, sitefile_last_error());
+    return 1;
+  }
+  resolve_errors(site);
+  resolve_shoes(site);
+  site_calls(site);
+  sitefile_site_free(site);
+  resolution_outlives_site(dir);
+
+  if (failures > 0) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("sitefile C API: all checks passed\n");
+  return 0;
+}
