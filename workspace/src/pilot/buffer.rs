@@ -103,6 +103,15 @@ impl StreamBuffer {
             Backend::Redis(r) => r.subscribe(key),
         }
     }
+
+    /// Like [`subscribe`](Self::subscribe) when a run is in progress on `key` (replayed
+    /// from its `start`); `None` when no run is. Fails only when Redis cannot be read.
+    pub async fn resume(&self, key: &str) -> Result<Option<BoxStream<'static, Value>>, String> {
+        match &self.backend {
+            Backend::Memory(m) => Ok(m.resume(key)),
+            Backend::Redis(r) => r.resume(key).await,
+        }
+    }
 }
 
 /// The in-memory backend.
@@ -137,14 +146,13 @@ impl Memory {
     fn subscribe(&self, key: &str) -> BoxStream<'static, Value> {
         let mut threads = self.threads.lock().expect("buffer lock");
         self.sweep(&mut threads);
-        let entry = threads.entry(key.to_string()).or_insert_with(Entry::new);
-        let replay = if entry.running {
-            entry.chunks.clone()
-        } else {
-            Vec::new()
-        };
-        let live = BroadcastStream::new(entry.tx.subscribe()).filter_map(|c| async move { c.ok() });
-        stream::iter(replay).chain(live).boxed()
+        follow(threads.entry(key.to_string()).or_insert_with(Entry::new))
+    }
+
+    fn resume(&self, key: &str) -> Option<BoxStream<'static, Value>> {
+        let mut threads = self.threads.lock().expect("buffer lock");
+        self.sweep(&mut threads);
+        threads.get(key).filter(|e| e.running).map(follow)
     }
 
     /// Drops entries idle for longer than the retention (finished runs, and threads that
@@ -158,6 +166,17 @@ impl Memory {
             !(expired && e.tx.receiver_count() == 0)
         });
     }
+}
+
+/// The entry's running run replayed (none when idle), then its chunks live.
+fn follow(entry: &Entry) -> BoxStream<'static, Value> {
+    let replay = if entry.running {
+        entry.chunks.clone()
+    } else {
+        Vec::new()
+    };
+    let live = BroadcastStream::new(entry.tx.subscribe()).filter_map(|c| async move { c.ok() });
+    stream::iter(replay).chain(live).boxed()
 }
 
 #[cfg(test)]

@@ -5,10 +5,12 @@ use std::convert::Infallible;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
+use axum::http::header::ACCEPT;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
 use serde_json::{Value, json};
 
 use super::buffer::StreamBuffer;
@@ -186,8 +188,12 @@ async fn supervised(
     }
 }
 
-/// The thread's live run stream in the AI SDK UI message stream format. The stream stays
-/// open across runs (`finish` marks the end of each) with keep-alive comments.
+/// The thread's live run stream in the AI SDK UI message stream format.
+///
+/// A request accepting `text/event-stream` gets the thread's tail: kept open across runs
+/// (`finish` marks the end of each) with keep-alive comments, the run in progress replayed
+/// from its `start`. Any other request is a reconnection (the AI SDK's resume): the run in
+/// progress, replayed, until its `finish`; 204 when no run is in progress.
 pub async fn stream(
     State(state): State<AppState>,
     Path((org, thread_id)): Path<(String, String)>,
@@ -195,12 +201,17 @@ pub async fn stream(
 ) -> Result<Response, ApiError> {
     let (principal, thread) = member_thread(&state, &headers, &org, &thread_id).await?;
     let key = format!("{}:{}", principal.org.id, thread.id);
-    let chunks = state
-        .pilot
-        .buffer
-        .subscribe(&key)
-        .map(|chunk| Ok::<_, Infallible>(Event::default().data(chunk.to_string())));
-    let sse = Sse::new(chunks).keep_alive(
+    let buffer = &state.pilot.buffer;
+    let chunks = if accepts_event_stream(&headers) {
+        buffer.subscribe(&key)
+    } else {
+        let Some(run) = buffer.resume(&key).await.map_err(ApiError::Unavailable)? else {
+            return Ok(StatusCode::NO_CONTENT.into_response());
+        };
+        until_finish(run)
+    };
+    let events = chunks.map(|chunk| Ok::<_, Infallible>(Event::default().data(chunk.to_string())));
+    let sse = Sse::new(events).keep_alive(
         KeepAlive::new()
             .interval(state.config.keepalive)
             .text("keepalive"),
@@ -215,6 +226,34 @@ pub async fn stream(
     );
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     Ok(response)
+}
+
+/// Whether the request names `text/event-stream` in `Accept` (a tail reader).
+fn accepts_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|media| {
+            media
+                .split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"))
+        })
+}
+
+/// `chunks` up to and including the first `finish`, where it ends.
+fn until_finish(chunks: BoxStream<'static, Value>) -> BoxStream<'static, Value> {
+    futures_util::stream::unfold((chunks, false), |(mut chunks, finished)| async move {
+        if finished {
+            return None;
+        }
+        let chunk = chunks.next().await?;
+        let finished = chunk["type"] == "finish";
+        Some((chunk, (chunks, finished)))
+    })
+    .boxed()
 }
 
 #[cfg(test)]
