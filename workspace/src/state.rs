@@ -55,10 +55,6 @@ impl AppState {
     /// builds the clients. Must run inside a tokio runtime.
     pub async fn from_config(config: Config) -> Result<Self, StartError> {
         let store = Store::connect(&config.database_url).await?;
-        let orphaned = store.fail_orphaned_runs().await?;
-        if orphaned > 0 {
-            tracing::warn!(orphaned, "runs interrupted by a restart were marked failed");
-        }
         let extra_roots = match &config.upstream_ca_file {
             Some(path) => Some(std::fs::read(path).map_err(|e| {
                 StartError::Setup(format!("PLATFORM_UPSTREAM_CA_FILE {}: {e}", path.display()))
@@ -67,6 +63,16 @@ impl AppState {
         };
         let upstream = Upstream::new(extra_roots.as_deref()).map_err(StartError::Setup)?;
         let pilot = Pilot::new(&config).await.map_err(StartError::Setup)?;
+        let orphaned = store.fail_orphaned_runs().await?;
+        if !orphaned.is_empty() {
+            tracing::warn!(
+                orphaned = orphaned.len(),
+                "runs interrupted by a restart were marked failed"
+            );
+        }
+        for (org_id, thread_id) in &orphaned {
+            pilot.interrupted(&format!("{org_id}:{thread_id}"), "the run was interrupted");
+        }
         Ok(Self {
             vault: Vault::new(&config.encryption_key),
             audit: AuditSink::start(store.clone()),

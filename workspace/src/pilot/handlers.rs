@@ -13,7 +13,7 @@ use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use serde_json::{Value, json};
 
-use super::buffer::StreamBuffer;
+use super::Pilot;
 use super::queue::MAX_QUEUED_RUNS;
 use super::request::validate;
 use super::run::{RunJob, execute};
@@ -152,7 +152,7 @@ async fn worker(state: AppState, key: String) {
             let state = state.clone();
             async move { execute(&state, job).await }
         };
-        let status = supervised(&state.pilot.buffer, &key, run).await;
+        let status = supervised(&state.pilot, &key, run).await;
         let _admission = queue.admit(&key).await;
         if queue.finish_if_idle(&key) {
             if let Err(error) = state
@@ -170,7 +170,7 @@ async fn worker(state: AppState, key: String) {
 /// Runs `run` in its own task. A panic does not take the thread's worker down: it is
 /// logged, the stream gets an `error` and a `finish` chunk, and the run counts as failed.
 async fn supervised(
-    buffer: &StreamBuffer,
+    pilot: &Pilot,
     key: &str,
     run: impl Future<Output = ThreadStatus> + Send + 'static,
 ) -> ThreadStatus {
@@ -178,11 +178,7 @@ async fn supervised(
         Ok(status) => status,
         Err(error) => {
             tracing::error!(thread.key = %key, %error, "run task failed");
-            buffer.publish(
-                key,
-                json!({ "type": "error", "errorText": "the run stopped unexpectedly" }),
-            );
-            buffer.publish(key, json!({ "type": "finish" }));
+            pilot.interrupted(key, "the run stopped unexpectedly");
             ThreadStatus::Failed
         }
     }
@@ -258,28 +254,29 @@ fn until_finish(chunks: BoxStream<'static, Value>) -> BoxStream<'static, Value> 
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use futures_util::StreamExt;
 
     use super::*;
+    use crate::config::Config;
 
     #[tokio::test]
     async fn a_panicking_run_fails_and_finishes_its_stream() {
-        let buffer = StreamBuffer::new(Duration::from_secs(60));
-        let mut chunks = buffer.subscribe("o:t");
+        let pilot = Pilot::new(&Config::new("sqlite://unused.db", [0; 32]))
+            .await
+            .unwrap();
+        let mut chunks = pilot.buffer.subscribe("o:t");
         let run = async {
             if uuid::Uuid::new_v4().is_nil() {
                 return ThreadStatus::Completed;
             }
             panic!("boom")
         };
-        assert_eq!(supervised(&buffer, "o:t", run).await, ThreadStatus::Failed);
+        assert_eq!(supervised(&pilot, "o:t", run).await, ThreadStatus::Failed);
         assert_eq!(chunks.next().await.unwrap()["type"], "error");
         assert_eq!(chunks.next().await.unwrap()["type"], "finish");
         let fine = async { ThreadStatus::Completed };
         assert_eq!(
-            supervised(&buffer, "o:t", fine).await,
+            supervised(&pilot, "o:t", fine).await,
             ThreadStatus::Completed
         );
     }

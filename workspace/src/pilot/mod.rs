@@ -39,4 +39,15 @@ impl Pilot {
             queue: RunQueue::default(),
         })
     }
+
+    /// Ends the stream of the run on `key` that stopped before finishing: its readers get
+    /// an `error` chunk with `message` and a `finish` chunk.
+    pub fn interrupted(&self, key: &str, message: &str) {
+        self.buffer.publish(
+            key,
+            serde_json::json!({ "type": "error", "errorText": message }),
+        );
+        self.buffer
+            .publish(key, serde_json::json!({ "type": "finish" }));
+    }
 }

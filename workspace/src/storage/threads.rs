@@ -210,15 +210,19 @@ impl Store {
         Ok(())
     }
 
-    /// Marks every `in_progress` thread `failed`: their runs died with a previous process.
-    pub async fn fail_orphaned_runs(&self) -> StoreResult<u64> {
-        let done = sqlx::query(
-            "UPDATE threads SET status = 'failed', updated_at = $1 WHERE status = 'in_progress'",
+    /// Marks every `in_progress` thread `failed` (their runs died with a previous process)
+    /// and returns them as `(org id, thread id)`.
+    pub async fn fail_orphaned_runs(&self) -> StoreResult<Vec<(String, String)>> {
+        sqlx::query(
+            "UPDATE threads SET status = 'failed', updated_at = $1 WHERE status = 'in_progress' \
+             RETURNING org_id, id",
         )
         .bind(now_ms())
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected())
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|row| Ok((row.try_get("org_id")?, row.try_get("id")?)))
+        .collect()
     }
 
     /// Inserts or replaces a message of a thread (assistant messages grow step by step).

@@ -10,7 +10,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 use crate::both_backends;
-use crate::common::{Backend, Db, ENCRYPTION_KEY_B64, call, database};
+use crate::common::{Backend, Db, ENCRYPTION_KEY_B64, call, database, read_chunks};
 use crate::{llm_double, mcp_double};
 
 both_backends!(kill_9_restart_keeps_committed_data);
@@ -282,6 +282,94 @@ async fn kill_9_restart_keeps_committed_data(backend: Backend) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("the run after the restart did not complete");
+}
+
+/// A run whose server is killed mid-run: a reader on another server, sharing the database
+/// and Redis, sees the run's stream end with `error` and `finish` once it is marked failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupted_run_ends_its_stream() {
+    let db = database(Backend::Postgres).await;
+    let owner = String::from_utf8(init(&db, "acme").stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let llm = llm_double::start().await;
+    let redis = std::env::var("SITEFILE_TEST_REDIS_URL").expect(
+        "SITEFILE_TEST_REDIS_URL is not set: Redis tests need a server. \
+         Run scripts/test.sh, or `source scripts/services.sh && services_start` first.",
+    );
+    let env = [
+        ("PLATFORM_LLM_BASE_URL", llm.base_url.clone()),
+        ("PLATFORM_LLM_MODEL", "m".to_string()),
+        ("PLATFORM_REDIS_URL", redis),
+    ];
+    let mut a = serve(&db, &env).await;
+    let b = serve(&db, &env).await;
+    let (_, agent) = tool(
+        &a.base,
+        &owner,
+        "COLLECTION_VIRTUAL_MCP_CREATE",
+        json!({ "data": { "title": "a", "connections": [] } }),
+    )
+    .await;
+    let agent = agent["item"]["id"].as_str().unwrap().to_string();
+    let thread = format!("t-{}", uuid::Uuid::new_v4().simple());
+    tool(
+        &a.base,
+        &owner,
+        "COLLECTION_THREADS_CREATE",
+        json!({ "data": { "id": thread, "virtual_mcp_id": agent } }),
+    )
+    .await;
+    let client = reqwest::Client::new();
+    let stream_url = format!("{}/api/acme/pilot/threads/{thread}/stream", b.base);
+    let tail = client
+        .get(&stream_url)
+        .bearer_auth(&owner)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    let reader = tokio::spawn(read_chunks(tail, |c| c["type"] == "finish"));
+    let r = client
+        .post(format!("{}/api/acme/pilot/threads/{thread}/messages", a.base))
+        .bearer_auth(&owner)
+        .json(&json!({ "messages": [{ "role": "user", "parts": [{ "type": "text", "text": "please stall" }] }], "agent": { "id": agent } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    // Killed once B sees the run in progress.
+    let mut running = false;
+    for _ in 0..200 {
+        let resume = client
+            .get(&stream_url)
+            .bearer_auth(&owner)
+            .send()
+            .await
+            .unwrap();
+        if resume.status() == 200 {
+            running = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(running, "the run never started");
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    let _restarted = serve(&db, &env).await;
+    let (chunks, _) = reader.await.unwrap();
+    let types: Vec<&str> = chunks.iter().map(|c| c["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"start"), "{types:?}");
+    assert_eq!(&types[types.len() - 2..], ["error", "finish"], "{types:?}");
+    let (_, got) = tool(
+        &b.base,
+        &owner,
+        "COLLECTION_THREADS_GET",
+        json!({ "id": thread }),
+    )
+    .await;
+    assert_eq!(got["item"]["status"], "failed");
 }
 
 /// Bodies received by the OTLP double.
