@@ -58,6 +58,9 @@ pub struct Config {
     pub stream_retention: Duration,
     /// Interval of SSE keep-alive comments (`PLATFORM_STREAM_KEEPALIVE_MS`, default 15000).
     pub keepalive: Duration,
+    /// How long a server's ownership of its runs lasts unrenewed; renewed every third of it
+    /// (`PLATFORM_RUN_LEASE_MS`, default 30000).
+    pub run_lease: Duration,
 }
 
 impl Config {
@@ -72,6 +75,7 @@ impl Config {
             upstream_ca_file: None,
             stream_retention: Duration::from_secs(300),
             keepalive: Duration::from_secs(15),
+            run_lease: Duration::from_secs(30),
         }
     }
 
@@ -115,6 +119,12 @@ impl Config {
                 ConfigError::Invalid("PLATFORM_STREAM_KEEPALIVE_MS", "not a number".into())
             })?;
             config.keepalive = Duration::from_millis(ms.max(10));
+        }
+        if let Some(ms) = lookup("PLATFORM_RUN_LEASE_MS") {
+            let ms: u64 = ms.parse().map_err(|_| {
+                ConfigError::Invalid("PLATFORM_RUN_LEASE_MS", "not a number".into())
+            })?;
+            config.run_lease = Duration::from_millis(ms.max(30));
         }
         Ok(config)
     }

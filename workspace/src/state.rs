@@ -51,8 +51,9 @@ impl AppState {
         Self::from_config(Config::from_env()?).await
     }
 
-    /// Opens the database (migrating it), fails runs orphaned by a previous process and
-    /// builds the clients. Must run inside a tokio runtime.
+    /// Opens the database (migrating it), builds the clients, takes this server's run
+    /// lease and fails the runs no live server owns (see [`crate::pilot::lease`]), then keeps
+    /// doing so in the background. Must run inside a tokio runtime.
     pub async fn from_config(config: Config) -> Result<Self, StartError> {
         let store = Store::connect(&config.database_url).await?;
         let extra_roots = match &config.upstream_ca_file {
@@ -63,17 +64,7 @@ impl AppState {
         };
         let upstream = Upstream::new(extra_roots.as_deref()).map_err(StartError::Setup)?;
         let pilot = Pilot::new(&config).await.map_err(StartError::Setup)?;
-        let orphaned = store.fail_orphaned_runs().await?;
-        if !orphaned.is_empty() {
-            tracing::warn!(
-                orphaned = orphaned.len(),
-                "runs interrupted by a restart were marked failed"
-            );
-        }
-        for (org_id, thread_id) in &orphaned {
-            pilot.interrupted(&format!("{org_id}:{thread_id}"), "the run was interrupted");
-        }
-        Ok(Self {
+        let state = Self {
             vault: Vault::new(&config.encryption_key),
             audit: AuditSink::start(store.clone()),
             store,
@@ -82,6 +73,9 @@ impl AppState {
             metrics: ProxyMetrics::default(),
             pilot: Arc::new(pilot),
             config: Arc::new(config),
-        })
+        };
+        crate::pilot::lease::recover(&state).await?;
+        crate::pilot::lease::maintain(state.clone());
+        Ok(state)
     }
 }

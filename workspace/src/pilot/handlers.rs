@@ -109,7 +109,7 @@ pub async fn post_message(
             .await?;
         state
             .store
-            .set_thread_status(org_id, &thread.id, ThreadStatus::InProgress)
+            .claim_thread_runs(org_id, &thread.id, &state.pilot.server_id)
             .await?;
         queue.push(
             &key,

@@ -3,6 +3,7 @@
 
 mod buffer;
 mod handlers;
+pub mod lease;
 mod llm;
 mod queue;
 mod request;
@@ -20,6 +21,8 @@ pub const TIERS: &[&str] = &["fast", "smart", "thinking"];
 
 /// Runs in progress, their stream buffer and the model client.
 pub struct Pilot {
+    /// This server's id, naming the runs it owns (see [`lease`]).
+    pub server_id: String,
     llm: LlmClient,
     buffer: StreamBuffer,
     queue: RunQueue,
@@ -34,6 +37,7 @@ impl Pilot {
             None => StreamBuffer::new(config.stream_retention),
         };
         Ok(Self {
+            server_id: uuid::Uuid::new_v4().to_string(),
             llm: LlmClient::new(&config.llm)?,
             buffer,
             queue: RunQueue::default(),

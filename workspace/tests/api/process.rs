@@ -138,6 +138,7 @@ async fn kill_9_restart_keeps_committed_data(backend: Backend) {
     let env = [
         ("PLATFORM_LLM_BASE_URL", llm.base_url.clone()),
         ("PLATFORM_LLM_MODEL", "m".to_string()),
+        ("PLATFORM_RUN_LEASE_MS", "600".to_string()),
     ];
     let mut server = serve(&db, &env).await;
     let base = server.base.clone();
@@ -205,10 +206,18 @@ async fn kill_9_restart_keeps_committed_data(backend: Backend) {
     let server = serve(&db, &env).await;
     let base = server.base.clone();
     let kept = kept["key"].as_str().unwrap();
-    let (status, thread) = tool(&base, kept, "COLLECTION_THREADS_GET", json!({ "id": "t1" })).await;
-    assert_eq!(status, 200);
+    // The dead server's lease lapses; the new server then fails its run.
+    let mut status = (0, Value::Null);
+    for _ in 0..100 {
+        status = tool(&base, kept, "COLLECTION_THREADS_GET", json!({ "id": "t1" })).await;
+        if status.1["item"]["status"] != "in_progress" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status.0, 200);
     assert_eq!(
-        thread["item"]["status"], "failed",
+        status.1["item"]["status"], "failed",
         "the interrupted run is marked failed"
     );
     assert_eq!(
@@ -284,8 +293,9 @@ async fn kill_9_restart_keeps_committed_data(backend: Backend) {
     panic!("the run after the restart did not complete");
 }
 
-/// A run whose server is killed mid-run: a reader on another server, sharing the database
-/// and Redis, sees the run's stream end with `error` and `finish` once it is marked failed.
+/// A run whose server is killed mid-run: the other server, sharing the database and Redis,
+/// fails it once the dead server's lease lapses, and a reader there sees the run's stream end
+/// with `error` and `finish`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interrupted_run_ends_its_stream() {
     let db = database(Backend::Postgres).await;
@@ -302,6 +312,7 @@ async fn interrupted_run_ends_its_stream() {
         ("PLATFORM_LLM_BASE_URL", llm.base_url.clone()),
         ("PLATFORM_LLM_MODEL", "m".to_string()),
         ("PLATFORM_REDIS_URL", redis),
+        ("PLATFORM_RUN_LEASE_MS", "600".to_string()),
     ];
     let mut a = serve(&db, &env).await;
     let b = serve(&db, &env).await;
@@ -357,7 +368,6 @@ async fn interrupted_run_ends_its_stream() {
     assert!(running, "the run never started");
     a.child.kill().unwrap();
     a.child.wait().unwrap();
-    let _restarted = serve(&db, &env).await;
     let (chunks, _) = reader.await.unwrap();
     let types: Vec<&str> = chunks.iter().map(|c| c["type"].as_str().unwrap()).collect();
     assert_eq!(types.first(), Some(&"start"), "{types:?}");

@@ -17,7 +17,8 @@ both_backends!(
     queued_runs_keep_post_order,
     queue_is_bounded,
     keepalive_comments,
-    resume_without_a_run_is_204
+    resume_without_a_run_is_204,
+    a_starting_server_leaves_live_runs_alone
 );
 
 pub(crate) fn user(text: &str) -> Value {
@@ -577,4 +578,32 @@ async fn resume_without_a_run_is_204(backend: Backend) {
     assert_eq!(resume_stream(api, &api.owner, thread).await.status(), 204);
     // A reader naming `text/event-stream` still gets the tail of an idle thread.
     assert_eq!(open_stream(api, &api.owner, thread).await.status(), 200);
+}
+
+/// A second server starting on the same database leaves the first one's running run alone:
+/// it is still `in_progress`, and then completes with its stream ended normally.
+async fn a_starting_server_leaves_live_runs_alone(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, agent, thread) = (&s.api, &s.agent, &s.thread);
+    let stream = open_stream(api, &api.owner, thread).await;
+    let reader = tokio::spawn(read_chunks(stream, |c| c["type"] == "finish"));
+    let body = json!({ "messages": [user("hold on")], "agent": { "id": agent } });
+    assert_eq!(post(api, &api.owner, thread, body).await.0, 202);
+    provider_requests(&s.llm, 1).await;
+    let second = api.another_server(|_| {}).await;
+    let got = second
+        .ok(
+            &second.owner,
+            "COLLECTION_THREADS_GET",
+            json!({ "id": thread }),
+        )
+        .await;
+    assert_eq!(got["item"]["status"], "in_progress");
+    s.llm.provider.release.notify_one();
+    let (chunks, _) = reader.await.unwrap();
+    assert!(chunks.iter().all(|c| c["type"] != "error"), "{chunks:?}");
+    assert_eq!(
+        wait_settled(&second, &second.owner, thread).await,
+        "completed"
+    );
 }
