@@ -79,10 +79,9 @@ pub async fn serve(config: Config, listen: SocketAddr) -> Result<(), CliError> {
         .await
         .map_err(|e| CliError::Serve(format!("bind {listen}: {e}")))?;
     tracing::info!(%listen, "workspace API listening");
-    axum::serve(listener, crate::router(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| CliError::Serve(e.to_string()))
+    let config = state.config.clone();
+    crate::http::serve(listener, crate::router(state), &config, shutdown_signal()).await;
+    Ok(())
 }
 
 /// `workspace init --org <slug>`: reads the `PLATFORM_*` environment, creates the
