@@ -72,7 +72,9 @@ pub async fn init(config: &Config, slug: &str) -> Result<String, CliError> {
     Ok(value)
 }
 
-/// Serves the workspace API alone on `listen` until Ctrl-C or SIGTERM.
+/// Serves the workspace API alone on `listen` until Ctrl-C or SIGTERM; then this server's
+/// runs are marked failed, every run stream ends, and open requests get a bounded time to
+/// finish.
 pub async fn serve(config: Config, listen: SocketAddr) -> Result<(), CliError> {
     let state = AppState::from_config(config).await?;
     let listener = tokio::net::TcpListener::bind(listen)
@@ -80,7 +82,16 @@ pub async fn serve(config: Config, listen: SocketAddr) -> Result<(), CliError> {
         .map_err(|e| CliError::Serve(format!("bind {listen}: {e}")))?;
     tracing::info!(%listen, "workspace API listening");
     let config = state.config.clone();
-    crate::http::serve(listener, crate::router(state), &config, shutdown_signal()).await;
+    let stopping = state.clone();
+    let shutdown = async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down");
+        if let Err(error) = crate::pilot::lease::stop(&stopping).await {
+            tracing::error!(%error, "runs not stopped cleanly");
+        }
+        stopping.pilot.shutdown.cancel();
+    };
+    crate::http::serve(listener, crate::router(state), &config, shutdown).await;
     Ok(())
 }
 

@@ -68,6 +68,9 @@ pub struct Config {
     pub body_timeout: Duration,
     /// Most connections open at once (`PLATFORM_MAX_CONNECTIONS`, default 512).
     pub max_connections: usize,
+    /// How long a stopping server lets open requests finish
+    /// (`PLATFORM_SHUTDOWN_TIMEOUT_MS`, default 10000).
+    pub shutdown_timeout: Duration,
 }
 
 impl Config {
@@ -86,6 +89,7 @@ impl Config {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_connections: 512,
+            shutdown_timeout: Duration::from_secs(10),
         }
     }
 
@@ -143,6 +147,9 @@ impl Config {
         }
         if let Some(timeout) = millis("PLATFORM_BODY_TIMEOUT_MS", 1)? {
             config.body_timeout = timeout;
+        }
+        if let Some(timeout) = millis("PLATFORM_SHUTDOWN_TIMEOUT_MS", 0)? {
+            config.shutdown_timeout = timeout;
         }
         if let Some(max) = lookup("PLATFORM_MAX_CONNECTIONS") {
             config.max_connections =

@@ -20,7 +20,8 @@ use tower_http::timeout::RequestBodyTimeout;
 use crate::config::Config;
 
 /// Serves `router` on `listener` under `config`'s connection limits until `shutdown`
-/// resolves, then stops accepting and waits for the open connections to finish.
+/// resolves, then stops accepting and lets the open connections finish their requests for
+/// at most [`Config::shutdown_timeout`].
 pub async fn serve(
     listener: TcpListener,
     router: Router,
@@ -54,7 +55,12 @@ pub async fn serve(
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    if tokio::time::timeout(config.shutdown_timeout, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open at the shutdown deadline were dropped");
+    }
 }
 
 /// The next connection once a slot is free; `None` when accepting failed (logged; the

@@ -10,8 +10,9 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
-use futures_util::stream::BoxStream;
+use futures_util::stream::{BoxStream, PollNext, select_with_strategy};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::Pilot;
 use super::queue::MAX_QUEUED_RUNS;
@@ -206,7 +207,8 @@ pub async fn stream(
         };
         until_finish(run)
     };
-    let events = chunks.map(|chunk| Ok::<_, Infallible>(Event::default().data(chunk.to_string())));
+    let events = until_shutdown(chunks, &state.pilot.shutdown)
+        .map(|chunk| Ok::<_, Infallible>(Event::default().data(chunk.to_string())));
     let sse = Sse::new(events).keep_alive(
         KeepAlive::new()
             .interval(state.config.keepalive)
@@ -237,6 +239,23 @@ fn accepts_event_stream(headers: &HeaderMap) -> bool {
                 .next()
                 .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"))
         })
+}
+
+/// `chunks` until `shutdown` is cancelled; chunks already waiting are delivered first, so
+/// the `error` and `finish` of runs stopped by the shutdown reach local readers.
+fn until_shutdown(
+    chunks: BoxStream<'static, Value>,
+    shutdown: &CancellationToken,
+) -> BoxStream<'static, Value> {
+    // `None` marks the end, of the chunks or by the shutdown.
+    let end = futures_util::stream::once(std::future::ready(None));
+    let stop = futures_util::stream::once(shutdown.clone().cancelled_owned()).map(|()| None);
+    select_with_strategy(chunks.map(Some).chain(end), stop, |_: &mut ()| {
+        PollNext::Left
+    })
+    .take_while(|chunk| std::future::ready(chunk.is_some()))
+    .filter_map(std::future::ready)
+    .boxed()
 }
 
 /// `chunks` up to and including the first `finish`, where it ends.

@@ -30,10 +30,34 @@ pub async fn recover(state: &AppState) -> StoreResult<()> {
             "runs whose server stopped were marked failed"
         );
     }
-    for (org_id, thread_id) in &orphaned {
-        pilot.interrupted(&format!("{org_id}:{thread_id}"), "the run was interrupted");
-    }
+    end_streams(state, &orphaned, "the run was interrupted");
     Ok(())
+}
+
+/// Stops this server's runs: marks them `failed`, ends their streams and gives up the
+/// lease, so no other server waits for it to lapse. For a server that is shutting down.
+pub async fn stop(state: &AppState) -> StoreResult<()> {
+    let stopped = state.store.fail_runs_of(&state.pilot.server_id).await?;
+    if !stopped.is_empty() {
+        tracing::warn!(
+            stopped = stopped.len(),
+            "runs stopped by the shutdown were marked failed"
+        );
+    }
+    end_streams(state, &stopped, "the server shut down during the run");
+    state
+        .store
+        .release_server_lease(&state.pilot.server_id)
+        .await
+}
+
+/// Ends the run streams of `threads` (`(org id, thread id)`) with an error `message`.
+fn end_streams(state: &AppState, threads: &[(String, String)], message: &str) {
+    for (org_id, thread_id) in threads {
+        state
+            .pilot
+            .interrupted(&format!("{org_id}:{thread_id}"), message);
+    }
 }
 
 /// Keeps this server's lease and recovers orphaned runs every third of the lease, for as

@@ -23,6 +23,8 @@ pub const TIERS: &[&str] = &["fast", "smart", "thinking"];
 pub struct Pilot {
     /// This server's id, naming the runs it owns (see [`lease`]).
     pub server_id: String,
+    /// Cancelled when the server shuts down: every run stream then ends.
+    pub shutdown: tokio_util::sync::CancellationToken,
     llm: LlmClient,
     buffer: StreamBuffer,
     queue: RunQueue,
@@ -38,6 +40,7 @@ impl Pilot {
         };
         Ok(Self {
             server_id: uuid::Uuid::new_v4().to_string(),
+            shutdown: tokio_util::sync::CancellationToken::new(),
             llm: LlmClient::new(&config.llm)?,
             buffer,
             queue: RunQueue::default(),

@@ -98,6 +98,11 @@ fn thread_from(row: &AnyRow) -> StoreResult<Thread> {
     })
 }
 
+/// `(org id, thread id)` of a row returned by an update of threads.
+fn thread_key(row: &AnyRow) -> StoreResult<(String, String)> {
+    Ok((row.try_get("org_id")?, row.try_get("id")?))
+}
+
 fn message_from(row: &AnyRow) -> StoreResult<Message> {
     let parts: String = row.try_get("parts")?;
     let metadata: Option<String> = row.try_get("metadata")?;
@@ -249,6 +254,20 @@ impl Store {
         Ok(())
     }
 
+    /// Marks `failed` every `in_progress` thread owned by the server `owner` (which is
+    /// stopping) and returns them as `(org id, thread id)`.
+    pub async fn fail_runs_of(&self, owner: &str) -> StoreResult<Vec<(String, String)>> {
+        let rows = sqlx::query(
+            "UPDATE threads SET status = 'failed', run_owner = NULL, updated_at = $2 \
+             WHERE status = 'in_progress' AND run_owner = $1 RETURNING org_id, id",
+        )
+        .bind(owner)
+        .bind(now_ms())
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(thread_key).collect()
+    }
+
     /// Marks `failed` every `in_progress` thread that no server holding a lease at `now`
     /// owns (its runs died with their server), forgets the lapsed leases, and returns the
     /// threads as `(org id, thread id)`.
@@ -264,7 +283,7 @@ impl Store {
         .fetch_all(&self.pool)
         .await?
         .iter()
-        .map(|row| Ok((row.try_get("org_id")?, row.try_get("id")?)))
+        .map(thread_key)
         .collect::<StoreResult<_>>()?;
         sqlx::query("DELETE FROM workspace_servers WHERE lease_until < $1")
             .bind(now)

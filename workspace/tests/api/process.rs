@@ -382,6 +382,105 @@ async fn interrupted_run_ends_its_stream() {
     assert_eq!(got["item"]["status"], "failed");
 }
 
+/// SIGTERM with a run in progress and streams open: the run is marked failed, its stream
+/// ends with `error` and `finish`, an idle stream ends, and the process exits by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_streams_and_exits() {
+    let db = database(Backend::Sqlite).await;
+    let owner = String::from_utf8(init(&db, "acme").stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let llm = llm_double::start().await;
+    let env = [
+        ("PLATFORM_LLM_BASE_URL", llm.base_url.clone()),
+        ("PLATFORM_LLM_MODEL", "m".to_string()),
+    ];
+    let mut server = serve(&db, &env).await;
+    let base = server.base.clone();
+    let (_, agent) = tool(
+        &base,
+        &owner,
+        "COLLECTION_VIRTUAL_MCP_CREATE",
+        json!({ "data": { "title": "a", "connections": [] } }),
+    )
+    .await;
+    let agent = agent["item"]["id"].as_str().unwrap().to_string();
+    for id in ["busy", "idle"] {
+        tool(
+            &base,
+            &owner,
+            "COLLECTION_THREADS_CREATE",
+            json!({ "data": { "id": id, "virtual_mcp_id": agent } }),
+        )
+        .await;
+    }
+    let client = reqwest::Client::new();
+    let tail = |thread: &str| {
+        client
+            .get(format!("{base}/api/acme/pilot/threads/{thread}/stream"))
+            .bearer_auth(&owner)
+            .header("accept", "text/event-stream")
+            .send()
+    };
+    let busy = tail("busy").await.unwrap();
+    let idle = tail("idle").await.unwrap();
+    let r = client
+        .post(format!("{base}/api/acme/pilot/threads/busy/messages"))
+        .bearer_auth(&owner)
+        .json(&json!({ "messages": [{ "role": "user", "parts": [{ "type": "text", "text": "please stall" }] }], "agent": { "id": agent } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    for _ in 0..200 {
+        if !llm.provider.requests.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let term = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let whole = |response: reqwest::Response| async move {
+        tokio::time::timeout(Duration::from_secs(10), response.text())
+            .await
+            .expect("the stream ends")
+            .unwrap()
+    };
+    let busy = whole(busy).await;
+    let chunks: Vec<Value> = busy
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let types: Vec<&str> = chunks.iter().map(|c| c["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"start"), "{types:?}");
+    assert_eq!(&types[types.len() - 2..], ["error", "finish"], "{types:?}");
+    assert!(!whole(idle).await.contains("data:"));
+    let mut exit = None;
+    for _ in 0..200 {
+        exit = server.child.try_wait().unwrap();
+        if exit.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(exit.expect("the process exits").success());
+    // Marked failed at once, with its lease given up: a new server need not wait for it.
+    let server = serve(&db, &env).await;
+    let (_, got) = tool(
+        &server.base,
+        &owner,
+        "COLLECTION_THREADS_GET",
+        json!({ "id": "busy" }),
+    )
+    .await;
+    assert_eq!(got["item"]["status"], "failed");
+}
+
 /// Bodies received by the OTLP double.
 type Received = Arc<Mutex<Vec<String>>>;
 
