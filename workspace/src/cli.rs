@@ -45,18 +45,11 @@ pub async fn init(config: &Config, slug: &str) -> Result<String, CliError> {
     let store = Store::connect(&config.database_url)
         .await
         .map_err(StartError::from)?;
-    if store
-        .org_by_slug(slug)
-        .await
-        .map_err(StartError::from)?
-        .is_some()
-    {
+    let failed = |e| StartError::from(store.error(e));
+    if store.org_by_slug(slug).await.map_err(failed)?.is_some() {
         return Err(CliError::OrgExists(slug.to_string()));
     }
-    let (org, owner) = store
-        .create_org_with_owner(slug)
-        .await
-        .map_err(StartError::from)?;
+    let (org, owner) = store.create_org_with_owner(slug).await.map_err(failed)?;
     let value = generate_api_key();
     let key = ApiKeyRecord {
         id: uuid::Uuid::new_v4().to_string(),
@@ -68,7 +61,7 @@ pub async fn init(config: &Config, slug: &str) -> Result<String, CliError> {
         expires_at: None,
         created_at: now_ms(),
     };
-    store.insert_api_key(&key).await.map_err(StartError::from)?;
+    store.insert_api_key(&key).await.map_err(failed)?;
     Ok(value)
 }
 
@@ -87,6 +80,7 @@ pub async fn serve(config: Config, listen: SocketAddr) -> Result<(), CliError> {
         shutdown_signal().await;
         tracing::info!("shutting down");
         if let Err(error) = crate::pilot::lease::stop(&stopping).await {
+            let error = stopping.store.error(error);
             tracing::error!(%error, "runs not stopped cleanly");
         }
         stopping.pilot.shutdown.cancel();

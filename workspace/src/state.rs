@@ -15,9 +15,9 @@ pub enum StartError {
     /// The `PLATFORM_*` environment is incomplete or invalid.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    /// The database could not be opened or migrated.
-    #[error("database: {0}")]
-    Database(#[from] sqlx::Error),
+    /// The database could not be opened, migrated or read.
+    #[error(transparent)]
+    Database(#[from] crate::storage::DatabaseError),
     /// Another dependency (CA file, Redis, HTTP client) could not be set up.
     #[error("{0}")]
     Setup(String),
@@ -74,7 +74,9 @@ impl AppState {
             pilot: Arc::new(pilot),
             config: Arc::new(config),
         };
-        crate::pilot::lease::recover(&state).await?;
+        crate::pilot::lease::recover(&state)
+            .await
+            .map_err(|e| state.store.error(e))?;
         crate::pilot::lease::maintain(state.clone());
         Ok(state)
     }

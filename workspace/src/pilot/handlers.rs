@@ -161,6 +161,7 @@ async fn worker(state: AppState, key: String) {
                 .set_thread_status(&org_id, &thread_id, status)
                 .await
             {
+                let error = state.store.error(error);
                 tracing::error!(%error, "thread status not saved");
             }
             return;

@@ -70,6 +70,7 @@ pub fn maintain(state: AppState) {
         loop {
             ticks.tick().await;
             if let Err(error) = recover(&state).await {
+                let error = state.store.error(error);
                 tracing::error!(%error, "run lease not renewed");
             }
         }

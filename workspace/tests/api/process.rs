@@ -481,6 +481,42 @@ async fn sigterm_ends_streams_and_exits() {
     assert_eq!(got["item"]["status"], "failed");
 }
 
+/// The database's absolute location is logged at start, and a database that cannot be
+/// opened is named in the error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn database_location_is_logged_and_named_in_errors() {
+    let dir = std::env::temp_dir().join(format!("ws-cwd-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = database(Backend::Sqlite).await;
+    let relative = command(
+        &db,
+        &[("PLATFORM_DATABASE_URL", "sqlite://data/workspace.db".into())],
+    )
+    .current_dir(&dir)
+    .args(["init", "--org", "acme"])
+    .output()
+    .unwrap();
+    assert!(relative.status.success());
+    let log = String::from_utf8_lossy(&relative.stderr);
+    let absolute = format!("sqlite://{}", dir.join("data/workspace.db").display());
+    assert!(log.contains(&absolute), "{log}");
+    let unopenable = command(
+        &db,
+        &[("PLATFORM_DATABASE_URL", "sqlite:///proc/nope/x.db".into())],
+    )
+    .args(["init", "--org", "acme"])
+    .output()
+    .unwrap();
+    assert!(!unopenable.status.success());
+    let error = String::from_utf8_lossy(&unopenable.stderr);
+    assert!(error.contains("sqlite:///proc/nope/x.db"), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+    init(&db, "acme");
+    let server = serve(&db, &[]).await;
+    let log = std::fs::read_to_string(&server.stderr).unwrap();
+    assert!(log.contains(&db.url), "{log}");
+}
+
 /// Bodies received by the OTLP double.
 type Received = Arc<Mutex<Vec<String>>>;
 
