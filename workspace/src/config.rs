@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use base64::Engine;
+
+use crate::clock::Clock;
 use base64::engine::general_purpose::STANDARD;
 
 /// Default database: a SQLite file under `./data/`.
@@ -71,6 +73,8 @@ pub struct Config {
     /// How long a stopping server lets open requests finish
     /// (`PLATFORM_SHUTDOWN_TIMEOUT_MS`, default 10000).
     pub shutdown_timeout: Duration,
+    /// The clock of key expiry, run leases and stream retention (the system clock).
+    pub clock: Clock,
 }
 
 impl Config {
@@ -90,6 +94,7 @@ impl Config {
             body_timeout: Duration::from_secs(30),
             max_connections: 512,
             shutdown_timeout: Duration::from_secs(10),
+            clock: Clock::system(),
         }
     }
 

@@ -32,7 +32,9 @@ async fn member_thread(
     org: &str,
     thread_id: &str,
 ) -> Result<(Principal, Thread), ApiError> {
-    let principal = authenticate(&state.store, headers).await?.required()?;
+    let principal = authenticate(&state.store, &state.config.clock, headers)
+        .await?
+        .required()?;
     principal.require_org(org)?;
     let thread = state
         .store

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use tokio::time::MissedTickBehavior;
 
-use crate::clock::now_ms;
 use crate::config::Config;
 use crate::state::AppState;
 use crate::storage::StoreResult;
@@ -17,7 +16,7 @@ use crate::storage::StoreResult;
 /// Renews this server's lease, then fails the runs of servers whose lease has lapsed.
 pub async fn recover(state: &AppState) -> StoreResult<()> {
     let pilot = &state.pilot;
-    let now = now_ms();
+    let now = state.config.clock.now_ms();
     let lease = i64::try_from(state.config.run_lease.as_millis()).unwrap_or(i64::MAX);
     state
         .store

@@ -36,7 +36,7 @@ impl Pilot {
     pub async fn new(config: &Config) -> Result<Self, String> {
         let buffer = match &config.redis_url {
             Some(url) => StreamBuffer::connect(url, config.stream_retention).await?,
-            None => StreamBuffer::new(config.stream_retention),
+            None => StreamBuffer::new(config.stream_retention, config.clock.clone()),
         };
         Ok(Self {
             server_id: uuid::Uuid::new_v4().to_string(),
