@@ -481,6 +481,49 @@ async fn sigterm_ends_streams_and_exits() {
     assert_eq!(got["item"]["status"], "failed");
 }
 
+/// SIGTERM while a request hangs (its body stalls): the process still exits, once the
+/// shutdown timeout has passed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_exit_is_bounded_by_the_shutdown_timeout() {
+    use tokio::io::AsyncWriteExt;
+    let db = database(Backend::Sqlite).await;
+    let owner = String::from_utf8(init(&db, "acme").stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let env = [
+        ("PLATFORM_SHUTDOWN_TIMEOUT_MS", "300".to_string()),
+        ("PLATFORM_BODY_TIMEOUT_MS", "600000".to_string()),
+    ];
+    let mut server = serve(&db, &env).await;
+    let mut hanging = tokio::net::TcpStream::connect(server.base.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    let head = format!(
+        "POST /api/acme/tools/COLLECTION_THREADS_LIST HTTP/1.1\r\nHost: x\r\n\
+         Authorization: Bearer {owner}\r\nContent-Length: 100\r\n\r\n{{"
+    );
+    hanging.write_all(head.as_bytes()).await.unwrap();
+    // The request is being served (its handler waits for the body) before the signal.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let term = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let mut exit = None;
+    for _ in 0..200 {
+        exit = server.child.try_wait().unwrap();
+        if exit.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(exit.expect("the process exits").success());
+    let log = std::fs::read_to_string(&server.stderr).unwrap();
+    assert!(log.contains("shutdown deadline"), "{log}");
+}
+
 /// The database's absolute location is logged at start, and a database that cannot be
 /// opened is named in the error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
