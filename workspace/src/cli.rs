@@ -45,18 +45,11 @@ pub async fn init(config: &Config, slug: &str) -> Result<String, CliError> {
     let store = Store::connect(&config.database_url)
         .await
         .map_err(StartError::from)?;
-    if store
-        .org_by_slug(slug)
-        .await
-        .map_err(StartError::from)?
-        .is_some()
-    {
+    let failed = |e| StartError::from(store.error(e));
+    if store.org_by_slug(slug).await.map_err(failed)?.is_some() {
         return Err(CliError::OrgExists(slug.to_string()));
     }
-    let (org, owner) = store
-        .create_org_with_owner(slug)
-        .await
-        .map_err(StartError::from)?;
+    let (org, owner) = store.create_org_with_owner(slug).await.map_err(failed)?;
     let value = generate_api_key();
     let key = ApiKeyRecord {
         id: uuid::Uuid::new_v4().to_string(),
@@ -68,21 +61,32 @@ pub async fn init(config: &Config, slug: &str) -> Result<String, CliError> {
         expires_at: None,
         created_at: now_ms(),
     };
-    store.insert_api_key(&key).await.map_err(StartError::from)?;
+    store.insert_api_key(&key).await.map_err(failed)?;
     Ok(value)
 }
 
-/// Serves the workspace API alone on `listen` until Ctrl-C or SIGTERM.
+/// Serves the workspace API alone on `listen` until Ctrl-C or SIGTERM; then this server's
+/// runs are marked failed, every run stream ends, and open requests get a bounded time to
+/// finish.
 pub async fn serve(config: Config, listen: SocketAddr) -> Result<(), CliError> {
     let state = AppState::from_config(config).await?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| CliError::Serve(format!("bind {listen}: {e}")))?;
     tracing::info!(%listen, "workspace API listening");
-    axum::serve(listener, crate::router(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| CliError::Serve(e.to_string()))
+    let config = state.config.clone();
+    let stopping = state.clone();
+    let shutdown = async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down");
+        if let Err(error) = crate::pilot::lease::stop(&stopping).await {
+            let error = stopping.store.error(error);
+            tracing::error!(%error, "runs not stopped cleanly");
+        }
+        stopping.pilot.shutdown.cancel();
+    };
+    crate::http::serve(listener, crate::router(state), &config, shutdown).await;
+    Ok(())
 }
 
 /// `workspace init --org <slug>`: reads the `PLATFORM_*` environment, creates the

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use base64::Engine;
+
+use crate::clock::Clock;
 use base64::engine::general_purpose::STANDARD;
 
 /// Default database: a SQLite file under `./data/`.
@@ -58,6 +60,21 @@ pub struct Config {
     pub stream_retention: Duration,
     /// Interval of SSE keep-alive comments (`PLATFORM_STREAM_KEEPALIVE_MS`, default 15000).
     pub keepalive: Duration,
+    /// How long a server's ownership of its runs lasts unrenewed; renewed every third of it
+    /// (`PLATFORM_RUN_LEASE_MS`, default 30000).
+    pub run_lease: Duration,
+    /// Time allowed for a complete request head, on a new connection or an idle keep-alive
+    /// one (`PLATFORM_HEADER_TIMEOUT_MS`, default 10000).
+    pub header_timeout: Duration,
+    /// Longest silence within a request body (`PLATFORM_BODY_TIMEOUT_MS`, default 30000).
+    pub body_timeout: Duration,
+    /// Most connections open at once (`PLATFORM_MAX_CONNECTIONS`, default 512).
+    pub max_connections: usize,
+    /// How long a stopping server lets open requests finish
+    /// (`PLATFORM_SHUTDOWN_TIMEOUT_MS`, default 10000).
+    pub shutdown_timeout: Duration,
+    /// The clock of key expiry, run leases and stream retention (the system clock).
+    pub clock: Clock,
 }
 
 impl Config {
@@ -72,6 +89,12 @@ impl Config {
             upstream_ca_file: None,
             stream_retention: Duration::from_secs(300),
             keepalive: Duration::from_secs(15),
+            run_lease: Duration::from_secs(30),
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 512,
+            shutdown_timeout: Duration::from_secs(10),
+            clock: Clock::system(),
         }
     }
 
@@ -110,11 +133,40 @@ impl Config {
             })?;
             config.stream_retention = Duration::from_secs(secs);
         }
-        if let Some(ms) = lookup("PLATFORM_STREAM_KEEPALIVE_MS") {
-            let ms: u64 = ms.parse().map_err(|_| {
-                ConfigError::Invalid("PLATFORM_STREAM_KEEPALIVE_MS", "not a number".into())
-            })?;
-            config.keepalive = Duration::from_millis(ms.max(10));
+        let millis = |name: &'static str, min: u64| -> Result<Option<Duration>, ConfigError> {
+            lookup(name)
+                .map(|ms| match ms.parse::<u64>() {
+                    Ok(ms) => Ok(Duration::from_millis(ms.max(min))),
+                    Err(_) => Err(ConfigError::Invalid(name, "not a number".into())),
+                })
+                .transpose()
+        };
+        if let Some(keepalive) = millis("PLATFORM_STREAM_KEEPALIVE_MS", 10)? {
+            config.keepalive = keepalive;
+        }
+        if let Some(lease) = millis("PLATFORM_RUN_LEASE_MS", 30)? {
+            config.run_lease = lease;
+        }
+        if let Some(timeout) = millis("PLATFORM_HEADER_TIMEOUT_MS", 1)? {
+            config.header_timeout = timeout;
+        }
+        if let Some(timeout) = millis("PLATFORM_BODY_TIMEOUT_MS", 1)? {
+            config.body_timeout = timeout;
+        }
+        if let Some(timeout) = millis("PLATFORM_SHUTDOWN_TIMEOUT_MS", 0)? {
+            config.shutdown_timeout = timeout;
+        }
+        if let Some(max) = lookup("PLATFORM_MAX_CONNECTIONS") {
+            config.max_connections =
+                max.parse::<usize>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| {
+                        ConfigError::Invalid(
+                            "PLATFORM_MAX_CONNECTIONS",
+                            "not a positive number".into(),
+                        )
+                    })?;
         }
         Ok(config)
     }

@@ -15,9 +15,9 @@ pub enum StartError {
     /// The `PLATFORM_*` environment is incomplete or invalid.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    /// The database could not be opened or migrated.
-    #[error("database: {0}")]
-    Database(#[from] sqlx::Error),
+    /// The database could not be opened, migrated or read.
+    #[error(transparent)]
+    Database(#[from] crate::storage::DatabaseError),
     /// Another dependency (CA file, Redis, HTTP client) could not be set up.
     #[error("{0}")]
     Setup(String),
@@ -51,14 +51,11 @@ impl AppState {
         Self::from_config(Config::from_env()?).await
     }
 
-    /// Opens the database (migrating it), fails runs orphaned by a previous process and
-    /// builds the clients. Must run inside a tokio runtime.
+    /// Opens the database (migrating it), builds the clients, takes this server's run
+    /// lease and fails the runs no live server owns (see [`crate::pilot::lease`]), then keeps
+    /// doing so in the background. Must run inside a tokio runtime.
     pub async fn from_config(config: Config) -> Result<Self, StartError> {
         let store = Store::connect(&config.database_url).await?;
-        let orphaned = store.fail_orphaned_runs().await?;
-        if orphaned > 0 {
-            tracing::warn!(orphaned, "runs interrupted by a restart were marked failed");
-        }
         let extra_roots = match &config.upstream_ca_file {
             Some(path) => Some(std::fs::read(path).map_err(|e| {
                 StartError::Setup(format!("PLATFORM_UPSTREAM_CA_FILE {}: {e}", path.display()))
@@ -67,7 +64,7 @@ impl AppState {
         };
         let upstream = Upstream::new(extra_roots.as_deref()).map_err(StartError::Setup)?;
         let pilot = Pilot::new(&config).await.map_err(StartError::Setup)?;
-        Ok(Self {
+        let state = Self {
             vault: Vault::new(&config.encryption_key),
             audit: AuditSink::start(store.clone()),
             store,
@@ -76,6 +73,11 @@ impl AppState {
             metrics: ProxyMetrics::default(),
             pilot: Arc::new(pilot),
             config: Arc::new(config),
-        })
+        };
+        crate::pilot::lease::recover(&state)
+            .await
+            .map_err(|e| state.store.error(e))?;
+        crate::pilot::lease::maintain(state.clone());
+        Ok(state)
     }
 }

@@ -4,7 +4,7 @@ use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
 
 use super::Permissions;
-use crate::clock::now_ms;
+use crate::clock::Clock;
 use crate::crypto::{hash_api_key, hashes_equal};
 use crate::error::ApiError;
 use crate::storage::{Organization, Store};
@@ -71,8 +71,13 @@ impl Credential {
     }
 }
 
-/// Reads `Authorization: Bearer <key>` (scheme case-insensitive) and resolves the key.
-pub async fn authenticate(store: &Store, headers: &HeaderMap) -> Result<Credential, ApiError> {
+/// Reads `Authorization: Bearer <key>` (scheme case-insensitive) and resolves the key; a
+/// key whose expiry `clock` has reached is invalid.
+pub async fn authenticate(
+    store: &Store,
+    clock: &Clock,
+    headers: &HeaderMap,
+) -> Result<Credential, ApiError> {
     let Some(value) = headers.get(AUTHORIZATION) else {
         return Ok(Credential::Missing);
     };
@@ -83,7 +88,8 @@ pub async fn authenticate(store: &Store, headers: &HeaderMap) -> Result<Credenti
     let Some((key, org)) = store.api_key_by_hash(&hash).await? else {
         return Ok(Credential::Invalid);
     };
-    if !hashes_equal(&key.key_hash, &hash) || key.expires_at.is_some_and(|at| at <= now_ms()) {
+    if !hashes_equal(&key.key_hash, &hash) || key.expires_at.is_some_and(|at| at <= clock.now_ms())
+    {
         return Ok(Credential::Invalid);
     }
     Ok(Credential::Valid(Principal {

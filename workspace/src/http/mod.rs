@@ -1,7 +1,10 @@
-//! HTTP plumbing shared by every endpoint: bounded JSON bodies and SSE parsing.
+//! HTTP plumbing shared by every endpoint: bounded JSON bodies, SSE parsing, and serving
+//! with connection limits.
 
 mod body;
+mod serve;
 mod sse;
 
 pub use body::{BODY_LIMIT_BYTES, MAX_JSON_DEPTH, parse_json, reject_nul};
+pub use serve::serve;
 pub use sse::SseParser;

@@ -77,7 +77,7 @@ async fn serve(
         Err(response) => return response,
     };
     let id = request.reply_id();
-    let credential = match authenticate(&state.store, headers).await {
+    let credential = match authenticate(&state.store, &state.config.clock, headers).await {
         Ok(credential) => credential,
         Err(error) => return api_error(id, error),
     };

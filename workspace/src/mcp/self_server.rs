@@ -28,7 +28,7 @@ pub async fn self_mcp(
         Err(response) => return response,
     };
     let id = request.reply_id();
-    let principal = match authenticate(&state.store, &headers).await {
+    let principal = match authenticate(&state.store, &state.config.clock, &headers).await {
         Ok(Credential::Valid(principal)) => principal,
         Ok(other) => return unauthorized(id, &resource, matches!(other, Credential::Invalid)),
         Err(error) => return api_error(id, error),

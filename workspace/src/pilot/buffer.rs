@@ -7,12 +7,14 @@ mod redis;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio_stream::wrappers::BroadcastStream;
+
+use crate::clock::Clock;
 
 /// Most chunks kept for one run; later chunks are still delivered live.
 const MAX_CHUNKS: usize = 20_000;
@@ -22,29 +24,33 @@ const CHANNEL_CAPACITY: usize = 4096;
 struct Entry {
     chunks: Vec<Value>,
     running: bool,
-    finished_at: Option<Instant>,
-    /// When the entry was created (a reader may subscribe to a thread that never runs).
-    created_at: Instant,
+    /// When the run finished (epoch ms).
+    finished_at: Option<i64>,
+    /// When the entry was created (epoch ms; a reader may subscribe to a thread that never
+    /// runs).
+    created_at: i64,
     tx: broadcast::Sender<Value>,
 }
 
 impl Entry {
-    fn new() -> Self {
+    fn new(now: i64) -> Self {
         Self {
             chunks: Vec::new(),
             running: false,
             finished_at: None,
-            created_at: Instant::now(),
+            created_at: now,
             tx: broadcast::channel(CHANNEL_CAPACITY).0,
         }
     }
 
-    /// Idle for longer than `retention`: finished that long ago, or never run and created
-    /// that long ago.
-    fn expired(&self, retention: Duration) -> bool {
+    /// Idle at `now` for longer than `retention`: finished that long ago, or never run and
+    /// created that long ago.
+    fn expired(&self, now: i64, retention: Duration) -> bool {
+        let retention = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
+        let older = |at: i64| now.saturating_sub(at) > retention;
         match self.finished_at {
-            Some(at) => at.elapsed() > retention,
-            None => !self.running && self.created_at.elapsed() > retention,
+            Some(at) => older(at),
+            None => !self.running && older(self.created_at),
         }
     }
 }
@@ -60,11 +66,12 @@ enum Backend {
 }
 
 impl StreamBuffer {
-    /// An in-memory buffer keeping finished runs for `retention`.
-    pub fn new(retention: Duration) -> Self {
+    /// An in-memory buffer keeping finished runs for `retention`, as `clock` tells time.
+    pub fn new(retention: Duration, clock: Clock) -> Self {
         Self {
             backend: Backend::Memory(Memory {
                 retention,
+                clock,
                 threads: Mutex::new(HashMap::new()),
             }),
         }
@@ -103,30 +110,46 @@ impl StreamBuffer {
             Backend::Redis(r) => r.subscribe(key),
         }
     }
+
+    /// Like [`subscribe`](Self::subscribe) when a run is in progress on `key` (replayed
+    /// from its `start`); `None` when no run is. Fails only when Redis cannot be read.
+    pub async fn resume(&self, key: &str) -> Result<Option<BoxStream<'static, Value>>, String> {
+        match &self.backend {
+            Backend::Memory(m) => Ok(m.resume(key)),
+            Backend::Redis(r) => r.resume(key).await,
+        }
+    }
 }
 
 /// The in-memory backend.
 struct Memory {
     retention: Duration,
+    clock: Clock,
     threads: Mutex<HashMap<String, Entry>>,
 }
 
 impl Memory {
     fn begin_run(&self, key: &str) {
+        let now = self.clock.now_ms();
         let mut threads = self.threads.lock().expect("buffer lock");
-        self.sweep(&mut threads);
-        let entry = threads.entry(key.to_string()).or_insert_with(Entry::new);
+        self.sweep(&mut threads, now);
+        let entry = threads
+            .entry(key.to_string())
+            .or_insert_with(|| Entry::new(now));
         entry.chunks.clear();
         entry.running = true;
         entry.finished_at = None;
     }
 
     fn publish(&self, key: &str, chunk: Value) {
+        let now = self.clock.now_ms();
         let mut threads = self.threads.lock().expect("buffer lock");
-        let entry = threads.entry(key.to_string()).or_insert_with(Entry::new);
+        let entry = threads
+            .entry(key.to_string())
+            .or_insert_with(|| Entry::new(now));
         if chunk["type"] == "finish" {
             entry.running = false;
-            entry.finished_at = Some(Instant::now());
+            entry.finished_at = Some(now);
         }
         if entry.chunks.len() < MAX_CHUNKS {
             entry.chunks.push(chunk.clone());
@@ -135,23 +158,27 @@ impl Memory {
     }
 
     fn subscribe(&self, key: &str) -> BoxStream<'static, Value> {
+        let now = self.clock.now_ms();
         let mut threads = self.threads.lock().expect("buffer lock");
-        self.sweep(&mut threads);
-        let entry = threads.entry(key.to_string()).or_insert_with(Entry::new);
-        let replay = if entry.running {
-            entry.chunks.clone()
-        } else {
-            Vec::new()
-        };
-        let live = BroadcastStream::new(entry.tx.subscribe()).filter_map(|c| async move { c.ok() });
-        stream::iter(replay).chain(live).boxed()
+        self.sweep(&mut threads, now);
+        follow(
+            threads
+                .entry(key.to_string())
+                .or_insert_with(|| Entry::new(now)),
+        )
+    }
+
+    fn resume(&self, key: &str) -> Option<BoxStream<'static, Value>> {
+        let mut threads = self.threads.lock().expect("buffer lock");
+        self.sweep(&mut threads, self.clock.now_ms());
+        threads.get(key).filter(|e| e.running).map(follow)
     }
 
     /// Drops entries idle for longer than the retention (finished runs, and threads that
     /// were subscribed to but never ran) that nobody is reading.
-    fn sweep(&self, threads: &mut HashMap<String, Entry>) {
+    fn sweep(&self, threads: &mut HashMap<String, Entry>, now: i64) {
         threads.retain(|_, e| {
-            let expired = e.expired(self.retention);
+            let expired = e.expired(now, self.retention);
             if expired {
                 e.chunks.clear();
             }
@@ -160,9 +187,21 @@ impl Memory {
     }
 }
 
+/// The entry's running run replayed (none when idle), then its chunks live.
+fn follow(entry: &Entry) -> BoxStream<'static, Value> {
+    let replay = if entry.running {
+        entry.chunks.clone()
+    } else {
+        Vec::new()
+    };
+    let live = BroadcastStream::new(entry.tx.subscribe()).filter_map(|c| async move { c.ok() });
+    stream::iter(replay).chain(live).boxed()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::ManualClock;
 
     fn entries(buffer: &StreamBuffer) -> usize {
         match &buffer.backend {
@@ -172,17 +211,25 @@ mod tests {
     }
 
     #[test]
-    fn subscriptions_to_threads_that_never_run_are_swept() {
-        // A retention long enough that creating the entries never outlasts it, even on a busy
-        // machine.
-        let retention = Duration::from_millis(1000);
-        let buffer = StreamBuffer::new(retention);
+    fn idle_entries_are_swept_after_the_retention() {
+        let retention = Duration::from_secs(300);
+        let clock = ManualClock::new(1_000_000);
+        let buffer = StreamBuffer::new(retention, clock.clock());
         for i in 0..10 {
             drop(buffer.subscribe(&format!("org:never-{i}")));
         }
         let live = buffer.subscribe("org:reading");
-        assert_eq!(entries(&buffer), 11);
-        std::thread::sleep(retention + Duration::from_millis(200));
+        buffer.begin_run("org:done");
+        buffer.publish("org:done", serde_json::json!({ "type": "finish" }));
+        assert_eq!(entries(&buffer), 12);
+        clock.advance(retention);
+        buffer.begin_run("org:other");
+        assert_eq!(
+            entries(&buffer),
+            13,
+            "nothing is older than the retention yet"
+        );
+        clock.advance(Duration::from_millis(1));
         buffer.begin_run("org:other");
         assert_eq!(
             entries(&buffer),
@@ -190,7 +237,7 @@ mod tests {
             "the reader's entry and the running one stay"
         );
         drop(live);
-        std::thread::sleep(retention + Duration::from_millis(200));
+        clock.advance(retention + Duration::from_millis(1));
         drop(buffer.subscribe("org:x"));
         assert_eq!(
             entries(&buffer),

@@ -5,13 +5,16 @@ use std::convert::Infallible;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
+use axum::http::header::ACCEPT;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
+use futures_util::stream::{BoxStream, PollNext, select_with_strategy};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
-use super::buffer::StreamBuffer;
+use super::Pilot;
 use super::queue::MAX_QUEUED_RUNS;
 use super::request::validate;
 use super::run::{RunJob, execute};
@@ -29,7 +32,9 @@ async fn member_thread(
     org: &str,
     thread_id: &str,
 ) -> Result<(Principal, Thread), ApiError> {
-    let principal = authenticate(&state.store, headers).await?.required()?;
+    let principal = authenticate(&state.store, &state.config.clock, headers)
+        .await?
+        .required()?;
     principal.require_org(org)?;
     let thread = state
         .store
@@ -107,7 +112,7 @@ pub async fn post_message(
             .await?;
         state
             .store
-            .set_thread_status(org_id, &thread.id, ThreadStatus::InProgress)
+            .claim_thread_runs(org_id, &thread.id, &state.pilot.server_id)
             .await?;
         queue.push(
             &key,
@@ -150,7 +155,7 @@ async fn worker(state: AppState, key: String) {
             let state = state.clone();
             async move { execute(&state, job).await }
         };
-        let status = supervised(&state.pilot.buffer, &key, run).await;
+        let status = supervised(&state.pilot, &key, run).await;
         let _admission = queue.admit(&key).await;
         if queue.finish_if_idle(&key) {
             if let Err(error) = state
@@ -158,6 +163,7 @@ async fn worker(state: AppState, key: String) {
                 .set_thread_status(&org_id, &thread_id, status)
                 .await
             {
+                let error = state.store.error(error);
                 tracing::error!(%error, "thread status not saved");
             }
             return;
@@ -168,7 +174,7 @@ async fn worker(state: AppState, key: String) {
 /// Runs `run` in its own task. A panic does not take the thread's worker down: it is
 /// logged, the stream gets an `error` and a `finish` chunk, and the run counts as failed.
 async fn supervised(
-    buffer: &StreamBuffer,
+    pilot: &Pilot,
     key: &str,
     run: impl Future<Output = ThreadStatus> + Send + 'static,
 ) -> ThreadStatus {
@@ -176,18 +182,18 @@ async fn supervised(
         Ok(status) => status,
         Err(error) => {
             tracing::error!(thread.key = %key, %error, "run task failed");
-            buffer.publish(
-                key,
-                json!({ "type": "error", "errorText": "the run stopped unexpectedly" }),
-            );
-            buffer.publish(key, json!({ "type": "finish" }));
+            pilot.interrupted(key, "the run stopped unexpectedly");
             ThreadStatus::Failed
         }
     }
 }
 
-/// The thread's live run stream in the AI SDK UI message stream format. The stream stays
-/// open across runs (`finish` marks the end of each) with keep-alive comments.
+/// The thread's live run stream in the AI SDK UI message stream format.
+///
+/// A request accepting `text/event-stream` gets the thread's tail: kept open across runs
+/// (`finish` marks the end of each) with keep-alive comments, the run in progress replayed
+/// from its `start`. Any other request is a reconnection (the AI SDK's resume): the run in
+/// progress, replayed, until its `finish`; 204 when no run is in progress.
 pub async fn stream(
     State(state): State<AppState>,
     Path((org, thread_id)): Path<(String, String)>,
@@ -195,12 +201,18 @@ pub async fn stream(
 ) -> Result<Response, ApiError> {
     let (principal, thread) = member_thread(&state, &headers, &org, &thread_id).await?;
     let key = format!("{}:{}", principal.org.id, thread.id);
-    let chunks = state
-        .pilot
-        .buffer
-        .subscribe(&key)
+    let buffer = &state.pilot.buffer;
+    let chunks = if accepts_event_stream(&headers) {
+        buffer.subscribe(&key)
+    } else {
+        let Some(run) = buffer.resume(&key).await.map_err(ApiError::Unavailable)? else {
+            return Ok(StatusCode::NO_CONTENT.into_response());
+        };
+        until_finish(run)
+    };
+    let events = until_shutdown(chunks, &state.pilot.shutdown)
         .map(|chunk| Ok::<_, Infallible>(Event::default().data(chunk.to_string())));
-    let sse = Sse::new(chunks).keep_alive(
+    let sse = Sse::new(events).keep_alive(
         KeepAlive::new()
             .interval(state.config.keepalive)
             .text("keepalive"),
@@ -217,30 +229,76 @@ pub async fn stream(
     Ok(response)
 }
 
+/// Whether the request names `text/event-stream` in `Accept` (a tail reader).
+fn accepts_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|media| {
+            media
+                .split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"))
+        })
+}
+
+/// `chunks` until `shutdown` is cancelled; chunks already waiting are delivered first, so
+/// the `error` and `finish` of runs stopped by the shutdown reach local readers.
+fn until_shutdown(
+    chunks: BoxStream<'static, Value>,
+    shutdown: &CancellationToken,
+) -> BoxStream<'static, Value> {
+    // `None` marks the end, of the chunks or by the shutdown.
+    let end = futures_util::stream::once(std::future::ready(None));
+    let stop = futures_util::stream::once(shutdown.clone().cancelled_owned()).map(|()| None);
+    select_with_strategy(chunks.map(Some).chain(end), stop, |_: &mut ()| {
+        PollNext::Left
+    })
+    .take_while(|chunk| std::future::ready(chunk.is_some()))
+    .filter_map(std::future::ready)
+    .boxed()
+}
+
+/// `chunks` up to and including the first `finish`, where it ends.
+fn until_finish(chunks: BoxStream<'static, Value>) -> BoxStream<'static, Value> {
+    futures_util::stream::unfold((chunks, false), |(mut chunks, finished)| async move {
+        if finished {
+            return None;
+        }
+        let chunk = chunks.next().await?;
+        let finished = chunk["type"] == "finish";
+        Some((chunk, (chunks, finished)))
+    })
+    .boxed()
+}
+
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use futures_util::StreamExt;
 
     use super::*;
+    use crate::config::Config;
 
     #[tokio::test]
     async fn a_panicking_run_fails_and_finishes_its_stream() {
-        let buffer = StreamBuffer::new(Duration::from_secs(60));
-        let mut chunks = buffer.subscribe("o:t");
+        let pilot = Pilot::new(&Config::new("sqlite://unused.db", [0; 32]))
+            .await
+            .unwrap();
+        let mut chunks = pilot.buffer.subscribe("o:t");
         let run = async {
             if uuid::Uuid::new_v4().is_nil() {
                 return ThreadStatus::Completed;
             }
             panic!("boom")
         };
-        assert_eq!(supervised(&buffer, "o:t", run).await, ThreadStatus::Failed);
+        assert_eq!(supervised(&pilot, "o:t", run).await, ThreadStatus::Failed);
         assert_eq!(chunks.next().await.unwrap()["type"], "error");
         assert_eq!(chunks.next().await.unwrap()["type"], "finish");
         let fine = async { ThreadStatus::Completed };
         assert_eq!(
-            supervised(&buffer, "o:t", fine).await,
+            supervised(&pilot, "o:t", fine).await,
             ThreadStatus::Completed
         );
     }

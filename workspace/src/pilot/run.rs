@@ -91,6 +91,7 @@ impl Transcript<'_> {
             .upsert_message(self.org_id, &self.message)
             .await
         {
+            let error = self.state.store.error(error);
             tracing::error!(%error, "assistant message not saved");
         }
     }

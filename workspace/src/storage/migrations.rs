@@ -8,8 +8,14 @@ use crate::clock::now_ms;
 /// The migrations of one backend: `(version, script)`.
 fn scripts(backend: Backend) -> &'static [(i64, &'static str)] {
     match backend {
-        Backend::Sqlite => &[(1, include_str!("sql/sqlite/001_init.sql"))],
-        Backend::Postgres => &[(1, include_str!("sql/postgres/001_init.sql"))],
+        Backend::Sqlite => &[
+            (1, include_str!("sql/sqlite/001_init.sql")),
+            (2, include_str!("sql/sqlite/002_run_owner.sql")),
+        ],
+        Backend::Postgres => &[
+            (1, include_str!("sql/postgres/001_init.sql")),
+            (2, include_str!("sql/postgres/002_run_owner.sql")),
+        ],
     }
 }
 

@@ -24,6 +24,24 @@ pub use connections::{Connection, ConnectionStatus, DEFAULT_TOOL_TIMEOUT_MS};
 pub use orgs::{Member, Organization};
 pub use threads::{Message, Thread, ThreadStatus};
 
+/// The place `url` names, for logs and errors: a SQLite path made absolute, a PostgreSQL
+/// URL without its password.
+fn location(url: &str) -> String {
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.into());
+        return format!("sqlite://{}", path.display());
+    }
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            if parsed.password().is_some() {
+                let _ = parsed.set_password(Some("***"));
+            }
+            parsed.to_string()
+        }
+        Err(_) => url.to_string(),
+    }
+}
+
 /// Which database engine backs the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -36,25 +54,55 @@ pub enum Backend {
 /// A storage failure (connection, query or migration).
 pub type StoreResult<T> = Result<T, sqlx::Error>;
 
+/// A storage failure with the database it happened on.
+#[derive(Debug, thiserror::Error)]
+#[error("database {location}: {source}")]
+pub struct DatabaseError {
+    /// Where the database is (see [`Store::location`]).
+    pub location: String,
+    /// What failed.
+    #[source]
+    pub source: sqlx::Error,
+}
+
 /// The workspace database: organizations, members, keys, connections, agents, threads,
 /// messages and the audit log.
 #[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    location: String,
 }
 
 impl Store {
     /// Connects to `sqlite://<path>` (the file and its directory are created) or
-    /// `postgres://...`, and applies pending migrations.
-    pub async fn connect(url: &str) -> StoreResult<Self> {
+    /// `postgres://...`, applies pending migrations and logs where the database is. Every
+    /// failure names that place.
+    pub async fn connect(url: &str) -> Result<Self, DatabaseError> {
+        let location = location(url);
+        let fail = |source| DatabaseError {
+            location: location.clone(),
+            source,
+        };
+        let store = Self::open(url, location.clone()).await.map_err(fail)?;
+        migrations::run(&store).await.map_err(fail)?;
+        tracing::info!(database = %store.location, "workspace database opened");
+        Ok(store)
+    }
+
+    async fn open(url: &str, location: String) -> StoreResult<Self> {
         sqlx::any::install_default_drivers();
         let (backend, url) = if let Some(path) = url.strip_prefix("sqlite://") {
             if let Some(dir) = Path::new(path)
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
             {
-                std::fs::create_dir_all(dir).map_err(sqlx::Error::Io)?;
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    sqlx::Error::Io(std::io::Error::new(
+                        e.kind(),
+                        format!("cannot create the directory {}: {e}", dir.display()),
+                    ))
+                })?;
             }
             (Backend::Sqlite, format!("sqlite://{path}?mode=rwc"))
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
@@ -89,13 +137,47 @@ impl Store {
                     .await?
             }
         };
-        let store = Self { pool, backend };
-        migrations::run(&store).await?;
-        Ok(store)
+        Ok(Self {
+            pool,
+            backend,
+            location,
+        })
+    }
+
+    /// Where the database is: `sqlite://` and the file's absolute path, or the PostgreSQL URL
+    /// without its password.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// `source` as a failure of this database.
+    pub fn error(&self, source: sqlx::Error) -> DatabaseError {
+        DatabaseError {
+            location: self.location.clone(),
+            source,
+        }
     }
 
     /// The engine behind this store.
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_are_absolute_and_hide_passwords() {
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            location("sqlite://data/workspace.db"),
+            format!("sqlite://{}", cwd.join("data/workspace.db").display())
+        );
+        assert_eq!(location("sqlite:///srv/x.db"), "sqlite:///srv/x.db");
+        let pg = location("postgres://app:s3cret@db.internal:5432/ws");
+        assert!(!pg.contains("s3cret"), "{pg}");
+        assert!(pg.contains("app:***@db.internal:5432/ws"), "{pg}");
     }
 }

@@ -98,6 +98,11 @@ fn thread_from(row: &AnyRow) -> StoreResult<Thread> {
     })
 }
 
+/// `(org id, thread id)` of a row returned by an update of threads.
+fn thread_key(row: &AnyRow) -> StoreResult<(String, String)> {
+    Ok((row.try_get("org_id")?, row.try_get("id")?))
+}
+
 fn message_from(row: &AnyRow) -> StoreResult<Message> {
     let parts: String = row.try_get("parts")?;
     let metadata: Option<String> = row.try_get("metadata")?;
@@ -191,7 +196,8 @@ impl Store {
         Ok((items, total))
     }
 
-    /// Sets the status of a thread.
+    /// Sets the final status of a thread's runs (`completed` or `failed`); no server owns
+    /// a run on it any more.
     pub async fn set_thread_status(
         &self,
         org_id: &str,
@@ -199,7 +205,8 @@ impl Store {
         status: ThreadStatus,
     ) -> StoreResult<()> {
         sqlx::query(
-            "UPDATE threads SET status = $3, updated_at = $4 WHERE org_id = $1 AND id = $2",
+            "UPDATE threads SET status = $3, run_owner = NULL, updated_at = $4 \
+             WHERE org_id = $1 AND id = $2",
         )
         .bind(org_id)
         .bind(id)
@@ -210,15 +217,79 @@ impl Store {
         Ok(())
     }
 
-    /// Marks every `in_progress` thread `failed`: their runs died with a previous process.
-    pub async fn fail_orphaned_runs(&self) -> StoreResult<u64> {
-        let done = sqlx::query(
-            "UPDATE threads SET status = 'failed', updated_at = $1 WHERE status = 'in_progress'",
+    /// Marks a thread `in_progress`, its runs owned by the server `owner`.
+    pub async fn claim_thread_runs(&self, org_id: &str, id: &str, owner: &str) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE threads SET status = 'in_progress', run_owner = $3, updated_at = $4 \
+             WHERE org_id = $1 AND id = $2",
         )
+        .bind(org_id)
+        .bind(id)
+        .bind(owner)
         .bind(now_ms())
         .execute(&self.pool)
         .await?;
-        Ok(done.rows_affected())
+        Ok(())
+    }
+
+    /// Renews the lease of the server `id` until `until` (epoch ms).
+    pub async fn renew_server_lease(&self, id: &str, until: i64) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO workspace_servers (id, lease_until) VALUES ($1, $2) \
+             ON CONFLICT (id) DO UPDATE SET lease_until = $2",
+        )
+        .bind(id)
+        .bind(until)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Gives up the lease of the server `id`: its runs count as orphaned at once.
+    pub async fn release_server_lease(&self, id: &str) -> StoreResult<()> {
+        sqlx::query("DELETE FROM workspace_servers WHERE id = $1")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Marks `failed` every `in_progress` thread owned by the server `owner` (which is
+    /// stopping) and returns them as `(org id, thread id)`.
+    pub async fn fail_runs_of(&self, owner: &str) -> StoreResult<Vec<(String, String)>> {
+        let rows = sqlx::query(
+            "UPDATE threads SET status = 'failed', run_owner = NULL, updated_at = $2 \
+             WHERE status = 'in_progress' AND run_owner = $1 RETURNING org_id, id",
+        )
+        .bind(owner)
+        .bind(now_ms())
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(thread_key).collect()
+    }
+
+    /// Marks `failed` every `in_progress` thread that no server holding a lease at `now`
+    /// owns (its runs died with their server), forgets the lapsed leases, and returns the
+    /// threads as `(org id, thread id)`.
+    pub async fn fail_orphaned_runs(&self, now: i64) -> StoreResult<Vec<(String, String)>> {
+        let orphaned = sqlx::query(
+            "UPDATE threads SET status = 'failed', run_owner = NULL, updated_at = $1 \
+             WHERE status = 'in_progress' AND (run_owner IS NULL OR NOT EXISTS \
+             (SELECT 1 FROM workspace_servers s WHERE s.id = threads.run_owner \
+              AND s.lease_until >= $1)) \
+             RETURNING org_id, id",
+        )
+        .bind(now)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(thread_key)
+        .collect::<StoreResult<_>>()?;
+        sqlx::query("DELETE FROM workspace_servers WHERE lease_until < $1")
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
+        Ok(orphaned)
     }
 
     /// Inserts or replaces a message of a thread (assistant messages grow step by step).

@@ -20,6 +20,7 @@ impl AuditSink {
         tokio::spawn(async move {
             while let Some(entry) = rx.recv().await {
                 if let Err(error) = store.insert_audit(&entry).await {
+                    let error = store.error(error);
                     tracing::warn!(%error, tool = %entry.tool, "audit row not written");
                 }
             }

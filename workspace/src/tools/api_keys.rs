@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::input::{listing, parse, text};
 use super::{ToolCtx, ToolDef};
 use crate::auth::Permissions;
-use crate::clock::{iso, now_ms};
+use crate::clock::iso;
 use crate::crypto::{generate_api_key, hash_api_key};
 use crate::error::ApiError;
 use crate::storage::ApiKeyRecord;
@@ -83,7 +83,7 @@ pub(super) async fn create(ctx: &ToolCtx<'_>, input: Value) -> Result<Value, Api
         ));
     }
     let value = generate_api_key();
-    let now = now_ms();
+    let now = ctx.state.config.clock.now_ms();
     let record = ApiKeyRecord {
         id: uuid::Uuid::new_v4().to_string(),
         org_id: ctx.principal.org.id.clone(),

@@ -118,10 +118,10 @@ async fn listen() -> (tokio::net::TcpListener, String) {
 /// Serves the workspace router for `config` on `listener`, in the background.
 async fn serve(listener: tokio::net::TcpListener, config: &Config) {
     let state = AppState::from_config(config.clone()).await.unwrap();
+    let config = config.clone();
     tokio::spawn(async move {
-        axum::serve(listener, sitefile_workspace::router(state))
-            .await
-            .unwrap()
+        let router = sitefile_workspace::router(state);
+        sitefile_workspace::http::serve(listener, router, &config, std::future::pending()).await
     });
 }
 

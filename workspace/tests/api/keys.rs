@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use serde_json::json;
+use sitefile_workspace::clock::{ManualClock, now_ms};
 
 use crate::both_backends;
 use crate::common::{Api, Backend};
@@ -89,7 +90,8 @@ async fn keys_scopes_and_minting(backend: Backend) {
 }
 
 async fn keys_revoke_expire_and_cross_org(backend: Backend) {
-    let api = Api::start(backend).await;
+    let clock = ManualClock::new(now_ms());
+    let api = Api::start_with(backend, |c| c.clock = clock.clock()).await;
     let (id, key) = api
         .key(json!({ "self": ["COLLECTION_THREADS_LIST"] }))
         .await;
@@ -128,7 +130,15 @@ async fn keys_revoke_expire_and_cross_org(backend: Backend) {
             .0,
         200
     );
-    tokio::time::sleep(Duration::from_millis(1300)).await;
+    clock.advance(Duration::from_millis(999));
+    assert_eq!(
+        api.tool(&short, "COLLECTION_THREADS_LIST", json!({}))
+            .await
+            .0,
+        200,
+        "not yet expired"
+    );
+    clock.advance(Duration::from_millis(1));
     assert_eq!(
         api.tool(&short, "COLLECTION_THREADS_LIST", json!({}))
             .await

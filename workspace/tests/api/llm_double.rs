@@ -2,8 +2,8 @@
 //!
 //! Script: a user message containing "use tool" gets a call of the first offered tool whose
 //! name ends in `_echo` (arguments `{"text":"hello"}`); after a tool result it answers
-//! "Tool said: <result>"; "fail" answers HTTP 500; "stall" waits 30 s; otherwise it
-//! answers "Hello there, friend".
+//! "Tool said: <result>"; "fail" answers HTTP 500; "stall" waits 30 s; "hold" waits for
+//! [`Provider::release`]; otherwise it answers "Hello there, friend".
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,6 +24,8 @@ pub struct Provider {
     active: AtomicUsize,
     /// Highest number of concurrent requests.
     pub max_active: AtomicUsize,
+    /// Lets one "hold" request answer.
+    pub release: tokio::sync::Notify,
 }
 
 /// A running provider double.
@@ -53,12 +55,12 @@ async fn complete(State(p): State<Arc<Provider>>, body: String) -> Response {
     let now = p.active.fetch_add(1, Ordering::SeqCst) + 1;
     p.max_active.fetch_max(now, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let response = answer(&request).await;
+    let response = answer(&p, &request).await;
     p.active.fetch_sub(1, Ordering::SeqCst);
     response
 }
 
-async fn answer(request: &Value) -> Response {
+async fn answer(p: &Provider, request: &Value) -> Response {
     let messages = request["messages"].as_array().unwrap();
     let last = messages.last().unwrap();
     if last["role"] == "tool" {
@@ -78,6 +80,9 @@ async fn answer(request: &Value) -> Response {
     }
     if text.contains("stall") {
         tokio::time::sleep(Duration::from_secs(30)).await;
+    }
+    if text.contains("hold") {
+        p.release.notified().await;
     }
     if text.contains("use tool") {
         let tool = request["tools"]

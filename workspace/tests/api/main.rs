@@ -7,6 +7,7 @@ mod common;
 mod credentials;
 mod gateway;
 mod keys;
+mod limits;
 mod llm_double;
 mod mcp_double;
 mod nul;

@@ -10,7 +10,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 use crate::both_backends;
-use crate::common::{Backend, Db, ENCRYPTION_KEY_B64, call, database};
+use crate::common::{Backend, Db, ENCRYPTION_KEY_B64, call, database, read_chunks};
 use crate::{llm_double, mcp_double};
 
 both_backends!(kill_9_restart_keeps_committed_data);
@@ -138,6 +138,7 @@ async fn kill_9_restart_keeps_committed_data(backend: Backend) {
     let env = [
         ("PLATFORM_LLM_BASE_URL", llm.base_url.clone()),
         ("PLATFORM_LLM_MODEL", "m".to_string()),
+        ("PLATFORM_RUN_LEASE_MS", "600".to_string()),
     ];
     let mut server = serve(&db, &env).await;
     let base = server.base.clone();
@@ -205,10 +206,18 @@ async fn kill_9_restart_keeps_committed_data(backend: Backend) {
     let server = serve(&db, &env).await;
     let base = server.base.clone();
     let kept = kept["key"].as_str().unwrap();
-    let (status, thread) = tool(&base, kept, "COLLECTION_THREADS_GET", json!({ "id": "t1" })).await;
-    assert_eq!(status, 200);
+    // The dead server's lease lapses; the new server then fails its run.
+    let mut status = (0, Value::Null);
+    for _ in 0..100 {
+        status = tool(&base, kept, "COLLECTION_THREADS_GET", json!({ "id": "t1" })).await;
+        if status.1["item"]["status"] != "in_progress" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status.0, 200);
     assert_eq!(
-        thread["item"]["status"], "failed",
+        status.1["item"]["status"], "failed",
         "the interrupted run is marked failed"
     );
     assert_eq!(
@@ -282,6 +291,273 @@ async fn kill_9_restart_keeps_committed_data(backend: Backend) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("the run after the restart did not complete");
+}
+
+/// A run whose server is killed mid-run: the other server, sharing the database and Redis,
+/// fails it once the dead server's lease lapses, and a reader there sees the run's stream end
+/// with `error` and `finish`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupted_run_ends_its_stream() {
+    let db = database(Backend::Postgres).await;
+    let owner = String::from_utf8(init(&db, "acme").stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let llm = llm_double::start().await;
+    let redis = std::env::var("SITEFILE_TEST_REDIS_URL").expect(
+        "SITEFILE_TEST_REDIS_URL is not set: Redis tests need a server. \
+         Run scripts/test.sh, or `source scripts/services.sh && services_start` first.",
+    );
+    let env = [
+        ("PLATFORM_LLM_BASE_URL", llm.base_url.clone()),
+        ("PLATFORM_LLM_MODEL", "m".to_string()),
+        ("PLATFORM_REDIS_URL", redis),
+        ("PLATFORM_RUN_LEASE_MS", "600".to_string()),
+    ];
+    let mut a = serve(&db, &env).await;
+    let b = serve(&db, &env).await;
+    let (_, agent) = tool(
+        &a.base,
+        &owner,
+        "COLLECTION_VIRTUAL_MCP_CREATE",
+        json!({ "data": { "title": "a", "connections": [] } }),
+    )
+    .await;
+    let agent = agent["item"]["id"].as_str().unwrap().to_string();
+    let thread = format!("t-{}", uuid::Uuid::new_v4().simple());
+    tool(
+        &a.base,
+        &owner,
+        "COLLECTION_THREADS_CREATE",
+        json!({ "data": { "id": thread, "virtual_mcp_id": agent } }),
+    )
+    .await;
+    let client = reqwest::Client::new();
+    let stream_url = format!("{}/api/acme/pilot/threads/{thread}/stream", b.base);
+    let tail = client
+        .get(&stream_url)
+        .bearer_auth(&owner)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    let reader = tokio::spawn(read_chunks(tail, |c| c["type"] == "finish"));
+    let r = client
+        .post(format!("{}/api/acme/pilot/threads/{thread}/messages", a.base))
+        .bearer_auth(&owner)
+        .json(&json!({ "messages": [{ "role": "user", "parts": [{ "type": "text", "text": "please stall" }] }], "agent": { "id": agent } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    // Killed once B sees the run in progress.
+    let mut running = false;
+    for _ in 0..200 {
+        let resume = client
+            .get(&stream_url)
+            .bearer_auth(&owner)
+            .send()
+            .await
+            .unwrap();
+        if resume.status() == 200 {
+            running = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(running, "the run never started");
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    let (chunks, _) = reader.await.unwrap();
+    let types: Vec<&str> = chunks.iter().map(|c| c["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"start"), "{types:?}");
+    assert_eq!(&types[types.len() - 2..], ["error", "finish"], "{types:?}");
+    let (_, got) = tool(
+        &b.base,
+        &owner,
+        "COLLECTION_THREADS_GET",
+        json!({ "id": thread }),
+    )
+    .await;
+    assert_eq!(got["item"]["status"], "failed");
+}
+
+/// SIGTERM with a run in progress and streams open: the run is marked failed, its stream
+/// ends with `error` and `finish`, an idle stream ends, and the process exits by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_streams_and_exits() {
+    let db = database(Backend::Sqlite).await;
+    let owner = String::from_utf8(init(&db, "acme").stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let llm = llm_double::start().await;
+    let env = [
+        ("PLATFORM_LLM_BASE_URL", llm.base_url.clone()),
+        ("PLATFORM_LLM_MODEL", "m".to_string()),
+    ];
+    let mut server = serve(&db, &env).await;
+    let base = server.base.clone();
+    let (_, agent) = tool(
+        &base,
+        &owner,
+        "COLLECTION_VIRTUAL_MCP_CREATE",
+        json!({ "data": { "title": "a", "connections": [] } }),
+    )
+    .await;
+    let agent = agent["item"]["id"].as_str().unwrap().to_string();
+    for id in ["busy", "idle"] {
+        tool(
+            &base,
+            &owner,
+            "COLLECTION_THREADS_CREATE",
+            json!({ "data": { "id": id, "virtual_mcp_id": agent } }),
+        )
+        .await;
+    }
+    let client = reqwest::Client::new();
+    let tail = |thread: &str| {
+        client
+            .get(format!("{base}/api/acme/pilot/threads/{thread}/stream"))
+            .bearer_auth(&owner)
+            .header("accept", "text/event-stream")
+            .send()
+    };
+    let busy = tail("busy").await.unwrap();
+    let idle = tail("idle").await.unwrap();
+    let r = client
+        .post(format!("{base}/api/acme/pilot/threads/busy/messages"))
+        .bearer_auth(&owner)
+        .json(&json!({ "messages": [{ "role": "user", "parts": [{ "type": "text", "text": "please stall" }] }], "agent": { "id": agent } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    for _ in 0..200 {
+        if !llm.provider.requests.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let term = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let whole = |response: reqwest::Response| async move {
+        tokio::time::timeout(Duration::from_secs(10), response.text())
+            .await
+            .expect("the stream ends")
+            .unwrap()
+    };
+    let busy = whole(busy).await;
+    let chunks: Vec<Value> = busy
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let types: Vec<&str> = chunks.iter().map(|c| c["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"start"), "{types:?}");
+    assert_eq!(&types[types.len() - 2..], ["error", "finish"], "{types:?}");
+    assert!(!whole(idle).await.contains("data:"));
+    let mut exit = None;
+    for _ in 0..200 {
+        exit = server.child.try_wait().unwrap();
+        if exit.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(exit.expect("the process exits").success());
+    // Marked failed at once, with its lease given up: a new server need not wait for it.
+    let server = serve(&db, &env).await;
+    let (_, got) = tool(
+        &server.base,
+        &owner,
+        "COLLECTION_THREADS_GET",
+        json!({ "id": "busy" }),
+    )
+    .await;
+    assert_eq!(got["item"]["status"], "failed");
+}
+
+/// SIGTERM while a request hangs (its body stalls): the process still exits, once the
+/// shutdown timeout has passed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_exit_is_bounded_by_the_shutdown_timeout() {
+    use tokio::io::AsyncWriteExt;
+    let db = database(Backend::Sqlite).await;
+    let owner = String::from_utf8(init(&db, "acme").stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let env = [
+        ("PLATFORM_SHUTDOWN_TIMEOUT_MS", "300".to_string()),
+        ("PLATFORM_BODY_TIMEOUT_MS", "600000".to_string()),
+    ];
+    let mut server = serve(&db, &env).await;
+    let mut hanging = tokio::net::TcpStream::connect(server.base.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    let head = format!(
+        "POST /api/acme/tools/COLLECTION_THREADS_LIST HTTP/1.1\r\nHost: x\r\n\
+         Authorization: Bearer {owner}\r\nContent-Length: 100\r\n\r\n{{"
+    );
+    hanging.write_all(head.as_bytes()).await.unwrap();
+    // The request is being served (its handler waits for the body) before the signal.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let term = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let mut exit = None;
+    for _ in 0..200 {
+        exit = server.child.try_wait().unwrap();
+        if exit.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(exit.expect("the process exits").success());
+    let log = std::fs::read_to_string(&server.stderr).unwrap();
+    assert!(log.contains("shutdown deadline"), "{log}");
+}
+
+/// The database's absolute location is logged at start, and a database that cannot be
+/// opened is named in the error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn database_location_is_logged_and_named_in_errors() {
+    let dir = std::env::temp_dir().join(format!("ws-cwd-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = database(Backend::Sqlite).await;
+    let relative = command(
+        &db,
+        &[("PLATFORM_DATABASE_URL", "sqlite://data/workspace.db".into())],
+    )
+    .current_dir(&dir)
+    .args(["init", "--org", "acme"])
+    .output()
+    .unwrap();
+    assert!(relative.status.success());
+    let log = String::from_utf8_lossy(&relative.stderr);
+    let absolute = format!("sqlite://{}", dir.join("data/workspace.db").display());
+    assert!(log.contains(&absolute), "{log}");
+    let unopenable = command(
+        &db,
+        &[("PLATFORM_DATABASE_URL", "sqlite:///proc/nope/x.db".into())],
+    )
+    .args(["init", "--org", "acme"])
+    .output()
+    .unwrap();
+    assert!(!unopenable.status.success());
+    let error = String::from_utf8_lossy(&unopenable.stderr);
+    assert!(error.contains("sqlite:///proc/nope/x.db"), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+    init(&db, "acme");
+    let server = serve(&db, &[]).await;
+    let log = std::fs::read_to_string(&server.stderr).unwrap();
+    assert!(log.contains(&db.url), "{log}");
 }
 
 /// Bodies received by the OTLP double.

@@ -2,6 +2,7 @@
 //! the remaining rows of the status table (upstream 5xx, expired and revoked keys).
 
 use serde_json::json;
+use sitefile_workspace::clock::{ManualClock, now_ms};
 
 use crate::both_backends;
 use crate::common::{Api, Backend, call, request};
@@ -43,7 +44,8 @@ async fn authorize_before_upstream(backend: Backend) {
 }
 
 async fn upstream_5xx_and_dead_keys(backend: Backend) {
-    let api = Api::start(backend).await;
+    let clock = ManualClock::new(now_ms());
+    let api = Api::start_with(backend, |c| c.clock = clock.clock()).await;
     let upstream = mcp_double::start(false).await;
     let broken = api
         .connection(&api.owner, &upstream.mode_url("error500"), json!({}))
@@ -89,7 +91,7 @@ async fn upstream_5xx_and_dead_keys(backend: Backend) {
         api.rpc(&path, Some(&short), request("tools/list")).await.0,
         200
     );
-    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    clock.advance(std::time::Duration::from_secs(1));
     let (status, headers, _) = api.rpc(&path, Some(&short), request("tools/list")).await;
     assert_eq!(status, 401);
     assert!(headers.contains_key("www-authenticate"));

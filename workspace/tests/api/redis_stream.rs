@@ -9,9 +9,12 @@ use serde_json::{Value, json};
 use crate::both_backends;
 use crate::common::{Api, Backend, database, read_chunks, wait_settled};
 use crate::llm_double;
-use crate::runs::{open_stream, post, user};
+use crate::runs::{open_stream, post, provider_requests, resume_stream, user, whole_stream};
 
-both_backends!(run_on_one_server_streams_on_another);
+both_backends!(
+    run_on_one_server_streams_on_another,
+    resume_on_another_server
+);
 
 /// The test Redis server.
 fn redis_url() -> String {
@@ -98,6 +101,41 @@ async fn run_on_one_server_streams_on_another(backend: Backend) {
     let (chunks, _) = reader.await.unwrap();
     let start = chunks.iter().rposition(|c| c["type"] == "start").unwrap();
     assert_whole_run(&chunks[start..], &out["taskId"]);
+}
+
+/// A reconnection on B to a run held on A gets it replayed and ended at its `finish`; with
+/// no run in progress, 204.
+async fn resume_on_another_server(backend: Backend) {
+    let (a, b, agent, thread, llm) = two_servers(backend, Some(redis_url())).await;
+    assert_eq!(resume_stream(&b, &b.owner, &thread).await.status(), 204);
+    let body = json!({ "messages": [user("hold")], "agent": { "id": agent } });
+    let (status, out) = post(&a, &a.owner, &thread, body).await;
+    assert_eq!(status, 202, "{out}");
+    provider_requests(&llm, 1).await;
+    // The run's `start` reaches Redis through A's writer task: wait until B sees it running.
+    let mut resumed = None;
+    for _ in 0..100 {
+        let response = resume_stream(&b, &b.owner, &thread).await;
+        if response.status() == 200 {
+            resumed = Some(response);
+            break;
+        }
+        assert_eq!(response.status(), 204);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let reader = tokio::spawn(whole_stream(resumed.expect("B sees the run in progress")));
+    llm.provider.release.notify_one();
+    let chunks = reader.await.unwrap();
+    let text: String = chunks
+        .iter()
+        .filter(|c| c["type"] == "text-delta")
+        .map(|c| c["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(chunks[0]["messageMetadata"]["taskId"], out["taskId"]);
+    assert_eq!(chunks.last().unwrap()["type"], "finish");
+    assert_eq!(text, "Hello there, friend");
+    wait_settled(&b, &b.owner, &thread).await;
+    assert_eq!(resume_stream(&b, &b.owner, &thread).await.status(), 204);
 }
 
 /// Without `PLATFORM_REDIS_URL` the buffer is in memory: a run streams on its own server, and

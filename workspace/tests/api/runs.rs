@@ -16,7 +16,9 @@ both_backends!(
     failed_run_and_serialized_runs,
     queued_runs_keep_post_order,
     queue_is_bounded,
-    keepalive_comments
+    keepalive_comments,
+    resume_without_a_run_is_204,
+    a_starting_server_leaves_live_runs_alone
 );
 
 pub(crate) fn user(text: &str) -> Value {
@@ -512,5 +514,96 @@ async fn keepalive_comments(backend: Backend) {
         String::from_utf8_lossy(&seen).starts_with(": keepalive\n\n"),
         "{:?}",
         String::from_utf8_lossy(&seen)
+    );
+}
+
+/// The stream as the AI SDK's `reconnectToStream` requests it: no `Accept: text/event-stream`.
+pub(crate) async fn resume_stream(api: &Api, key: &str, thread: &str) -> reqwest::Response {
+    api.client
+        .get(format!(
+            "{}/api/acme/pilot/threads/{thread}/stream",
+            api.base
+        ))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The `data:` chunks of a whole response body, which must end within 10 s.
+pub(crate) async fn whole_stream(response: reqwest::Response) -> Vec<Value> {
+    let body = tokio::time::timeout(std::time::Duration::from_secs(10), response.text())
+        .await
+        .expect("the stream ends")
+        .unwrap();
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}
+
+/// Waits until the provider double has received `n` requests.
+pub(crate) async fn provider_requests(llm: &llm_double::LlmDouble, n: usize) {
+    for _ in 0..200 {
+        if llm.provider.requests.lock().unwrap().len() >= n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the provider never received {n} requests");
+}
+
+/// A reconnection (the AI SDK's resume) gets 204 when no run is in progress, and the run in
+/// progress, replayed from its start, up to its `finish`, where the response ends.
+async fn resume_without_a_run_is_204(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, agent, thread) = (&s.api, &s.agent, &s.thread);
+    let idle = resume_stream(api, &api.owner, thread).await;
+    assert_eq!(idle.status(), 204);
+    assert_eq!(idle.text().await.unwrap(), "");
+    let body = json!({ "messages": [user("hold on")], "agent": { "id": agent } });
+    assert_eq!(post(api, &api.owner, thread, body).await.0, 202);
+    provider_requests(&s.llm, 1).await;
+    let resumed = resume_stream(api, &api.owner, thread).await;
+    assert_eq!(resumed.status(), 200);
+    assert_eq!(resumed.headers()["x-vercel-ai-ui-message-stream"], "v1");
+    let reader = tokio::spawn(whole_stream(resumed));
+    s.llm.provider.release.notify_one();
+    let chunks = reader.await.unwrap();
+    let types: Vec<&str> = chunks.iter().map(|c| c["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"start"), "replayed from the start");
+    assert_eq!(types.last(), Some(&"finish"), "ends at the run's finish");
+    assert!(types.contains(&"text-delta"), "{types:?}");
+    assert_eq!(wait_settled(api, &api.owner, thread).await, "completed");
+    assert_eq!(resume_stream(api, &api.owner, thread).await.status(), 204);
+    // A reader naming `text/event-stream` still gets the tail of an idle thread.
+    assert_eq!(open_stream(api, &api.owner, thread).await.status(), 200);
+}
+
+/// A second server starting on the same database leaves the first one's running run alone:
+/// it is still `in_progress`, and then completes with its stream ended normally.
+async fn a_starting_server_leaves_live_runs_alone(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, agent, thread) = (&s.api, &s.agent, &s.thread);
+    let stream = open_stream(api, &api.owner, thread).await;
+    let reader = tokio::spawn(read_chunks(stream, |c| c["type"] == "finish"));
+    let body = json!({ "messages": [user("hold on")], "agent": { "id": agent } });
+    assert_eq!(post(api, &api.owner, thread, body).await.0, 202);
+    provider_requests(&s.llm, 1).await;
+    let second = api.another_server(|_| {}).await;
+    let got = second
+        .ok(
+            &second.owner,
+            "COLLECTION_THREADS_GET",
+            json!({ "id": thread }),
+        )
+        .await;
+    assert_eq!(got["item"]["status"], "in_progress");
+    s.llm.provider.release.notify_one();
+    let (chunks, _) = reader.await.unwrap();
+    assert!(chunks.iter().all(|c| c["type"] != "error"), "{chunks:?}");
+    assert_eq!(
+        wait_settled(&second, &second.owner, thread).await,
+        "completed"
     );
 }

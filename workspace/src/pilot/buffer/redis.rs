@@ -168,13 +168,33 @@ impl RedisBuffer {
             run_key(key),
             stream_key.clone(),
         ));
+        self.follow(key, Some(snapshot), None)
+    }
+
+    pub(super) async fn resume(
+        &self,
+        key: &str,
+    ) -> Result<Option<BoxStream<'static, Value>>, String> {
+        let (running, cursor) = snapshot(self.manager.clone(), run_key(key), chunks_key(key))
+            .await
+            .map_err(|e| format!("Redis is unavailable: {e}"))?;
+        Ok(running.then(|| self.follow(key, None, Some(cursor))))
+    }
+
+    /// A reader of `key` from `cursor`, or from `snapshot`'s once it resolves.
+    fn follow(
+        &self,
+        key: &str,
+        snapshot: Option<JoinHandle<RedisResult<(bool, String)>>>,
+        cursor: Option<String>,
+    ) -> BoxStream<'static, Value> {
         let reader = Reader {
             client: self.client.clone(),
             manager: self.manager.clone(),
             run_key: run_key(key),
-            stream_key,
-            snapshot: Some(snapshot),
-            cursor: None,
+            stream_key: chunks_key(key),
+            snapshot,
+            cursor,
             conn: None,
             ready: VecDeque::new(),
             failures: 0,
@@ -277,13 +297,14 @@ fn set_expiry<'a>(expiries: &mut Vec<(&'a str, u64)>, key: &'a str, ms: u64) {
     }
 }
 
-/// Where a new reader starts: the stream's start while a run is in progress, else after
-/// its last entry. State and last id are read in one transaction.
+/// Whether a run is in progress, and where a new reader starts: the stream's start while a
+/// run is in progress, else after its last entry. State and last id are read in one
+/// transaction.
 async fn snapshot(
     mut manager: ConnectionManager,
     run_key: String,
     stream_key: String,
-) -> RedisResult<String> {
+) -> RedisResult<(bool, String)> {
     let (state, last): (Option<String>, StreamRangeReply) = redis::pipe()
         .atomic()
         .cmd("GET")
@@ -297,13 +318,15 @@ async fn snapshot(
         .query_async(&mut manager)
         .await?;
     Ok(match state.as_deref() {
-        Some("running") => "0-0".to_string(),
-        _ => last
-            .ids
-            .into_iter()
-            .next()
-            .map(|e| e.id)
-            .unwrap_or_else(|| "0-0".to_string()),
+        Some("running") => (true, "0-0".to_string()),
+        _ => (
+            false,
+            last.ids
+                .into_iter()
+                .next()
+                .map(|e| e.id)
+                .unwrap_or_else(|| "0-0".to_string()),
+        ),
     })
 }
 
@@ -313,7 +336,7 @@ struct Reader {
     manager: ConnectionManager,
     run_key: String,
     stream_key: String,
-    snapshot: Option<JoinHandle<RedisResult<String>>>,
+    snapshot: Option<JoinHandle<RedisResult<(bool, String)>>>,
     cursor: Option<String>,
     conn: Option<MultiplexedConnection>,
     ready: VecDeque<Value>,
@@ -346,7 +369,7 @@ impl Reader {
         let cursor = match (&self.cursor, self.snapshot.take()) {
             (Some(cursor), _) => cursor.clone(),
             (None, Some(handle)) => {
-                let cursor = match handle.await {
+                let (_, cursor) = match handle.await {
                     Ok(result) => result?,
                     Err(join) => {
                         return Err(redis::RedisError::from((
@@ -360,7 +383,7 @@ impl Reader {
                 cursor
             }
             (None, None) => {
-                let cursor = snapshot(
+                let (_, cursor) = snapshot(
                     self.manager.clone(),
                     self.run_key.clone(),
                     self.stream_key.clone(),

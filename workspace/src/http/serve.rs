@@ -1,0 +1,83 @@
+//! Serving the router on a listener with the limits a public socket needs: at most
+//! [`Config::max_connections`] connections at once (further clients wait in the listen
+//! backlog), a connection that has not sent a complete request head within
+//! [`Config::header_timeout`] — a new one, a slow one, or an idle keep-alive one between
+//! requests — is closed, and a request body that sends nothing for [`Config::body_timeout`]
+//! fails. HTTP/1.1 only.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tower_http::timeout::RequestBodyTimeout;
+
+use crate::config::Config;
+
+/// Serves `router` on `listener` under `config`'s connection limits until `shutdown`
+/// resolves, then stops accepting and lets the open connections finish their requests for
+/// at most [`Config::shutdown_timeout`].
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    config: &Config,
+    shutdown: impl Future<Output = ()>,
+) {
+    let service = TowerToHyperService::new(RequestBodyTimeout::new(router, config.body_timeout));
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_timeout)
+        .keep_alive(true);
+    let slots = Arc::new(Semaphore::new(config.max_connections));
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = accept(&listener, &slots) => accepted,
+        };
+        let Some((stream, slot)) = accepted else {
+            continue;
+        };
+        let connection =
+            graceful.watch(builder.serve_connection(TokioIo::new(stream), service.clone()));
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(config.shutdown_timeout, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open at the shutdown deadline were dropped");
+    }
+}
+
+/// The next connection once a slot is free; `None` when accepting failed (logged; the
+/// caller tries again).
+async fn accept(
+    listener: &TcpListener,
+    slots: &Arc<Semaphore>,
+) -> Option<(tokio::net::TcpStream, tokio::sync::OwnedSemaphorePermit)> {
+    let slot = slots.clone().acquire_owned().await.ok()?;
+    match listener.accept().await {
+        Ok((stream, _)) => Some((stream, slot)),
+        Err(error) => {
+            // Out of descriptors or a connection reset before it was accepted: pause briefly
+            // so a persistent failure does not spin.
+            tracing::warn!(%error, "accept failed");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            None
+        }
+    }
+}
