@@ -97,6 +97,14 @@ impl Array {
         &self.items
     }
 
+    /// The items of `array`, taken out when nothing else holds it (no copy), copied otherwise.
+    pub(crate) fn into_items(array: Arc<Array>) -> Vec<Value> {
+        match Arc::try_unwrap(array) {
+            Ok(array) => array.items.into_vec(),
+            Err(shared) => shared.items.to_vec(),
+        }
+    }
+
     fn new(items: Vec<Value>, content: bool) -> Array {
         let dynamic = items.iter().any(Value::is_dynamic);
         let nodes = count_nodes(items.iter());
@@ -142,6 +150,15 @@ impl Object {
     /// The entries in document order.
     pub fn entries(&self) -> &[(Key, Value)] {
         &self.entries
+    }
+
+    /// The entries of `object`, taken out when nothing else holds it (no copy), copied
+    /// otherwise.
+    pub(crate) fn into_entries(object: Arc<Object>) -> Vec<(Key, Value)> {
+        match Arc::try_unwrap(object) {
+            Ok(object) => object.entries.into_vec(),
+            Err(shared) => shared.entries.to_vec(),
+        }
     }
 
     /// Number of entries.
