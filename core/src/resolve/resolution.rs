@@ -53,10 +53,9 @@ impl Step {
     pub fn to_json_bytes(&self) -> Vec<u8> {
         match self {
             Step::Done(page) => {
-                let page = page.to_json_bytes();
-                let mut out = Vec::with_capacity(page.len() + 27);
-                out.extend_from_slice(br#"{"step":"done","value":"#);
-                out.extend_from_slice(&page);
+                // The page is written straight after the prefix, not copied behind it.
+                let mut out = br#"{"step":"done","value":"#.to_vec();
+                page.write_json(&mut out);
                 out.push(b'}');
                 out
             }
