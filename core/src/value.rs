@@ -9,12 +9,14 @@
 //! parsed once per request, such as a loader result) also has room for its own compact JSON,
 //! filled the first time a page is written with [`Json`] in splice mode and copied as it is
 //! from then on, so unchanged content is escaped once per snapshot instead of once per request.
+//! A long string of content gets the same room, kept beside the value by the string's address
+//! (see [`LONG_STRINGS`]): such strings often sit in objects that resolution rebuilds.
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock, OnceLock, PoisonError, RwLock};
 
 pub use serde_json::Number;
 
@@ -30,6 +32,10 @@ pub type Key = Arc<str>;
 /// Fewest JSON values a static container of content must hold to keep its own compact
 /// JSON once written (measured; `docs/decisions.md`, "Value representation").
 const SPLICE_MIN_NODES: u32 = 16;
+
+/// Fewest bytes a string of content must hold to keep its own JSON once written (measured;
+/// `docs/decisions.md`, "Value representation").
+const SPLICE_MIN_STRING: usize = 1024;
 
 /// Where a large static container of content keeps its compact JSON, filled on first use: `None`
 /// for every other container. The inner `None` records a write that failed (never expected),
@@ -91,6 +97,14 @@ impl Array {
         &self.items
     }
 
+    /// The items of `array`, taken out when nothing else holds it (no copy), copied otherwise.
+    pub(crate) fn into_items(array: Arc<Array>) -> Vec<Value> {
+        match Arc::try_unwrap(array) {
+            Ok(array) => array.items.into_vec(),
+            Err(shared) => shared.items.to_vec(),
+        }
+    }
+
     fn new(items: Vec<Value>, content: bool) -> Array {
         let dynamic = items.iter().any(Value::is_dynamic);
         let nodes = count_nodes(items.iter());
@@ -136,6 +150,15 @@ impl Object {
     /// The entries in document order.
     pub fn entries(&self) -> &[(Key, Value)] {
         &self.entries
+    }
+
+    /// The entries of `object`, taken out when nothing else holds it (no copy), copied
+    /// otherwise.
+    pub(crate) fn into_entries(object: Arc<Object>) -> Vec<(Key, Value)> {
+        match Arc::try_unwrap(object) {
+            Ok(object) => object.entries.into_vec(),
+            Err(shared) => shared.entries.to_vec(),
+        }
     }
 
     /// Number of entries.
@@ -527,7 +550,14 @@ impl<const SPLICE: bool> Serialize for Json<'_, SPLICE> {
             Value::Null => s.serialize_unit(),
             Value::Bool(b) => s.serialize_bool(*b),
             Value::Number(n) => n.serialize(s),
-            Value::String(v) => s.serialize_str(v),
+            Value::String(v) => {
+                if let Some(kept) = self.kept_string(v)
+                    && let Some(raw) = kept.json.get_or_init(|| compact_json(self.0))
+                {
+                    return raw.serialize(s);
+                }
+                s.serialize_str(v)
+            }
             Value::Array(a) => {
                 if let Some(raw) = self.kept(&a.json) {
                     return raw.serialize(s);
@@ -562,17 +592,95 @@ impl<const SPLICE: bool> Json<'_, SPLICE> {
         }
         cache
             .as_deref()?
-            .get_or_init(|| {
-                let text = sonic_rs::to_string(&Json::<false>(self.0)).ok()?;
-                sonic_rs::from_str(&text).ok()
-            })
+            .get_or_init(|| compact_json(self.0))
             .as_ref()
     }
+
+    /// In splice mode, the entry of `text` if it is a long string of content (see
+    /// [`LONG_STRINGS`]).
+    fn kept_string(&self, text: &Arc<str>) -> Option<Arc<KeptString>> {
+        if !SPLICE || text.len() < SPLICE_MIN_STRING {
+            return None;
+        }
+        LONG_STRINGS
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .by_address
+            .get(&address(text))
+            .cloned()
+    }
+}
+
+/// The compact JSON of `value` as a sonic-rs raw value; `None` if writing it failed (never
+/// expected).
+fn compact_json(value: &Value) -> Option<sonic_rs::OwnedLazyValue> {
+    let text = sonic_rs::to_string(&Json::<false>(value)).ok()?;
+    sonic_rs::from_str(&text).ok()
+}
+
+/// A long string of content with room for its JSON, filled the first time a page writes it
+/// in splice mode (the inner `None`, as for containers, records a write that failed).
+#[derive(Debug)]
+struct KeptString {
+    text: Arc<str>,
+    json: OnceLock<Option<sonic_rs::OwnedLazyValue>>,
+}
+
+/// Every long string of content parsed (at least [`SPLICE_MIN_STRING`] bytes), by the address
+/// of its text. A string has no room of its own (`Value::String` is a plain `Arc<str>`), and the
+/// objects holding one are rebuilt by every resolution when something beside it resolves, so
+/// its room is kept here. An entry holds its text, so while it lasts no other string can live
+/// at that address: a string found here is that very string.
+static LONG_STRINGS: LazyLock<RwLock<LongStrings>> = LazyLock::new(RwLock::default);
+
+/// Fewest entries [`LONG_STRINGS`] holds before it drops strings nothing else holds.
+const LONG_STRINGS_SWEEP_MIN: usize = 1024;
+
+/// The entries of [`LONG_STRINGS`].
+#[derive(Debug, Default)]
+struct LongStrings {
+    by_address: rustc_hash::FxHashMap<usize, Arc<KeptString>>,
+    /// Entries left by the last sweep.
+    swept: usize,
+}
+
+impl LongStrings {
+    /// Registers a long string of content. Once the entries have doubled since the last sweep,
+    /// those whose text only the entry still holds (content replaced, pages written and dropped)
+    /// are dropped, so what old content leaves here never outgrows what live content holds.
+    fn register(&mut self, text: &Arc<str>) {
+        let kept = KeptString {
+            text: text.clone(),
+            json: OnceLock::new(),
+        };
+        self.by_address.insert(address(text), Arc::new(kept));
+        if self.by_address.len() >= (2 * self.swept).max(LONG_STRINGS_SWEEP_MIN) {
+            self.by_address
+                .retain(|_, kept| Arc::strong_count(&kept.text) > 1);
+            self.swept = self.by_address.len();
+        }
+    }
+}
+
+/// Where a string's text lives.
+fn address(text: &Arc<str>) -> usize {
+    Arc::as_ptr(text).cast::<u8>() as usize
 }
 
 /// Builds values; `CONTENT` gives large static containers room for their JSON
 /// ([`Value::from_content_slice`]).
 struct ValueVisitor<const CONTENT: bool>;
+
+/// A string value; a long string of content is registered to keep its JSON once written.
+fn string_of<const CONTENT: bool>(text: Arc<str>) -> Value {
+    if CONTENT && text.len() >= SPLICE_MIN_STRING {
+        LONG_STRINGS
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .register(&text);
+    }
+    Value::String(text)
+}
 
 /// A value parsed as content.
 struct ContentValue(Value);
@@ -641,10 +749,10 @@ impl<'de, const CONTENT: bool> Visitor<'de> for ValueVisitor<CONTENT> {
         Ok(Number::from_f64(f).map_or(Value::Null, Value::Number))
     }
     fn visit_str<E>(self, s: &str) -> Result<Value, E> {
-        Ok(Value::String(Arc::from(s)))
+        Ok(string_of::<CONTENT>(Arc::from(s)))
     }
     fn visit_string<E>(self, s: String) -> Result<Value, E> {
-        Ok(Value::String(Arc::from(s)))
+        Ok(string_of::<CONTENT>(Arc::from(s)))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let _guard = DepthGuard::enter()?;
@@ -809,6 +917,86 @@ mod tests {
             None,
             "dynamic"
         );
+    }
+
+    /// Whether a string has room for its JSON, and whether that is filled.
+    fn kept_string(v: &Value) -> Option<bool> {
+        let Value::String(text) = v else {
+            return None;
+        };
+        let kept = Json::<true>(v).kept_string(text)?;
+        Some(kept.json.get().is_some_and(Option::is_some))
+    }
+
+    #[test]
+    fn long_content_strings_keep_their_json_once_spliced() {
+        let long = format!(
+            "<p class=\"a\">\u{e9}\n\u{2028}{}</p>",
+            "x".repeat(SPLICE_MIN_STRING)
+        );
+        let text = serde_json::json!({"html": long, "short": "s", "page": {"__resolveType": "x"}})
+            .to_string();
+        let content = Value::from_content_slice(text.as_bytes()).unwrap();
+        assert!(
+            content.is_dynamic(),
+            "its object is rebuilt by every resolution"
+        );
+        let html = content.get("html").unwrap();
+        assert_eq!(kept_string(html), Some(false), "room, not yet filled");
+        assert_eq!(
+            kept_string(content.get("short").unwrap()),
+            None,
+            "too short"
+        );
+        let plain = Value::from_json_str(&text).unwrap();
+        assert_eq!(kept_string(plain.get("html").unwrap()), None, "not content");
+        assert_eq!(
+            kept_string(&Value::string(&long)),
+            None,
+            "an equal string is not the content's"
+        );
+
+        // Rebuilt around the content's string, as resolution does.
+        let built = Value::object(vec![(intern("html"), html.clone())]);
+        let expected = serde_json::to_vec(&built).unwrap();
+        assert_eq!(sonic_rs::to_vec(&Json::<false>(&built)).unwrap(), expected);
+        assert_eq!(kept_string(html), Some(false), "plain writes keep nothing");
+        assert_eq!(sonic_rs::to_vec(&Json::<true>(&built)).unwrap(), expected);
+        assert_eq!(kept_string(html), Some(true));
+        assert_eq!(
+            sonic_rs::to_vec(&Json::<true>(&built)).unwrap(),
+            expected,
+            "copied from the kept JSON"
+        );
+    }
+
+    #[test]
+    fn long_strings_nothing_else_holds_are_let_go() {
+        let batch = |tag: usize| {
+            let items: Vec<String> = (0..LONG_STRINGS_SWEEP_MIN)
+                .map(|i| format!(r#""{tag} {i} {}""#, "x".repeat(SPLICE_MIN_STRING)))
+                .collect();
+            Value::from_content_slice(format!("[{}]", items.join(",")).as_bytes()).unwrap()
+        };
+        let held = batch(0);
+        let first = held.as_array().unwrap()[0].clone();
+        let Value::String(text) = batch(1).as_array().unwrap()[0].clone() else {
+            unreachable!("a string")
+        };
+        let dropped = Arc::downgrade(&text);
+        drop(text);
+        // Registering as many again as are held sweeps, whatever other tests hold.
+        for tag in 2..12 {
+            if dropped.upgrade().is_none() {
+                break;
+            }
+            drop(batch(tag));
+        }
+        assert!(
+            dropped.upgrade().is_none(),
+            "no longer held by the registry"
+        );
+        assert_eq!(kept_string(&first), Some(false), "still held by content");
     }
 
     #[test]

@@ -101,8 +101,19 @@ impl ResolvedPage {
     /// the JSON of large unchanged content subtrees copied from what the content keeps (the
     /// first page to write one escapes it; see [`crate::value`]).
     pub fn to_json_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_json(&mut out);
+        out
+    }
+
+    /// Appends what [`ResolvedPage::to_json_bytes`] returns to `out`.
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
+        let start = out.len();
         // Writing to a Vec fails only for a non-string map key, which a page never has.
-        sonic_rs::to_vec(&self.json::<true>()).unwrap_or_else(|_| b"null".to_vec())
+        if sonic_rs::to_writer(&mut *out, &self.json::<true>()).is_err() {
+            out.truncate(start);
+            out.extend_from_slice(b"null");
+        }
     }
 
     fn json<const SPLICE: bool>(&self) -> PageJson<'_, SPLICE> {

@@ -17,7 +17,7 @@ use crate::host::{Host, NoHost};
 use crate::loader_cache::{Freshness, LoaderCache, LoaderKey, Lookup, Ticket};
 use crate::matchers::{Experiment, ExperimentAssignment, Overrides, Segment};
 use crate::request::Request;
-use crate::value::{Key, Object, Value, intern};
+use crate::value::{Array, Key, Object, Value, intern};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -53,10 +53,9 @@ impl Step {
     pub fn to_json_bytes(&self) -> Vec<u8> {
         match self {
             Step::Done(page) => {
-                let page = page.to_json_bytes();
-                let mut out = Vec::with_capacity(page.len() + 27);
-                out.extend_from_slice(br#"{"step":"done","value":"#);
-                out.extend_from_slice(&page);
+                // The page is written straight after the prefix, not copied behind it.
+                let mut out = br#"{"step":"done","value":"#.to_vec();
+                page.write_json(&mut out);
                 out.push(b'}');
                 out
             }
@@ -609,12 +608,21 @@ impl Resolution {
             Target::Value => (None, None),
         };
         let mut single_value = None;
-        for entry in &self.entries {
-            let value = entry.node.materialize(&result).flatten();
+        // The entries go now, so what they built is held only by the values made from it
+        // (which the sections' props are then made from in place).
+        for Entry {
+            node,
+            lazy,
+            global,
+            layout,
+        } in std::mem::take(&mut self.entries)
+        {
+            let value = node.materialize(&result).flatten();
+            drop(node);
             if matches!(self.target, Target::Value) {
                 single_value = Some(value.clone().unwrap_or(Value::Null));
             }
-            if let (Some(block), Some(cache), Some(v)) = (&entry.layout, layout_cache, &value) {
+            if let (Some(block), Some(cache), Some(v)) = (&layout, layout_cache, &value) {
                 cache.put(
                     self.snapshot.revision(),
                     block,
@@ -624,19 +632,19 @@ impl Resolution {
                 );
             }
             let items = match value {
-                Some(Value::Array(a)) => a.items().to_vec(),
+                Some(Value::Array(a)) => Array::into_items(a),
                 Some(v) => vec![v],
                 None => Vec::new(),
             };
             for item in items {
-                let Some(section) = section_of(&self.config, &mut self.effects, &item) else {
+                let Some(section) = section_of(&self.config, &mut self.effects, item) else {
                     continue;
                 };
                 let section = ResolvedSection {
-                    deferred: self.config.async_rendering && entry.lazy && !eager,
+                    deferred: self.config.async_rendering && lazy && !eager,
                     ..section
                 };
-                if entry.global {
+                if global {
                     globals.push(section)
                 } else {
                     sections.push(section)
@@ -676,9 +684,11 @@ impl Resolution {
 fn section_of(
     config: &ResolveConfig,
     effects: &mut Effects,
-    item: &Value,
+    item: Value,
 ) -> Option<ResolvedSection> {
-    let object = item.as_object()?;
+    let Value::Object(object) = item else {
+        return None;
+    };
     let Some(rt) = object.resolve_type() else {
         effects.warn("a page section without __resolveType was dropped");
         return None;
