@@ -94,6 +94,11 @@ impl Serialize for ResolvedPage {
     }
 }
 
+/// Bytes a page's JSON buffer starts with: real pages are tens to hundreds of KB, and growing a
+/// buffer from nothing reallocates and copies it a dozen times. The buffer is handed to the host
+/// and dropped, so the room a small page leaves unused is not kept.
+pub(crate) const PAGE_BUFFER_START: usize = 64 * 1024;
+
 impl ResolvedPage {
     /// The page as compact JSON bytes, what a binding hands its host: byte for byte what
     /// `serde_json::to_vec` writes (same escapes, same number formatting), but written by
@@ -101,7 +106,7 @@ impl ResolvedPage {
     /// the JSON of large unchanged content subtrees copied from what the content keeps (the
     /// first page to write one escapes it; see [`crate::value`]).
     pub fn to_json_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(PAGE_BUFFER_START);
         self.write_json(&mut out);
         out
     }

@@ -8,7 +8,7 @@ use super::layout_cache::LayoutCache;
 use super::loader_props;
 use super::node::{CallId, Node};
 use super::origins::relativize;
-use super::page::{ResolvedPage, ResolvedSection};
+use super::page::{PAGE_BUFFER_START, ResolvedPage, ResolvedSection};
 use super::page_cache::{FirstPass, PageCache};
 use crate::content::Snapshot;
 use crate::effects::{Effects, ResolveErrorEvent};
@@ -54,7 +54,8 @@ impl Step {
         match self {
             Step::Done(page) => {
                 // The page is written straight after the prefix, not copied behind it.
-                let mut out = br#"{"step":"done","value":"#.to_vec();
+                let mut out = Vec::with_capacity(PAGE_BUFFER_START);
+                out.extend_from_slice(br#"{"step":"done","value":"#);
                 page.write_json(&mut out);
                 out.push(b'}');
                 out
