@@ -319,3 +319,6 @@ export interface HostCallbacks {
  * `site/sections/Hero.tsx`).
  */
 export declare function sectionKey(module: string): string
+
+/** The 404 of an admin handler called for a path no admin route takes. */
+export declare function unknownAdminRoute(request: AdminRequestInput): AdminResponseOutput

@@ -845,3 +845,4 @@ module.exports.cacheProfiles = nativeBinding.cacheProfiles
 module.exports.corsHeaders = nativeBinding.corsHeaders
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.sectionKey = nativeBinding.sectionKey
+module.exports.unknownAdminRoute = nativeBinding.unknownAdminRoute

@@ -298,3 +298,11 @@ impl NativeAdminOutcome {
         })
     }
 }
+
+/// The 404 of an admin handler called for a path no admin route takes.
+#[napi]
+pub fn unknown_admin_route(
+    request: AdminRequestInput,
+) -> Result<AdminResponseOutput, napi::Error<Code>> {
+    guarded(|| Ok(sitefile_core::admin::unknown_route(&request.into_request()?).into()))
+}

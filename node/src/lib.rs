@@ -22,7 +22,7 @@ mod resolution;
 mod section_loaders;
 mod site;
 
-pub use admin::{AdminRequestInput, AdminResponseOutput, NativeAdminOutcome};
+pub use admin::{AdminRequestInput, AdminResponseOutput, NativeAdminOutcome, unknown_admin_route};
 pub use edge::{NativeEdgePlan, cache_profiles};
 pub use error::Code;
 pub use host::HostCallbacks;

@@ -308,10 +308,9 @@ export async function answerAdmin(
 async function handler(request: Request): Promise<Response> {
   const response = await handleAdminRequest(request);
   if (response) return response;
-  const headers = new Headers(corsHeaders(request));
-  headers.set("Content-Type", "application/json");
-  const path = new URL(request.url).pathname;
-  return new Response(JSON.stringify({ error: `Unknown admin route: ${path}` }), { status: 404, headers });
+  const url = new URL(request.url);
+  const input = { method: request.method, path: url.pathname, query: url.search.slice(1), headers: flatHeaders(request.headers) };
+  return toResponse(native(() => addon.unknownAdminRoute(input)));
 }
 
 /** `GET /live/_meta` (also `/platform/meta`): the schema with its ETag; 304 on a match. */

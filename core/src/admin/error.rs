@@ -15,6 +15,8 @@ pub enum AdminErrorCode {
     PurgeDisabled,
     /// 404: no loader or action is registered under the invoked key.
     UnknownHandler,
+    /// 404: a handler mounted for an admin route was called for a path no admin route takes.
+    UnknownRoute,
     /// 405: the route does not take this method (see `Allow`).
     MethodNotAllowed,
     /// 400: the body is not JSON, or nests too deep.
@@ -38,7 +40,9 @@ impl AdminErrorCode {
     pub fn status(self) -> u16 {
         match self {
             AdminErrorCode::Unauthorized => 401,
-            AdminErrorCode::PurgeDisabled | AdminErrorCode::UnknownHandler => 404,
+            AdminErrorCode::PurgeDisabled
+            | AdminErrorCode::UnknownHandler
+            | AdminErrorCode::UnknownRoute => 404,
             AdminErrorCode::MethodNotAllowed => 405,
             AdminErrorCode::InvalidJson | AdminErrorCode::InvalidBody => 400,
             AdminErrorCode::BodyTooLarge => 413,

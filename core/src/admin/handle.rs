@@ -92,3 +92,13 @@ pub fn handle<S: AdminSite + ?Sized>(
         AdminOutcome::Respond(response)
     })
 }
+
+/// The answer of an admin handler called for a path no admin route takes (a host mounted it on
+/// its own path): 404 `unknown_route`, with CORS.
+pub fn unknown_route(request: &AdminRequest) -> AdminResponse {
+    AdminError::new(
+        AdminErrorCode::UnknownRoute,
+        format!("Unknown admin route: {}", request.path),
+    )
+    .into_response(&Cors::for_request(request))
+}
