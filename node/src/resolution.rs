@@ -3,6 +3,7 @@
 use crate::admin::AdminResponseOutput;
 use crate::error::{Code, JsResult, fail, guarded, thrown};
 use crate::host::{HostCallbacks, JsHost};
+use napi::{Env, JsString};
 use napi_derive::napi;
 use sitefile_core::matchers::ExperimentsConfig;
 use sitefile_core::page_json::PageJsonJob;
@@ -64,11 +65,12 @@ impl NativeResolution {
     /// "value": [calls]}` or `{"step": "done", "value": <page>}`. Custom matchers and the
     /// feature-flag adapter in `host` are called synchronously during the call.
     #[napi]
-    pub fn advance(
+    pub fn advance<'env>(
         &mut self,
+        env: &'env Env,
         answers: Option<String>,
         host: HostCallbacks,
-    ) -> Result<String, napi::Error<Code>> {
+    ) -> Result<JsString<'env>, napi::Error<Code>> {
         guarded(|| {
             let host = JsHost::new(&host);
             let mut resolution = match std::mem::replace(&mut self.state, State::Gone) {
@@ -97,17 +99,14 @@ impl NativeResolution {
                 (step @ Step::NeedLoaders(_), finish) => {
                     self.state = State::Running(resolution);
                     self.page_json = finish;
-                    String::from_utf8(step.to_json_bytes())
-                        .map_err(|e| fail(ErrorCode::InvalidContent, e))
+                    js_text(env, &step.to_json_bytes())
                 }
                 (Step::Done(page), PageJsonFinish::Pending { job, dropped }) => {
-                    let json = String::from_utf8(Step::Done(page.clone()).to_json_bytes())
-                        .map_err(|e| fail(ErrorCode::InvalidContent, e))?;
+                    let json = js_text(env, &Step::Done(page.clone()).to_json_bytes())?;
                     self.page_json = PageJsonFinish::Resolved { job, dropped, page };
                     Ok(json)
                 }
-                (step, _) => String::from_utf8(step.to_json_bytes())
-                    .map_err(|e| fail(ErrorCode::InvalidContent, e)),
+                (step, _) => js_text(env, &step.to_json_bytes()),
             }
         })
     }
@@ -177,6 +176,25 @@ impl NativeResolution {
             },
         )
     }
+}
+
+/// JSON text (UTF-8) as a JS string. Pages are mostly ASCII and accented Latin letters, so
+/// when every character is Latin-1 the text is handed over as Latin-1, which V8 copies as is,
+/// instead of as UTF-8, which it must decode (the larger cost of a page at the boundary);
+/// anything else goes as UTF-16.
+fn js_text<'env>(env: &'env Env, utf8: &[u8]) -> JsResult<JsString<'env>> {
+    let text = if encoding_rs::mem::utf8_latin1_up_to(utf8) == utf8.len() {
+        let mut latin1 = vec![0u8; utf8.len()];
+        let written = encoding_rs::mem::convert_utf8_to_latin1_lossy(utf8, &mut latin1);
+        latin1.truncate(written);
+        env.create_string_latin1(latin1)
+    } else {
+        let mut utf16 = vec![0u16; utf8.len() + 1];
+        let written = encoding_rs::mem::convert_utf8_to_utf16(utf8, &mut utf16);
+        utf16.truncate(written);
+        env.create_string_utf16(utf16)
+    };
+    text.map_err(|e| fail(ErrorCode::InvalidContent, e))
 }
 
 fn provide_answers(resolution: &mut Resolution, answers: Option<&str>) -> JsResult<()> {

@@ -464,3 +464,11 @@ test("the function-composition flag API builds flag objects", () => {
   assert.deepEqual(multivariate({ variants }), { variants });
   assert.deepEqual(SectionVariants({ variants }), { variants });
 });
+
+test("page text crosses the boundary intact: ASCII, Latin-1 and beyond", async () => {
+  for (const title of ["plain", "Sofá-cama çã ÿ", "日本語 😀 \u2028 end", "\u0000\u001f \"quoted\" \\"]) {
+    const site = createSiteSetup({ env: {}, blocks: { "pages-home": { path: "/", sections: [hero(title)] } } });
+    const page = await resolveDecoPage({ url: "https://shop.example/" }, site);
+    assert.equal(page.sections[0].props.title, title);
+  }
+});
