@@ -102,27 +102,8 @@ pub struct NativeAdminOutcome {
 }
 
 impl NativeAdminOutcome {
-    /// The outcome of `request` through the admin protocol.
+    /// What the core answered (`outcome`) for `request` at `now`, kept with what its jobs need.
     pub(crate) fn new(
-        site: Arc<Site>,
-        request: AdminRequest,
-        now: DateTime<Utc>,
-    ) -> JsResult<NativeAdminOutcome> {
-        let outcome = site.handle_admin(&request, now);
-        NativeAdminOutcome::of(site, request, now, outcome)
-    }
-
-    /// The outcome of `request` as the worker entry serves admin routes.
-    pub(crate) fn edge(
-        site: Arc<Site>,
-        request: AdminRequest,
-        now: DateTime<Utc>,
-    ) -> JsResult<NativeAdminOutcome> {
-        let outcome = site.handle_edge_admin(&request, now);
-        NativeAdminOutcome::of(site, request, now, outcome)
-    }
-
-    fn of(
         site: Arc<Site>,
         request: AdminRequest,
         now: DateTime<Utc>,

@@ -101,9 +101,11 @@ impl NativeResolution {
                     self.page_json = finish;
                     js_text(env, &step.to_json_bytes())
                 }
-                (Step::Done(page), PageJsonFinish::Pending { job, dropped }) => {
-                    let json = js_text(env, &Step::Done(page.clone()).to_json_bytes())?;
-                    self.page_json = PageJsonFinish::Resolved { job, dropped, page };
+                (step @ Step::Done(_), PageJsonFinish::Pending { job, dropped }) => {
+                    let json = js_text(env, &step.to_json_bytes())?;
+                    if let Step::Done(page) = step {
+                        self.page_json = PageJsonFinish::Resolved { job, dropped, page };
+                    }
                     Ok(json)
                 }
                 (step, _) => js_text(env, &step.to_json_bytes()),

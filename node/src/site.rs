@@ -309,7 +309,9 @@ impl NativeSite {
         now_ms: f64,
     ) -> Result<NativeAdminOutcome, napi::Error<Code>> {
         guarded(|| {
-            NativeAdminOutcome::new(self.site.clone(), request.into_request()?, instant(now_ms)?)
+            let (request, now) = (request.into_request()?, instant(now_ms)?);
+            let outcome = self.site.handle_admin(&request, now);
+            NativeAdminOutcome::new(self.site.clone(), request, now, outcome)
         })
     }
 
@@ -322,7 +324,9 @@ impl NativeSite {
         now_ms: f64,
     ) -> Result<NativeAdminOutcome, napi::Error<Code>> {
         guarded(|| {
-            NativeAdminOutcome::edge(self.site.clone(), request.into_request()?, instant(now_ms)?)
+            let (request, now) = (request.into_request()?, instant(now_ms)?);
+            let outcome = self.site.handle_edge_admin(&request, now);
+            NativeAdminOutcome::new(self.site.clone(), request, now, outcome)
         })
     }
 

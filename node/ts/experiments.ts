@@ -27,7 +27,8 @@ export interface ExperimentAssignment {
 
 interface Scope {
   resolution: NativeResolution;
-  hostname: string;
+  /** The page's URL; its hostname keys the configuration. */
+  url: string;
   store: ExperimentsStore | undefined;
   /** The configuration's JSON text, read once per request. */
   config?: Promise<string | null>;
@@ -38,13 +39,13 @@ const current = new AsyncLocalStorage<Scope>();
 /** Runs a loader of `resolution` where `resolveExperimentVariant` can see it.
  * @internal */
 export function experimentScope(resolution: NativeResolution, url: string, store: ExperimentsStore | undefined) {
-  const scope: Scope = { resolution, hostname: new URL(url).hostname, store };
+  const scope: Scope = { resolution, url, store };
   return <T>(f: () => T): T => current.run(scope, f);
 }
 
 async function configText(scope: Scope): Promise<string | null> {
   if (!scope.store) return null;
-  const value: unknown = await scope.store.get(scope.hostname);
+  const value: unknown = await scope.store.get(new URL(scope.url).hostname);
   if (value === null || value === undefined) return null;
   return typeof value === "string" ? value : JSON.stringify(value);
 }

@@ -214,14 +214,14 @@ export function createDecoWorkerEntry(
   const storageOf = (env: unknown, request: Request): EdgeCacheStorage | null =>
     options.cacheStorage ? options.cacheStorage(env, request) : memory;
 
-  async function planOf(request: Request): Promise<Native.NativeEdgePlan> {
+  async function planOf(request: Request, form: string): Promise<Native.NativeEdgePlan> {
     const url = new URL(request.url);
     const hints = {
       segment: options.buildSegment ? await options.buildSegment(request) : undefined,
       profile: options.detectProfile ? (options.detectProfile(url) ?? undefined) : undefined,
       nonce: [...randomBytes(16)],
     };
-    return native(() => site.native.edgePlan(requestJson(request, site), JSON.stringify(hints)));
+    return native(() => site.native.edgePlan(form, JSON.stringify(hints)));
   }
 
   /** Runs a storage call without letting its failure fail the visitor's request. */
@@ -350,9 +350,11 @@ export function createDecoWorkerEntry(
       if (storage) await Promise.all(keys.map((key) => storage.delete(key)));
     });
     if (admin) return admin;
-    const pageJson = native(() => site.native.pageJson(requestJson(request, site)));
+    // One request form (one clock reading, one random seed) for page JSON and the edge plan.
+    const form = requestJson(request, site);
+    const pageJson = native(() => site.native.pageJson(form));
     if (pageJson) return answerPageJson(site, pageJson, request);
-    const planned = await planOf(request);
+    const planned = await planOf(request, form);
     const plan = JSON.parse(planned.json) as Plan;
     if (plan.action === "redirect") return withHeaders(null, plan.status ?? 302, plan.headers);
     if (options.proxyHandler) {
