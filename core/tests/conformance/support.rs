@@ -384,6 +384,85 @@ pub fn check_headers(
     }
 }
 
+/// What a one-request case (admin, page JSON) ended with: the outcome's name, the job as JSON,
+/// and the final response (status, headers, body text); no response when it was passed on.
+pub struct Answer<'a> {
+    /// `pass`, `respond`, ... (the suite's outcome names).
+    pub outcome: &'a str,
+    /// The job's serde form, or `null`.
+    pub job: &'a Json,
+    /// The final response.
+    pub response: Option<Responded<'a>>,
+}
+
+/// A final response as the comparisons read it.
+pub struct Responded<'a> {
+    /// The status.
+    pub status: u16,
+    /// The headers.
+    pub headers: &'a [(String, String)],
+    /// The body as text.
+    pub body: String,
+}
+
+/// How a case's JSON `body` is compared with the parsed body.
+#[derive(Clone, Copy)]
+pub enum BodyMatch {
+    /// As a subset ([`holds`]).
+    Subset,
+    /// Exactly.
+    Exact,
+}
+
+/// Checks the keys every one-request suite shares (README tables): `outcome`, `job` (a
+/// subset), `status`, `headers` and `body` (a string: the exact text; other JSON: the parsed
+/// body, compared by `body_match`).
+pub fn check_answer(
+    expect: &Json,
+    answer: &Answer<'_>,
+    subst: &dyn Fn(&str) -> String,
+    body_match: BodyMatch,
+    failures: &mut Vec<String>,
+) {
+    let (status, headers, text) = match &answer.response {
+        Some(r) => (json!(r.status), r.headers, r.body.as_str()),
+        None => (Json::Null, &[][..], ""),
+    };
+    check_headers(&expect["headers"], headers, subst, failures);
+    let mut fail = |what: &str, want: &Json, got: &Json| {
+        failures.push(format!("{what}:\n    expected {want}\n    actual   {got}"));
+    };
+    if let Some(want) = expect.get("outcome")
+        && want != answer.outcome
+    {
+        fail("outcome", want, &json!(answer.outcome));
+    }
+    if let Some(want) = expect.get("job")
+        && !holds(want, answer.job, subst)
+    {
+        fail("job", want, answer.job);
+    }
+    if let Some(want) = expect.get("status")
+        && *want != status
+    {
+        fail("status", want, &status);
+    }
+    if let Some(want) = expect.get("body") {
+        let ok = match (want, body_match) {
+            (Json::String(s), _) => subst(s) == text,
+            (_, BodyMatch::Subset) => {
+                serde_json::from_str::<Json>(text).is_ok_and(|got| holds(want, &got, subst))
+            }
+            (_, BodyMatch::Exact) => {
+                serde_json::from_str::<Json>(text).is_ok_and(|got| got == *want)
+            }
+        };
+        if !ok {
+            fail("body", want, &json!(text));
+        }
+    }
+}
+
 /// Fails on keys of `expect` not in `known`: a misspelled key would make a case that cannot fail.
 pub fn known_keys(expect: &Json, known: &[&str], failures: &mut Vec<String>) {
     for key in expect.as_object().into_iter().flatten().map(|(k, _)| k) {
