@@ -19,6 +19,9 @@ use std::fmt;
 use std::sync::{Arc, LazyLock, OnceLock, PoisonError, RwLock};
 
 pub use serde_json::Number;
+pub(crate) use sharing::sharing;
+
+mod sharing;
 
 /// The key every resolvable object carries.
 pub const RESOLVE_TYPE: &str = "__resolveType";
@@ -337,9 +340,11 @@ impl Value {
     /// become blocks) as [`Value::from_slice`] does, except that its large static containers get
     /// room for their compact JSON: content is written by request after request, so it is
     /// escaped once per snapshot. Only the content module parses this way.
+    /// Equal strings and containers share one copy within the call, and across every call
+    /// inside one [`sharing`] scope (a whole load).
     pub(crate) fn from_content_slice(bytes: &[u8]) -> Result<Value, ParseError> {
         DEPTH.with(|d| d.set(0));
-        sonic_rs::from_slice::<ContentValue>(bytes)
+        sharing(|| sonic_rs::from_slice::<ContentValue>(bytes))
             .map(|v| v.0)
             .map_err(|e| ParseError(e.to_string()))
     }
@@ -671,15 +676,33 @@ fn address(text: &Arc<str>) -> usize {
 /// ([`Value::from_content_slice`]).
 struct ValueVisitor<const CONTENT: bool>;
 
-/// A string value; a long string of content is registered to keep its JSON once written.
-fn string_of<const CONTENT: bool>(text: Arc<str>) -> Value {
-    if CONTENT && text.len() >= SPLICE_MIN_STRING {
+/// A string value. A string of content is the sharing scope's copy (see [`sharing`]); a long
+/// one is registered to keep its JSON once written.
+fn string_of<const CONTENT: bool>(text: &str) -> Value {
+    if !CONTENT {
+        return Value::String(Arc::from(text));
+    }
+    if let Some(copy) = sharing::shared_string(text) {
+        return Value::String(copy);
+    }
+    let text: Arc<str> = Arc::from(text);
+    sharing::record_string(&text);
+    if text.len() >= SPLICE_MIN_STRING {
         LONG_STRINGS
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .register(&text);
     }
     Value::String(text)
+}
+
+/// A container value; one of content is the sharing scope's copy (see [`sharing`]).
+fn container_of<const CONTENT: bool>(value: Value) -> Value {
+    if CONTENT {
+        sharing::shared_container(value)
+    } else {
+        value
+    }
 }
 
 /// A value parsed as content.
@@ -749,10 +772,10 @@ impl<'de, const CONTENT: bool> Visitor<'de> for ValueVisitor<CONTENT> {
         Ok(Number::from_f64(f).map_or(Value::Null, Value::Number))
     }
     fn visit_str<E>(self, s: &str) -> Result<Value, E> {
-        Ok(string_of::<CONTENT>(Arc::from(s)))
+        Ok(string_of::<CONTENT>(s))
     }
     fn visit_string<E>(self, s: String) -> Result<Value, E> {
-        Ok(string_of::<CONTENT>(Arc::from(s)))
+        Ok(string_of::<CONTENT>(&s))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let _guard = DepthGuard::enter()?;
@@ -760,7 +783,9 @@ impl<'de, const CONTENT: bool> Visitor<'de> for ValueVisitor<CONTENT> {
         while let Some(v) = seq.next_element_seed(ValueVisitor::<CONTENT>)? {
             items.push(v);
         }
-        Ok(Value::Array(Arc::new(Array::new(items, CONTENT))))
+        Ok(container_of::<CONTENT>(Value::Array(Arc::new(Array::new(
+            items, CONTENT,
+        )))))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let _guard = DepthGuard::enter()?;
@@ -769,7 +794,9 @@ impl<'de, const CONTENT: bool> Visitor<'de> for ValueVisitor<CONTENT> {
             let v = map.next_value_seed(ValueVisitor::<CONTENT>)?;
             entries.push((k.0, v));
         }
-        Ok(Value::Object(Arc::new(Object::new(entries, CONTENT))))
+        Ok(container_of::<CONTENT>(Value::Object(Arc::new(
+            Object::new(entries, CONTENT),
+        ))))
     }
 }
 

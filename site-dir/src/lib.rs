@@ -2,7 +2,7 @@
 //! `.platform/blocks.gen.json` when there is no directory. Shared by the `sitefile` command
 //! line, the benchmarks and the bindings, so they all read a site the same way.
 
-use sitefile_core::content::{LoadProblem, Snapshot, blocks_from_files, load_bundle};
+use sitefile_core::content::{FileBytes, LoadProblem, Snapshot, load_bundle, read_blocks};
 use std::path::{Path, PathBuf};
 
 /// Where the content came from.
@@ -112,30 +112,54 @@ pub fn load(dir: &Path) -> Result<LoadedSite, SiteError> {
     Err(SiteError::NotFound(dir.to_path_buf()))
 }
 
-/// Loads every `.json` file of a blocks directory.
+/// Loads every `.json` file of a blocks directory, reading one file at a time.
 pub fn load_directory(blocks: &Path) -> Result<(Snapshot, Vec<LoadProblem>), SiteError> {
     let BlockFiles {
         files,
         skipped: mut problems,
-    } = read_block_files(blocks)?;
-    let (blocks, parse_problems) = blocks_from_files(files);
+    } = list_block_files(blocks)?;
+    let (blocks, parse_problems) = read_blocks(files)?;
     problems.extend(parse_problems);
     Ok((Snapshot::from_blocks(blocks), problems))
 }
 
-/// The block files of a directory, read but not parsed.
+/// A block file on disk, read when the load comes to it.
+#[derive(Debug, Clone)]
+pub struct OnDisk(pub PathBuf);
+
+impl FileBytes for OnDisk {
+    type Error = SiteError;
+    fn read(self) -> Result<Vec<u8>, SiteError> {
+        std::fs::read(&self.0).map_err(|source| SiteError::Io {
+            path: self.0,
+            source,
+        })
+    }
+}
+
+/// The block files of a directory: `F` is [`OnDisk`] when listed, `Vec<u8>` when read.
 #[derive(Debug)]
-pub struct BlockFiles {
-    /// `(file name, bytes)` of every regular `.json` file.
-    pub files: Vec<(String, Vec<u8>)>,
+pub struct BlockFiles<F = Vec<u8>> {
+    /// `(file name, file)` of every regular `.json` file.
+    pub files: Vec<(String, F)>,
     /// The `.json` entries skipped: symbolic links (content is the directory's own files) and
     /// names that are not UTF-8 (no block name can be decoded from them).
     pub skipped: Vec<LoadProblem>,
 }
 
-/// Reads the block files of a blocks directory. Entries whose names do not end in `.json` are
-/// not block files and are passed over.
+/// Reads the block files of a blocks directory (see [`list_block_files`]).
 pub fn read_block_files(blocks: &Path) -> Result<BlockFiles, SiteError> {
+    let BlockFiles { files, skipped } = list_block_files(blocks)?;
+    let files = files
+        .into_iter()
+        .map(|(name, file)| Ok((name, file.read()?)))
+        .collect::<Result<_, SiteError>>()?;
+    Ok(BlockFiles { files, skipped })
+}
+
+/// Lists the block files of a blocks directory, unread. Entries whose names do not end in
+/// `.json` are not block files and are passed over.
+pub fn list_block_files(blocks: &Path) -> Result<BlockFiles<OnDisk>, SiteError> {
     let io = |source| SiteError::Io {
         path: blocks.to_path_buf(),
         source,
@@ -162,9 +186,7 @@ pub fn read_block_files(blocks: &Path) -> Result<BlockFiles, SiteError> {
             skipped.push(LoadProblem::NonUtf8Name { file: shown });
             continue;
         };
-        let path = entry.path();
-        let bytes = std::fs::read(&path).map_err(|source| SiteError::Io { path, source })?;
-        files.push((name.to_string(), bytes));
+        files.push((name.to_string(), OnDisk(entry.path())));
     }
     // Directory order is the file system's; report in a stable one.
     skipped.sort_by_key(|p| p.to_string());

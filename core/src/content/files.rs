@@ -4,6 +4,7 @@ use super::block_name::decode_block_name;
 use crate::value::{Key, Value, intern};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::convert::Infallible;
 
 /// A problem met while loading content; the load goes on without the offending file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -66,12 +67,41 @@ impl std::fmt::Display for LoadProblem {
     }
 }
 
-/// Builds blocks from `(file name, bytes)` pairs of a blocks directory. Only names ending in
-/// `.json` count; names are sorted (by UTF-16 code units, as the reference sorts), each stem
+/// The bytes of one block file, read when its turn comes, so a load holds one file's text at a
+/// time rather than the whole directory's.
+pub trait FileBytes {
+    /// Why the file could not be read; reading stops there.
+    type Error;
+    /// Reads the file.
+    fn read(self) -> Result<Vec<u8>, Self::Error>;
+}
+
+impl FileBytes for Vec<u8> {
+    type Error = Infallible;
+    fn read(self) -> Result<Vec<u8>, Infallible> {
+        Ok(self)
+    }
+}
+
+/// The blocks of a directory in file-name order, and what was skipped or overridden.
+pub type LoadedBlocks = (Vec<(Key, Value)>, Vec<LoadProblem>);
+
+/// Builds blocks from `(file name, bytes)` pairs of a blocks directory (see [`read_blocks`]).
+pub fn blocks_from_files(files: Vec<(String, Vec<u8>)>) -> LoadedBlocks {
+    read_blocks(files).unwrap_or_else(|never| match never {})
+}
+
+/// Builds blocks from the files of a blocks directory, reading each in turn. Only names ending
+/// in `.json` count; names are sorted (by UTF-16 code units, as the reference sorts), each stem
 /// decoded once; on a collision the last file in that order wins. Invalid files are skipped and
-/// reported, never fatal.
-pub fn blocks_from_files(files: Vec<(String, Vec<u8>)>) -> (Vec<(Key, Value)>, Vec<LoadProblem>) {
-    let mut files: Vec<(String, Vec<u8>)> = files
+/// reported, never fatal; a file that cannot be read stops the load with its error. Equal
+/// values share one copy across the files (see [`crate::value::sharing`]).
+pub fn read_blocks<F: FileBytes>(files: Vec<(String, F)>) -> Result<LoadedBlocks, F::Error> {
+    crate::value::sharing(|| parse_files(files))
+}
+
+fn parse_files<F: FileBytes>(files: Vec<(String, F)>) -> Result<LoadedBlocks, F::Error> {
+    let mut files: Vec<(String, F)> = files
         .into_iter()
         .filter(|(name, _)| name.ends_with(".json"))
         .collect();
@@ -81,7 +111,7 @@ pub fn blocks_from_files(files: Vec<(String, Vec<u8>)>) -> (Vec<(Key, Value)>, V
     let mut by_name: HashMap<Key, (usize, String)> = HashMap::with_capacity(files.len());
     for (file, bytes) in files {
         let block = decode_block_name(&file[..file.len() - ".json".len()]);
-        let value = match Value::from_content_slice(&bytes) {
+        let value = match Value::from_content_slice(&bytes.read()?) {
             Ok(v) => v,
             Err(e) => {
                 problems.push(LoadProblem::InvalidJson {
@@ -108,7 +138,7 @@ pub fn blocks_from_files(files: Vec<(String, Vec<u8>)>) -> (Vec<(Key, Value)>, V
             }
         }
     }
-    (blocks, problems)
+    Ok((blocks, problems))
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ mod store;
 pub use block::Block;
 pub use block_name::{decode_block_name, encode_block_name};
 pub use bundle::{load_bundle, parse_bundle, write_bundle};
-pub use files::{LoadProblem, blocks_from_files};
+pub use files::{FileBytes, LoadProblem, LoadedBlocks, blocks_from_files, read_blocks};
 pub use reload::{ReloadError, ReloadMode, ReloadOutcome, ReloadResponse, plan_reload};
 pub use revision::block_digest;
 pub use snapshot::Snapshot;
