@@ -321,3 +321,29 @@ test("stale-if-error also covers an origin that cannot be reached", async (t) =>
   clock.now += 100_000 * 1000;
   await assert.rejects(get(worker, "/"), /connection refused/, "past stale-if-error the failure is the answer");
 });
+
+test("speculationRules: pages name the rules in a header, and the edge serves them", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const options = { speculationRules: { mode: "prerender", exclude: ["/wishlist*"] } };
+  const worker = createDecoWorkerEntry(origin.serverEntry, options, site());
+  for (const path of ["/", "/"]) {
+    const page = await get(worker, path);
+    assert.equal(page.headers.get("speculation-rules"), '"/_cache/speculation-rules.json"', path);
+    await page.text();
+  }
+  const rules = await get(worker, "/_cache/speculation-rules.json");
+  assert.equal(rules.status, 200);
+  assert.equal(rules.headers.get("content-type"), "application/speculationrules+json");
+  const body = await rules.json();
+  const conditions = body.prerender[0].where.and.map((c) => c.not?.href_matches ?? c.href_matches);
+  assert.ok(conditions.includes("/wishlist*") && conditions.includes("/checkout*"), conditions.join(" "));
+  assert.equal(origin.hits.get("/_cache/speculation-rules.json"), undefined, "the origin is not asked");
+
+  const off = createDecoWorkerEntry(origin.serverEntry, {}, site());
+  const page = await get(off, "/");
+  assert.equal(page.headers.get("speculation-rules"), null);
+  const passed = await get(off, "/_cache/speculation-rules.json");
+  assert.equal(origin.hits.get("/_cache/speculation-rules.json"), 1, "without the option the path is the origin's");
+  await passed.text();
+});

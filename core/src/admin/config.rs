@@ -42,6 +42,9 @@ pub struct AdminConfig {
     pub preview_shell: Option<String>,
     /// The document every preview and render is wrapped in.
     pub render_shell: RenderShell,
+    /// The body of the speculation rules the edge serves (`speculationRules`); `None` when the
+    /// option is off, and the route is then not the edge's.
+    pub speculation_rules: Option<String>,
 }
 
 impl Default for AdminConfig {
@@ -54,6 +57,7 @@ impl Default for AdminConfig {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             preview_shell: None,
             render_shell: RenderShell::default(),
+            speculation_rules: None,
         }
     }
 }
@@ -108,6 +112,7 @@ impl AdminConfig {
                 Ok(Some(token)) => PurgeToken::Token(Secret::new(token)),
             },
             preview_shell: worker.preview_shell.clone(),
+            speculation_rules: worker.speculation_rules.as_ref().map(|r| r.to_json()),
             ..AdminConfig::default()
         }
     }

@@ -44,6 +44,9 @@ pub fn handle<S: AdminSite + ?Sized>(
     let Some(route) = Route::parse(&request.path) else {
         return AdminOutcome::Pass;
     };
+    if route == Route::SpeculationRules && config.speculation_rules.is_none() {
+        return AdminOutcome::Pass;
+    }
     let cors = Cors::for_request(request);
     if request.is("OPTIONS") {
         let mut response = AdminResponse::empty(204, &cors);
@@ -82,6 +85,11 @@ pub fn handle<S: AdminSite + ?Sized>(
         Route::PurgeLoaders => {
             purge::purge_loaders(site, config, request, &cors).map(AdminOutcome::Respond)
         }
+        Route::SpeculationRules => Ok(AdminOutcome::Respond(AdminResponse::speculation_rules(
+            config.speculation_rules.as_deref().unwrap_or_default(),
+            request.is("HEAD"),
+            &cors,
+        ))),
     };
     outcome.unwrap_or_else(|error| {
         let unauthorized = error.code == AdminErrorCode::Unauthorized;

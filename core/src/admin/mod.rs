@@ -43,7 +43,7 @@ pub use purge::PurgeJob;
 pub use render_shell::RenderShell;
 pub use request::AdminRequest;
 pub use response::AdminResponse;
-pub use route::{is_admin_route, is_purge_route};
+pub use route::{is_admin_route, is_purge_route, is_speculation_rules_route};
 pub use schema::{MatcherSchema, Schema, SchemaError};
 pub use site::AdminSite;
 pub use sitefile::ReloadJob;

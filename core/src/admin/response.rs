@@ -10,6 +10,9 @@ pub(crate) const REVALIDATE: &str = "no-cache";
 /// `Cache-Control` of every other admin response.
 pub(crate) const NO_STORE: &str = "no-store";
 
+/// The `Cache-Control` of the speculation rules the edge serves.
+const SPECULATION_RULES_CACHE_CONTROL: &str = "public, max-age=3600";
+
 /// A finished admin response, CORS headers included.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AdminResponse {
@@ -60,6 +63,20 @@ impl AdminResponse {
     /// An HTML response.
     pub(crate) fn html(status: u16, body: String, cors: &Cors) -> AdminResponse {
         AdminResponse::new(status, "text/html; charset=utf-8", body.into_bytes(), cors)
+    }
+
+    /// The speculation rules the edge serves: their own media type (browsers ignore rules of
+    /// any other), cacheable by the browser and shared caches for an hour (they change only
+    /// with the worker's options); a `HEAD` gets the headers alone.
+    pub(crate) fn speculation_rules(body: &str, head: bool, cors: &Cors) -> AdminResponse {
+        let body = if head {
+            Vec::new()
+        } else {
+            body.as_bytes().to_vec()
+        };
+        let mut response = AdminResponse::new(200, "application/speculationrules+json", body, cors);
+        response.set_header("Cache-Control", SPECULATION_RULES_CACHE_CONTROL);
+        response
     }
 
     /// A plain-text response.

@@ -1,5 +1,7 @@
 //! Which admin route a path names, and the methods it takes.
 
+use crate::edge::SPECULATION_RULES_PATH;
+
 /// An admin route.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Route {
@@ -23,6 +25,9 @@ pub(crate) enum Route {
     Purge,
     /// `/_cache/purge-loaders`.
     PurgeLoaders,
+    /// `/_cache/speculation-rules.json`: the `speculationRules` option's rules, which page
+    /// responses name in their `Speculation-Rules` header.
+    SpeculationRules,
 }
 
 const PREVIEW_PREFIXES: [&str; 2] = ["/live/previews", "/platform/previews"];
@@ -36,6 +41,12 @@ pub fn is_admin_route(path: &str) -> bool {
 /// `/_cache/purge-loaders`), which a worker entry serves with or without the `admin` option.
 pub fn is_purge_route(path: &str) -> bool {
     matches!(Route::parse(path), Some(Route::Purge | Route::PurgeLoaders))
+}
+
+/// Whether `path` is where the edge serves speculation rules, which a worker entry serves with
+/// or without the `admin` option when the option is on.
+pub fn is_speculation_rules_route(path: &str) -> bool {
+    path == SPECULATION_RULES_PATH
 }
 
 /// Whether `path` is the content route (its body limit is the reload limit).
@@ -56,6 +67,7 @@ impl Route {
             "/platform/_liveness" => Route::Liveness,
             "/_cache/purge" => Route::Purge,
             "/_cache/purge-loaders" => Route::PurgeLoaders,
+            SPECULATION_RULES_PATH => Route::SpeculationRules,
             _ => {
                 if let Some(key) = path.strip_prefix("/platform/invoke/") {
                     return Some(Route::Invoke(key.to_string()));
@@ -78,6 +90,7 @@ impl Route {
     pub(crate) fn methods(&self) -> &'static [&'static str] {
         match self {
             Route::Meta | Route::PreviewShell | Route::Liveness => &["GET"],
+            Route::SpeculationRules => &["GET", "HEAD"],
             Route::Sitefile | Route::Preview(_) | Route::Render => &["GET", "POST"],
             Route::Invoke(_) | Route::InvokeBatch | Route::Purge | Route::PurgeLoaders => &["POST"],
         }

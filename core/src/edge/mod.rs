@@ -43,4 +43,6 @@ pub use redirects::{Redirect, RedirectTable};
 pub use respond::{Finished, OriginFacts, StoredState, origin_failed, stored_state};
 pub use security::{CspMode, CspNonce, SecurityHeaders, security_headers};
 pub use segment_key::SegmentKey;
-pub use speculation::{Eagerness, SpeculationMode, SpeculationRules};
+pub use speculation::{
+    Eagerness, SPECULATION_RULES_PATH, SpeculationMode, SpeculationRules, speculation_rules_header,
+};

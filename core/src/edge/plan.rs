@@ -11,6 +11,7 @@ use super::profile::{CacheProfile, PRIVATE_CACHE_CONTROL, detect_profile};
 use super::redirects::{Redirect, RedirectTable};
 use super::security::{CspNonce, security_headers};
 use super::segment_key::SegmentKey;
+use super::speculation::speculation_rules_header;
 use crate::config::PlatformConfig;
 use crate::draft::{DraftDecision, PreviewHosts, decide_draft};
 use crate::request::Request;
@@ -278,6 +279,13 @@ impl EdgePolicy {
             plan.headers.push(("Set-Cookie".into(), cookie));
         }
         if !is_fetch(request) {
+            if o.speculation_rules.is_some() && readable {
+                set(
+                    &mut plan.headers,
+                    "Speculation-Rules",
+                    speculation_rules_header(),
+                );
+            }
             let nonce = if plan.cacheable { None } else { inputs.nonce };
             for (name, value) in security_headers(
                 &o.security_headers,

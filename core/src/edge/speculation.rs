@@ -38,6 +38,16 @@ pub struct SpeculationRules {
     pub exclude: Vec<String>,
 }
 
+/// Where the edge serves the rules; page responses name it in their `Speculation-Rules`
+/// header, so the rules reach cached pages too and need no script (nor CSP nonce) in the HTML.
+pub const SPECULATION_RULES_PATH: &str = "/_cache/speculation-rules.json";
+
+/// The `Speculation-Rules` header of a page response: the rules' path as a structured-field
+/// string.
+pub fn speculation_rules_header() -> String {
+    format!("\"{SPECULATION_RULES_PATH}\"")
+}
+
 /// Patterns never speculated: per-visitor pages and platform endpoints.
 const ALWAYS_EXCLUDED: [&str; 9] = [
     "/cart*",

@@ -407,6 +407,9 @@ impl Site {
     /// Whether the worker entry answers `path` itself (see [`Site::handle_edge_admin`]): a host
     /// asks before it reads a body, so a request that passes on keeps its body unread.
     pub fn serves_edge_admin(&self, path: &str) -> bool {
+        if admin::is_speculation_rules_route(path) {
+            return self.admin_config().speculation_rules.is_some();
+        }
         admin::is_purge_route(path)
             || (self.policy().options().admin && admin::is_admin_route(path))
     }
