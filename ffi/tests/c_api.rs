@@ -24,3 +24,16 @@ fn the_c_host_callbacks_answer_and_fail_as_the_core_reports() {
         "sitefile C host callbacks: all checks passed",
     );
 }
+
+#[test]
+fn threads_resolve_one_site_while_it_reloads_and_never_mix_revisions() {
+    let exe = compile(
+        &crate_dir().join("tests/c/threads.c"),
+        "sitefile-c-threads",
+        &["-pthread"],
+    );
+    run_ok(
+        Command::new(&exe).arg("200"),
+        "none mixed; all checks passed",
+    );
+}

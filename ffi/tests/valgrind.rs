@@ -102,3 +102,14 @@ fn the_c_host_example_is_clean() {
         clean(&exe, &[&site, Path::new(url)], "\"page\":\"pages-");
     }
 }
+
+#[test]
+fn the_threads_program_is_clean() {
+    let exe = compile(
+        &crate_dir().join("tests/c/threads.c"),
+        "valgrind-threads",
+        &["-pthread"],
+    );
+    // Fewer rounds: valgrind runs one thread at a time.
+    clean(&exe, &[Path::new("5")], "none mixed; all checks passed");
+}
