@@ -3,8 +3,9 @@
  * a loader round) while one thread reloads the content RELOADS times. Every reload sets the
  * blocks A and B to the same version vN in one delta; every page must name the revision it
  * used, show A and B at the same version, and that version must be the one the reload that
- * made the revision wrote — never a mix of two revisions. Each thread's sitefile_last_error is
- * its own. Run by ffi/tests/c_api.rs (and under valgrind by ffi/tests/valgrind.rs):
+ * made the revision wrote — never a mix of two revisions. All resolvers share one sitefile_host
+ * whose custom matcher must be called on the resolving thread, inside sitefile_resolve_begin.
+ * Each thread's sitefile_last_error is its own. Run by ffi/tests/c_api.rs (and under valgrind by ffi/tests/valgrind.rs):
  * `threads [ROUNDS]` — each resolver resolves at least ROUNDS pages.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -25,6 +26,9 @@
 static atomic_int failures = 0;
 static atomic_int reloading_done = 0;
 static atomic_int started = 0;
+static atomic_int matcher_calls = 0;
+/* Set by a resolver thread around its sitefile_resolve_begin calls. */
+static _Thread_local int resolving = 0;
 
 #define CHECK(cond)                                                              \
   do {                                                                           \
@@ -44,6 +48,7 @@ typedef struct {
 
 typedef struct {
   sitefile_site *site;
+  const sitefile_host *host;
   int rounds;
   int seen_count;
   sighting seen[MAX_SEEN];
@@ -52,6 +57,9 @@ typedef struct {
 static const char *CONTENT =
     "{\"pages-home\": {\"path\": \"/\", \"sections\": ["
     "{\"__resolveType\": \"A\"}, {\"__resolveType\": \"B\"}, "
+    "{\"__resolveType\": \"website/flags/multivariate.ts\", \"variants\": ["
+    "{\"rule\": {\"__resolveType\": \"site/matchers/thread.ts\"}, "
+    "\"value\": {\"__resolveType\": \"site/sections/Matched.tsx\"}}]}, "
     "{\"__resolveType\": \"site/sections/Echo.tsx\", "
     "\"data\": {\"__resolveType\": \"site/loaders/echo.ts\", \"n\": 1}}]}, "
     "\"A\": {\"__resolveType\": \"site/sections/A.tsx\", \"version\": 0}, "
@@ -75,6 +83,18 @@ static int version_of(const char *page, const char *component) {
   snprintf(needle, sizeof needle, "\"component\":\"%s\",\"props\":{\"version\":", component);
   const char *p = strstr(page, needle);
   return p == NULL ? -1 : atoi(p + strlen(needle));
+}
+
+/* The shared host's matcher: it runs on the thread that is inside sitefile_resolve_begin. */
+static void on_resolving_thread(void *user_data, const char *key, const char *rule_json,
+                                const char *context_json, sitefile_answer *answer) {
+  (void)user_data, (void)key, (void)rule_json, (void)context_json;
+  atomic_fetch_add(&matcher_calls, 1);
+  if (resolving) {
+    sitefile_answer_bool(answer, 1);
+  } else {
+    sitefile_answer_error(answer, "called outside sitefile_resolve_begin or on another thread");
+  }
 }
 
 static void pause_briefly(void) {
@@ -106,8 +126,10 @@ static void *reload(void *arg) {
 /* Resolves "/" once, answering its loader round; records what the page used. */
 static void resolve_once(resolver *r) {
   sitefile_resolution *res = NULL;
+  resolving = 1;
   sitefile_status status =
-      sitefile_resolve_begin(r->site, "{\"url\": \"https://threads.example/\"}", NULL, &res);
+      sitefile_resolve_begin(r->site, "{\"url\": \"https://threads.example/\"}", r->host, &res);
+  resolving = 0;
   CHECK(status == SITEFILE_STATUS_OK);
   if (res == NULL) return;
   char *step = NULL;
@@ -125,6 +147,8 @@ static void resolve_once(resolver *r) {
   }
   CHECK(step != NULL && strstr(step, "\"step\":\"done\"") != NULL);
   CHECK(step != NULL && strstr(step, "\"data\":{\"echo\":true}") != NULL);
+  CHECK(step != NULL && strstr(step, "\"component\":\"site/sections/Matched.tsx\"") != NULL);
+  CHECK(step != NULL && strstr(step, "\"errors\"") == NULL);
   if (step != NULL && r->seen_count < MAX_SEEN) {
     sighting *s = &r->seen[r->seen_count];
     int a = version_of(step, "site/sections/A.tsx");
@@ -157,8 +181,14 @@ static void *resolve(void *arg) {
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 50;
   sitefile_site *site = NULL;
-  if (sitefile_site_from_content(CONTENT, NULL, &site) != SITEFILE_STATUS_OK) {
+  sitefile_host *host = NULL;
+  CHECK(sitefile_host_new(&host) == SITEFILE_STATUS_OK);
+  CHECK(sitefile_host_register_matcher(host, "site/matchers/thread.ts", on_resolving_thread,
+                                       NULL) == SITEFILE_STATUS_OK);
+  if (sitefile_site_from_content(CONTENT, "{\"customMatchers\": [\"site/matchers/thread.ts\"]}",
+                                 &site) != SITEFILE_STATUS_OK) {
     fprintf(stderr, "cannot load the content: %s\n", sitefile_last_error());
+    sitefile_host_free(host);
     return 1;
   }
   char *initial = NULL;
@@ -171,6 +201,7 @@ int main(int argc, char **argv) {
   pthread_t threads[RESOLVERS + 1];
   for (int i = 0; i < RESOLVERS; i++) {
     resolvers[i].site = site;
+    resolvers[i].host = host;
     resolvers[i].rounds = rounds;
     CHECK(pthread_create(&threads[i], NULL, resolve, &resolvers[i]) == 0);
   }
@@ -201,17 +232,20 @@ int main(int argc, char **argv) {
   /* The resolvers ran across the reloads: they saw several revisions, and the last one. */
   CHECK(distinct >= 2);
   CHECK(pages >= RESOLVERS * rounds);
+  CHECK(atomic_load(&matcher_calls) >= pages); /* one call per page, none cached */
   char *last = NULL;
   CHECK(sitefile_site_revision(site, &last) == SITEFILE_STATUS_OK);
   CHECK(last != NULL && strcmp(last, revisions[RELOADS]) == 0);
   sitefile_string_free(last);
   sitefile_site_free(site);
+  sitefile_host_free(host);
 
   if (atomic_load(&failures) > 0) {
     fprintf(stderr, "%d check(s) failed\n", atomic_load(&failures));
     return 1;
   }
-  printf("sitefile C threads: %d pages over %d revisions, none mixed; all checks passed\n", pages,
-         distinct);
+  printf("sitefile C threads: %d pages over %d revisions (%d matcher calls), none mixed; all "
+         "checks passed\n",
+         pages, distinct, atomic_load(&matcher_calls));
   return 0;
 }
