@@ -10,8 +10,13 @@
  *   UTF-8 that the caller owns and frees only with sitefile_string_free().
  * - Every handle has a *_free function; passing NULL to it is a no-op.
  * - No call unwinds into C: a panic inside the library returns SITEFILE_STATUS_PANIC.
+ * - Callbacks (sitefile_host) are called synchronously on the thread that called
+ *   sitefile_resolve_begin, during that call, with the user_data they were registered with.
+ *   A callback answers once through its sitefile_answer (valid only during the callback); a
+ *   callback that fails answers sitefile_answer_error and never unwinds or longjmps out.
  * - Thread-safety: a sitefile_site may be used by any number of threads at once; a
- *   sitefile_resolution by one thread at a time.
+ *   sitefile_resolution by one thread at a time; a sitefile_host is configured by one thread,
+ *   then only read, so many threads may resolve with it at once if its callbacks allow it.
  */
 
 
@@ -108,6 +113,22 @@ typedef enum sitefile_status {
 } sitefile_status;
 
 /**
+ * The answer slot of one callback call, filled by one `sitefile_answer_*` call. Valid only
+ * during the callback it is passed to, on that callback's thread; never free it.
+ */
+typedef struct sitefile_answer sitefile_answer;
+
+/**
+ * The host's callbacks. Configure it (register matchers, set the adapter and the hook) from
+ * one thread; once configured it is only read, so any number of threads may pass it to
+ * `sitefile_resolve_begin` at once — provided its callbacks may run on those threads with
+ * their `user_data`. Never register on a host while a call using it runs. A host is read only
+ * during `sitefile_resolve_begin`: it (and its `user_data`) may be freed once that call has
+ * returned, even while resolutions begun with it go on. Free it with `sitefile_host_free`.
+ */
+typedef struct sitefile_host sitefile_host;
+
+/**
  * One page resolution. Not thread-safe: use it from one thread at a time (it may move
  * between threads between calls). It keeps what it needs of its site, so it stays valid after
  * `sitefile_site_free`. Free it with `sitefile_resolution_free`.
@@ -121,6 +142,29 @@ typedef struct sitefile_resolution sitefile_resolution;
  * it is running; resolutions begun from it stay valid after it is freed.
  */
 typedef struct sitefile_site sitefile_site;
+
+/**
+ * A custom matcher: called with the matcher's `key`, its rule as JSON (`rule_json`, merged
+ * with a saved matcher's settings), the request as the matcher context JSON (`context_json`:
+ * `{"url", "path", "userAgent", "cookies": {name: value}, "headers": {name: value}}`) and the
+ * `user_data` it was registered with. It answers exactly once through `answer`:
+ * `sitefile_answer_bool` (whether the rule matches) or `sitefile_answer_error` (it failed: the
+ * rule counts as false and the page's `effects.errors` names the key and the message). The
+ * strings and `answer` are valid only during the call.
+ */
+typedef void (*sitefile_matcher_fn)(void *user_data,
+                                    const char *key,
+                                    const char *rule_json,
+                                    const char *context_json,
+                                    struct sitefile_answer *answer);
+
+/**
+ * A feature-flag or dangling-reference callback: called with one string argument (a flag key,
+ * or the `__resolveType` of a dangling reference) and the `user_data` it was set with. It
+ * answers exactly once through `answer` (which answer it gives is written on the setter). The
+ * string and `answer` are valid only during the call.
+ */
+typedef void (*sitefile_host_fn)(void *user_data, const char *arg, struct sitefile_answer *answer);
 
 #ifdef __cplusplus
 extern "C" {
@@ -155,26 +199,131 @@ const char *sitefile_status_name(int status);
 void sitefile_string_free(char *s);
 
 /**
+ * Creates an empty host: no matchers, no feature-flag adapter, no dangling-reference hook.
+ * On success `*out_host` is the host, freed with `sitefile_host_free`.
+ *
+ * # Safety
+ * `out_host` is NULL or writable.
+ */
+enum sitefile_status sitefile_host_new(struct sitefile_host **out_host);
+
+/**
+ * Frees a host. NULL is a no-op. No call using it may be running.
+ *
+ * # Safety
+ * `host` is NULL or a host from `sitefile_host_new`, not freed before.
+ */
+void sitefile_host_free(struct sitefile_host *host);
+
+/**
+ * Registers `matcher` as the custom matcher `key` (`registerMatcher`), called with
+ * `user_data`; a later registration of the same key replaces it. The site's setup must list
+ * the key in `customMatchers` for its rules to reach the host; a key listed there with no
+ * matcher on the host fails (false, reported in `effects.errors`).
+ *
+ * # Safety
+ * `host` is NULL or a live host no call is using; `key` is NULL or a NUL-terminated string.
+ */
+enum sitefile_status sitefile_host_register_matcher(struct sitefile_host *host,
+                                                    const char *key,
+                                                    sitefile_matcher_fn matcher,
+                                                    void *user_data);
+
+/**
+ * Sets the feature-flag adapter (`isFeatureEnabled` / `getFeatureFlagVariant`) of the site
+ * setup's `featureFlagMatcher`, both called with `user_data`; replaces an earlier one.
+ * `is_feature_enabled(user_data, flag_key, answer)` answers `sitefile_answer_bool`;
+ * `feature_flag_variant(user_data, flag_key, answer)` answers `sitefile_answer_string` (NULL:
+ * no variant) and may be NULL (a rule naming a variant then fails). Either may answer
+ * `sitefile_answer_error`: the rule counts as false and the failure is reported.
+ *
+ * # Safety
+ * `host` is NULL or a live host no call is using.
+ */
+enum sitefile_status sitefile_host_set_feature_flags(struct sitefile_host *host,
+                                                     sitefile_host_fn is_feature_enabled,
+                                                     sitefile_host_fn feature_flag_variant,
+                                                     void *user_data);
+
+/**
+ * Sets the dangling-reference hook (`onDanglingReference`), called with `user_data` and the
+ * `__resolveType` of a loader or action key nothing registered; replaces an earlier one. It
+ * answers `sitefile_answer_json` (the value the reference resolves to) or
+ * `sitefile_answer_error` (the value is `null` and the failure is reported). Without a hook a
+ * dangling reference is `null` with a warning.
+ *
+ * # Safety
+ * `host` is NULL or a live host no call is using.
+ */
+enum sitefile_status sitefile_host_set_dangling_reference(struct sitefile_host *host,
+                                                          sitefile_host_fn on_dangling_reference,
+                                                          void *user_data);
+
+/**
+ * Answers a custom matcher (whether its rule matches) or `is_feature_enabled`.
+ *
+ * # Safety
+ * `answer` is NULL or the `answer` argument of a running callback.
+ */
+enum sitefile_status sitefile_answer_bool(struct sitefile_answer *answer, bool value);
+
+/**
+ * Answers `feature_flag_variant`: the visitor's variant, or NULL for none. The string is
+ * copied.
+ *
+ * # Safety
+ * `answer` is NULL or the `answer` argument of a running callback; `value` is NULL or a
+ * NUL-terminated string.
+ */
+enum sitefile_status sitefile_answer_string(struct sitefile_answer *answer, const char *value);
+
+/**
+ * Answers the dangling-reference hook: the value as JSON (copied). JSON that does not parse
+ * is `SITEFILE_STATUS_INVALID_JSON` and answers nothing.
+ *
+ * # Safety
+ * `answer` is NULL or the `answer` argument of a running callback; `json` is NULL or a
+ * NUL-terminated string.
+ */
+enum sitefile_status sitefile_answer_json(struct sitefile_answer *answer, const char *json);
+
+/**
+ * Answers any callback with a failure and its message (copied): a matcher or the adapter
+ * then counts as false, a dangling reference as `null`, and the page's `effects.errors`
+ * carries the message.
+ *
+ * # Safety
+ * `answer` is NULL or the `answer` argument of a running callback; `message` is NULL or a
+ * NUL-terminated string.
+ */
+enum sitefile_status sitefile_answer_error(struct sitefile_answer *answer, const char *message);
+
+/**
  * Begins resolving the page for a request (`request_json`: `{"url", "method"?, "headers"?:
  * [[name, value]...], "cookies"?: [[name, value]...], "now"?: RFC 3339, "seed"?}`). On
  * success `*out_resolution` is the resolution, driven with `sitefile_resolution_next` and
  * `sitefile_resolution_provide` and freed with `sitefile_resolution_free`. A request that is
- * not JSON, or not of this shape, is `SITEFILE_STATUS_INVALID_REQUEST`.
+ * not JSON, or not of this shape, is `SITEFILE_STATUS_INVALID_REQUEST`. `host` (NULL: no
+ * callbacks) answers the page's custom matchers, feature flags and dangling references: its
+ * callbacks are called synchronously on this thread, during this call only.
  *
  * # Safety
- * `site` is NULL or a live site; `request_json` is NULL or a NUL-terminated string;
- * `out_resolution` is NULL or writable.
+ * `site` is NULL or a live site; `request_json` is NULL or a NUL-terminated string; `host` is
+ * NULL or a live host nothing registers on during the call; `out_resolution` is NULL or
+ * writable.
  */
 enum sitefile_status sitefile_resolve_begin(const struct sitefile_site *site,
                                             const char *request_json,
+                                            const struct sitefile_host *host,
                                             struct sitefile_resolution **out_resolution);
 
 /**
  * Runs the resolution as far as it can go and returns the next step as JSON in `*out_json`
  * (free with `sitefile_string_free`): `{"step":"needLoaders","value":[{"id","key","props"},
  * ...]}` — run those loaders, answer each with `sitefile_resolution_provide`, then call this
- * again — or `{"step":"done","value":<page>}` with the page and its effects. After `done`
- * the call is `SITEFILE_STATUS_FINISHED`.
+ * again — or `{"step":"done","value":<page>}` with the page and its effects (every error
+ * recorded on the way — failed loaders, failing matchers and hooks — is in
+ * `effects.errors`). After `done` the call is `SITEFILE_STATUS_FINISHED`.
  *
  * # Safety
  * `res` is NULL or a live resolution no other thread is using; `out_json` is NULL or

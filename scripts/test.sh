@@ -17,3 +17,4 @@ else
   cargo test --workspace --locked
 fi
 bash ./scripts/node.sh
+bash ./scripts/ffi.sh

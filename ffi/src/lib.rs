@@ -7,13 +7,22 @@
 //!   readable message;
 //! - strings the library returns are NUL-terminated UTF-8 owned by the caller and freed only
 //!   with [`sitefile_string_free`]; every handle has a `*_free` where NULL is a no-op;
-//! - every entry point stops panics at the boundary (`SITEFILE_STATUS_PANIC`).
+//! - every entry point stops panics at the boundary (`SITEFILE_STATUS_PANIC`);
+//! - host callbacks ([`sitefile_host`]) are C function pointers with a `void *user_data`,
+//!   called synchronously during `sitefile_resolve_begin` and bridged to the core's `Host`.
 
 mod args;
+mod host;
 mod resolution;
 mod site;
 mod status;
 
+pub use host::{
+    sitefile_answer, sitefile_answer_bool, sitefile_answer_error, sitefile_answer_json,
+    sitefile_answer_string, sitefile_host, sitefile_host_fn, sitefile_host_free, sitefile_host_new,
+    sitefile_host_register_matcher, sitefile_host_set_dangling_reference,
+    sitefile_host_set_feature_flags, sitefile_matcher_fn,
+};
 pub use resolution::{
     sitefile_resolution, sitefile_resolution_free, sitefile_resolution_next,
     sitefile_resolution_provide, sitefile_resolve_begin,

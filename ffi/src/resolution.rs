@@ -1,6 +1,7 @@
 //! `sitefile_resolution`: one page resolution, driven one call per loader round.
 
 use crate::args::{handle, handle_mut, optional_text, out, owned_string, text};
+use crate::host::{CHost, optional_host, sitefile_host};
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
 use sitefile_core::resolve::{LoaderAnswer, Resolution};
@@ -25,28 +26,36 @@ fn request_of(json: &str) -> Outcome<Request> {
 /// [[name, value]...], "cookies"?: [[name, value]...], "now"?: RFC 3339, "seed"?}`). On
 /// success `*out_resolution` is the resolution, driven with `sitefile_resolution_next` and
 /// `sitefile_resolution_provide` and freed with `sitefile_resolution_free`. A request that is
-/// not JSON, or not of this shape, is `SITEFILE_STATUS_INVALID_REQUEST`.
+/// not JSON, or not of this shape, is `SITEFILE_STATUS_INVALID_REQUEST`. `host` (NULL: no
+/// callbacks) answers the page's custom matchers, feature flags and dangling references: its
+/// callbacks are called synchronously on this thread, during this call only.
 ///
 /// # Safety
-/// `site` is NULL or a live site; `request_json` is NULL or a NUL-terminated string;
-/// `out_resolution` is NULL or writable.
+/// `site` is NULL or a live site; `request_json` is NULL or a NUL-terminated string; `host` is
+/// NULL or a live host nothing registers on during the call; `out_resolution` is NULL or
+/// writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sitefile_resolve_begin(
     site: *const sitefile_site,
     request_json: *const c_char,
+    host: *const sitefile_host,
     out_resolution: *mut *mut sitefile_resolution,
 ) -> sitefile_status {
     guard(|| {
         // SAFETY: the caller's promises, forwarded.
-        let (out_resolution, site, request) = unsafe {
+        let (out_resolution, site, request, host) = unsafe {
             (
                 out(out_resolution, "out_resolution")?,
                 handle(site, "site")?,
                 text(request_json, "request_json")?,
+                optional_host(host),
             )
         };
         let request = request_of(request)?;
-        let resolution = site.site.resolve_page(request, &NoHost);
+        let resolution = match host {
+            Some(host) => site.site.resolve_page(request, &CHost::new(host)),
+            None => site.site.resolve_page(request, &NoHost),
+        };
         *out_resolution = Box::into_raw(Box::new(sitefile_resolution { resolution }));
         Ok(())
     })
@@ -55,8 +64,9 @@ pub unsafe extern "C" fn sitefile_resolve_begin(
 /// Runs the resolution as far as it can go and returns the next step as JSON in `*out_json`
 /// (free with `sitefile_string_free`): `{"step":"needLoaders","value":[{"id","key","props"},
 /// ...]}` — run those loaders, answer each with `sitefile_resolution_provide`, then call this
-/// again — or `{"step":"done","value":<page>}` with the page and its effects. After `done`
-/// the call is `SITEFILE_STATUS_FINISHED`.
+/// again — or `{"step":"done","value":<page>}` with the page and its effects (every error
+/// recorded on the way — failed loaders, failing matchers and hooks — is in
+/// `effects.errors`). After `done` the call is `SITEFILE_STATUS_FINISHED`.
 ///
 /// # Safety
 /// `res` is NULL or a live resolution no other thread is using; `out_json` is NULL or

@@ -169,19 +169,21 @@ static void site_calls(sitefile_site *site) {
 
 static void resolve_errors(sitefile_site *site) {
   sitefile_resolution *res = (sitefile_resolution *)0x1;
-  EXPECT(sitefile_resolve_begin(NULL, "{\"url\": \"https://storefront.example/\"}", &res),
+  EXPECT(sitefile_resolve_begin(NULL, "{\"url\": \"https://storefront.example/\"}", NULL, &res),
          SITEFILE_STATUS_NULL_ARGUMENT, "site is NULL");
   CHECK(res == NULL);
-  EXPECT(sitefile_resolve_begin(site, NULL, &res), SITEFILE_STATUS_NULL_ARGUMENT,
+  EXPECT(sitefile_resolve_begin(site, NULL, NULL, &res), SITEFILE_STATUS_NULL_ARGUMENT,
          "request_json is NULL");
   /* The core refuses a request that is not JSON, or JSON of the wrong shape, as a bad request. */
-  EXPECT(sitefile_resolve_begin(site, "{\"url\": ", &res), SITEFILE_STATUS_INVALID_REQUEST,
+  EXPECT(sitefile_resolve_begin(site, "{\"url\": ", NULL, &res), SITEFILE_STATUS_INVALID_REQUEST,
          "invalid request");
-  EXPECT(sitefile_resolve_begin(site, "{\"url\": 5}", &res), SITEFILE_STATUS_INVALID_REQUEST,
+  EXPECT(sitefile_resolve_begin(site, "{\"url\": 5}", NULL, &res), SITEFILE_STATUS_INVALID_REQUEST,
          "invalid request");
-  EXPECT(sitefile_resolve_begin(site, "{\"url\": \"https://x.example/\xc3\x28\"}", &res),
+  EXPECT(sitefile_resolve_begin(site, "{\"url\": \"https://x.example/\xc3\x28\"}", NULL, &res),
          SITEFILE_STATUS_INVALID_UTF8, "request_json is not valid UTF-8");
   CHECK(res == NULL);
+  EXPECT(sitefile_resolve_begin(site, "{\"url\": \"https://storefront.example/\"}", NULL, NULL),
+         SITEFILE_STATUS_NULL_ARGUMENT, "out_resolution is NULL");
 
   char *step = NULL;
   EXPECT(sitefile_resolution_next(NULL, &step), SITEFILE_STATUS_NULL_ARGUMENT,
@@ -192,7 +194,7 @@ static void resolve_errors(sitefile_site *site) {
 
 static void resolve_shoes(sitefile_site *site) {
   sitefile_resolution *res = NULL;
-  EXPECT(sitefile_resolve_begin(site, "{\"url\": \"https://storefront.example/shoes\"}", &res),
+  EXPECT(sitefile_resolve_begin(site, "{\"url\": \"https://storefront.example/shoes\"}", NULL, &res),
          SITEFILE_STATUS_OK, "");
   CHECK(res != NULL);
   if (res == NULL) return;
@@ -258,7 +260,7 @@ static void resolution_outlives_site(const char *dir) {
   EXPECT(sitefile_site_from_dir(dir, NULL, &site), SITEFILE_STATUS_OK, "");
   if (site == NULL) return;
   sitefile_resolution *res = NULL;
-  EXPECT(sitefile_resolve_begin(site, "{\"url\": \"https://storefront.example/\"}", &res),
+  EXPECT(sitefile_resolve_begin(site, "{\"url\": \"https://storefront.example/\"}", NULL, &res),
          SITEFILE_STATUS_OK, "");
   sitefile_site_free(site);
   char *step = NULL;

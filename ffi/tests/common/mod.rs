@@ -1,0 +1,87 @@
+//! What the C tests share: the built library, the C compiler and running programs.
+
+#![allow(dead_code)] // each test binary uses its own part
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `ffi/` crate directory.
+pub fn crate_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The workspace root.
+pub fn root() -> &'static Path {
+    crate_dir().parent().expect("the workspace root")
+}
+
+/// The directory holding this build's `libsitefile.so` (cargo builds the library's cdylib
+/// next to the test binaries, in `target/<profile>/deps`).
+pub fn library_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let deps = exe
+        .parent()
+        .expect("the test binary's directory")
+        .to_path_buf();
+    let so = deps.join(format!(
+        "{}sitefile{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    assert!(so.exists(), "{} was not built", so.display());
+    deps
+}
+
+/// The C compiler: `$CC`, else `cc`.
+pub fn compiler() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".to_string())
+}
+
+/// Compiles one C source against `include/sitefile.h` and the built shared library, with
+/// `-Wall -Wextra -Werror -pedantic`, into `CARGO_TARGET_TMPDIR/<name>`. No C compiler is a
+/// failure, not a skip.
+pub fn compile(source: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let lib = library_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let compiler = compiler();
+    let compiled = Command::new(&compiler)
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
+        .arg("-I")
+        .arg(root().join("include"))
+        .arg(source)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(&lib)
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-lsitefile")
+        .args(extra)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler `{compiler}`: {e}"));
+    assert!(
+        compiled.status.success(),
+        "{} does not compile:\n{}",
+        source.display(),
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    exe
+}
+
+/// Runs a command to its end and asserts it succeeded and printed `expected`.
+pub fn run_ok(command: &mut Command, expected: &str) -> Output {
+    let run = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        run.status.success(),
+        "{command:?} failed ({}):\n{stdout}\n{stderr}",
+        run.status
+    );
+    assert!(
+        stdout.contains(expected),
+        "{command:?}:\n{stdout}\n{stderr}"
+    );
+    run
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The C ABI's checks beyond the workspace's `cargo test` (which already compiles and runs the C
+# test programs, the install test and the examples): installs the system tools they need when
+# missing (Debian, as root or with passwordless sudo), then
+#   1. runs the C programs under valgrind (`cargo test -p sitefile-ffi --test valgrind`);
+#   2. installs a release build with scripts/install-ffi.sh to a prefix under target/ and builds
+#      and runs examples/c-host against it with its Makefile and pkg-config, as a user would.
+# Called from scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# need COMMAND PACKAGE: installs PACKAGE when COMMAND is missing; fails when it cannot.
+need() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      sudo="sudo -n"
+    fi
+  fi
+  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || [ -n "$sudo" ]; }; then
+    echo "ffi.sh: installing $2 (for $1)" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$2" >/dev/null
+  fi
+  command -v "$1" >/dev/null 2>&1 || {
+    echo "ffi.sh: $1 is required and could not be installed (apt-get install -y $2)" >&2
+    exit 1
+  }
+}
+
+need valgrind valgrind
+need pkg-config pkgconf
+need make make
+need cc gcc
+
+echo "ffi.sh: the C programs under valgrind"
+cargo test -p sitefile-ffi --locked --test valgrind
+
+echo "ffi.sh: a release install, and examples/c-host built against it with pkg-config"
+prefix="$PWD/target/ffi-install"
+rm -rf "$prefix"
+bash scripts/install-ffi.sh "$prefix"
+exe="$PWD/target/ffi-c-host"
+rm -f "$exe"
+PKG_CONFIG_PATH="$prefix/lib/pkgconfig" make -s -C examples/c-host OUT="$exe"
+page=$(cd examples/c-host && LD_LIBRARY_PATH="$prefix/lib" "$exe" 2>/dev/null)
+case "$page" in
+  '{"page":"pages-category",'*) echo "ffi.sh: c-host printed the pages-category page" ;;
+  *) echo "ffi.sh: c-host did not print the pages-category page:" >&2; echo "$page" >&2; exit 1 ;;
+esac
