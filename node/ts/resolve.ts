@@ -84,6 +84,22 @@ function headerPairs(headers: unknown): Array<[string, string]> {
   throw new SitefileError("INVALID_REQUEST", "request headers must be an object, a Headers or pairs");
 }
 
+/** The fields of a location the core reads. */
+const GEO_FIELDS = ["country", "regionCode", "region", "city", "latitude", "longitude"] as const;
+
+/** The location the host's edge put beside the request (Cloudflare's `request.cf`), as the
+ * request form's `geo`: the string and number fields the core reads, nothing else. */
+function edgeGeo(input: object): Record<string, string | number> | null {
+  const cf: unknown = (input as { cf?: unknown }).cf;
+  if (cf === null || typeof cf !== "object") return null;
+  const geo: Record<string, string | number> = {};
+  for (const field of GEO_FIELDS) {
+    const value: unknown = (cf as Record<string, unknown>)[field];
+    if (typeof value === "string" || (typeof value === "number" && Number.isFinite(value))) geo[field] = value;
+  }
+  return Object.keys(geo).length > 0 ? geo : null;
+}
+
 /** The request's JSON form for the addon.
  * @internal */
 export function requestJson(input: RequestInput, site: Site): string {
@@ -98,6 +114,7 @@ export function requestJson(input: RequestInput, site: Site): string {
         headers: headerPairs(input.headers),
         cookies: Object.entries(input.cookies ?? {}).map(([name, value]) => [name, String(value)]),
       };
+  const geo = edgeGeo(input);
   if (typeof form.url !== "string") {
     throw new SitefileError("INVALID_REQUEST", "the request has no url");
   }
@@ -107,6 +124,7 @@ export function requestJson(input: RequestInput, site: Site): string {
   }
   return JSON.stringify({
     ...form,
+    ...(geo ? { geo } : {}),
     now: site.now().toISOString(),
     // 53 bits: every number in [0, 1) Math.random can answer seeds a distinct source.
     seed: Math.floor(random * 2 ** 53),

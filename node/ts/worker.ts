@@ -107,6 +107,8 @@ interface Plan {
   status: number | null;
   key: string | null;
   headers: Array<[string, string]>;
+  /** Set on the request before it goes on (the visitor's location as cookies). */
+  originHeaders: Array<[string, string]>;
 }
 
 interface Decision {
@@ -119,6 +121,18 @@ interface Decision {
 interface StoredCopy {
   state: "HIT" | "STALE" | "STALE-ERROR" | "MISS";
   headers: Array<[string, string]>;
+}
+
+/** `request` with `headers` set (replacing its own), or `request` itself when there are none;
+ * its body goes along unread. */
+function withRequestHeaders(request: Request, headers: Array<[string, string]>): Request {
+  if (headers.length === 0) return request;
+  const merged = new Headers(request.headers);
+  for (const [name, value] of headers) merged.set(name, value);
+  // A streamed body must be declared half-duplex to be handed on (fetch's rule).
+  const init: RequestInit & { duplex?: "half" } = { headers: merged };
+  if (request.body !== null) init.duplex = "half";
+  return new Request(request, init);
 }
 
 /** What the origin answered, as the core reads it. */
@@ -357,14 +371,15 @@ export function createDecoWorkerEntry(
     const planned = await planOf(request, form);
     const plan = JSON.parse(planned.json) as Plan;
     if (plan.action === "redirect") return withHeaders(null, plan.status ?? 302, plan.headers);
+    const onward = withRequestHeaders(request, plan.originHeaders);
     if (options.proxyHandler) {
-      const proxied = await options.proxyHandler(request, new URL(request.url));
+      const proxied = await options.proxyHandler(onward, new URL(onward.url));
       if (proxied) return proxied;
     }
     if (plan.action !== "bypass" && plan.key !== null && storage) {
-      return throughCache(planned, plan.key, request, env, ctx, storage);
+      return throughCache(planned, plan.key, onward, env, ctx, storage);
     }
-    return (await fromOrigin(planned, null, request, env, ctx, null)).response;
+    return (await fromOrigin(planned, null, onward, env, ctx, null)).response;
   }
 
   return { fetch: (request, env, ctx) => handle(request, env, ctx) };

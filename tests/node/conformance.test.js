@@ -181,16 +181,10 @@ function siteFor(kase) {
   return site;
 }
 
-/** The core's request form from a case's (defaults filled in). */
+/** The core's request form from a case's: the case's form is the core's, with the suite's
+ * defaults for `url` and `now`. */
 function requestForm(form) {
-  return JSON.stringify({
-    url: form.url ?? DEFAULT_URL,
-    method: form.method ?? "GET",
-    headers: pairs(form.headers),
-    cookies: pairs(form.cookies),
-    now: form.now ?? DEFAULT_NOW,
-    seed: form.seed ?? 0,
-  });
+  return JSON.stringify({ url: DEFAULT_URL, now: DEFAULT_NOW, ...form });
 }
 
 const nowMs = (value) => Date.parse(value ?? DEFAULT_NOW);

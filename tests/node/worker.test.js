@@ -347,3 +347,32 @@ test("speculationRules: pages name the rules in a header, and the edge serves th
   assert.equal(origin.hits.get("/_cache/speculation-rules.json"), 1, "without the option the path is the origin's");
   await passed.text();
 });
+
+test("autoInjectGeoCookies: the origin gets the visitor's location as __cf_geo_* cookies", async () => {
+  const seen = [];
+  const bodies = [];
+  const serverEntry = {
+    fetch: async (request) => {
+      seen.push(request.headers.get("cookie"));
+      if (request.method === "POST") bodies.push(await request.text());
+      return new Response("<html></html>", { headers: { "content-type": "text/html" } });
+    },
+  };
+  const withCf = (path, cf, init) => {
+    const request = new Request(`https://shop.example${path}`, init);
+    Object.defineProperty(request, "cf", { value: cf });
+    return request;
+  };
+  const worker = createDecoWorkerEntry(serverEntry, {}, site());
+  await worker.fetch(withCf("/", { country: "BR", city: "São Paulo", latitude: "-23.55", colo: "GRU" }, { headers: { cookie: "a=1" } }), {}, {});
+  assert.equal(seen.at(-1), "a=1; __cf_geo_country=BR; __cf_geo_city=S%C3%A3o%20Paulo; __cf_geo_lat=-23.55");
+  await worker.fetch(new Request("https://shop.example/p", { headers: { "cf-ipcountry": "AR" } }), {}, {});
+  assert.equal(seen.at(-1), "__cf_geo_country=AR", "from the edge's geo headers too");
+  const posted = await worker.fetch(withCf("/echo", { country: "BR" }, { method: "POST", body: "kept" }), {}, {});
+  assert.equal(posted.status, 200);
+  assert.deepEqual(bodies, ["kept"], "a request with a body is handed on with it");
+
+  const off = createDecoWorkerEntry(serverEntry, { autoInjectGeoCookies: false }, site());
+  await off.fetch(withCf("/x", { country: "BR" }, { headers: { cookie: "a=1" } }), {}, {});
+  assert.equal(seen.at(-1), "a=1");
+});

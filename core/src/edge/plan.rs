@@ -15,6 +15,7 @@ use super::speculation::speculation_rules_header;
 use crate::config::PlatformConfig;
 use crate::draft::{DraftDecision, PreviewHosts, decide_draft};
 use crate::request::Request;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use std::collections::HashMap;
 
 /// Header names the edge sets.
@@ -91,6 +92,11 @@ pub struct EdgePlan {
     pub headers: Vec<(String, String)>,
     /// The draft decision.
     pub draft: DraftDecision,
+    /// Headers to set on the request before it goes to the origin (replacing the request's
+    /// own): the `Cookie` header with the visitor's location added as `__cf_geo_*` cookies
+    /// (`autoInjectGeoCookies`), so code behind the edge that sees cookies but not the edge's
+    /// headers still knows where the visitor is.
+    pub origin_headers: Vec<(String, String)>,
 }
 
 /// The edge cache policy: options, deploy version and mode, built once at start-up.
@@ -171,6 +177,7 @@ impl EdgePolicy {
             reason: None,
             headers: Vec::new(),
             draft,
+            origin_headers: Vec::new(),
         };
 
         if let Some(redirect) = site.redirects.lookup(request.url()) {
@@ -201,6 +208,12 @@ impl EdgePolicy {
             set(&mut plan.headers, "Cache-Control", IMMUTABLE_CACHE_CONTROL);
             add_vary(&mut plan.headers, "Accept-Encoding");
             return plan;
+        }
+
+        if o.auto_inject_geo_cookies
+            && let Some(cookie) = cookie_with_geo(request)
+        {
+            plan.origin_headers.push(("Cookie".into(), cookie));
         }
 
         let facts = RequestFacts {
@@ -305,6 +318,40 @@ impl EdgePolicy {
         }
         plan
     }
+}
+
+/// Characters a cookie value may not hold as they are: all but ASCII letters, digits and
+/// `-._~`, percent-encoded (the request side decodes them, as the reference does).
+const COOKIE_VALUE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// The request's `Cookie` header with every known field of the visitor's location added as a
+/// `__cf_geo_*` cookie it does not already carry with that value; `None` when there is nothing
+/// to add.
+fn cookie_with_geo(request: &Request) -> Option<String> {
+    let added: Vec<String> = request
+        .geo()
+        .cookies()
+        .into_iter()
+        .filter(|(name, value)| request.cookie(name) != Some(value.as_str()))
+        .map(|(name, value)| format!("{name}={}", utf8_percent_encode(&value, COOKIE_VALUE)))
+        .collect();
+    if added.is_empty() {
+        return None;
+    }
+    let sent = request
+        .headers()
+        .iter()
+        .filter(|(n, v)| n == "cookie" && !v.is_empty())
+        .map(|(_, v)| v.as_str());
+    Some(
+        sent.chain(added.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join("; "),
+    )
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The serde form of an edge plan, the one bindings exchange: repeated headers stay apart.
 //!
 //! `{"action": "redirect"|"asset"|"bypass"|"cache", "status": <redirect status>, "key",
-//! "profile", "cacheable", "reason", "draft": "preview"|"normal", "headers": [[name, value]...]}`
+//! "profile", "cacheable", "reason", "draft": "preview"|"normal", "headers": [[name, value]...],
+//! "originHeaders": [[name, value]...]}`
 
 use super::plan::{EdgeAction, EdgePlan};
 use crate::draft::DraftState;
@@ -21,7 +22,7 @@ impl EdgeAction {
 
 impl Serialize for EdgePlan {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut plan = serializer.serialize_struct("EdgePlan", 8)?;
+        let mut plan = serializer.serialize_struct("EdgePlan", 9)?;
         plan.serialize_field("action", self.action.as_str())?;
         let status = match &self.action {
             EdgeAction::Redirect(r) => Some(r.status),
@@ -38,6 +39,7 @@ impl Serialize for EdgePlan {
         };
         plan.serialize_field("draft", draft)?;
         plan.serialize_field("headers", &self.headers)?;
+        plan.serialize_field("originHeaders", &self.origin_headers)?;
         plan.end()
     }
 }

@@ -1,7 +1,7 @@
 //! The JSON form of a request, what every binding hands core: `{"url", "method"?, "headers"?,
-//! "cookies"?, "now"?, "seed"?}`.
+//! "cookies"?, "now"?, "seed"?, "geo"?}`.
 
-use super::{Request, RequestError};
+use super::{Geo, Request, RequestError};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -29,6 +29,68 @@ pub struct RequestForm {
     /// The seed of the request's random source.
     #[serde(default)]
     pub seed: Option<u64>,
+    /// The visitor's location as the host's edge reported it beside the request (Cloudflare's
+    /// `request.cf`: `country`, `regionCode`, `region`, `city`, `latitude`, `longitude`; the
+    /// coordinates as numbers or numeric strings).
+    #[serde(default)]
+    pub geo: Option<GeoForm>,
+}
+
+/// The location fields of a request form (see [`RequestForm::geo`]).
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct GeoForm {
+    /// ISO country code.
+    #[serde(default)]
+    pub country: Option<String>,
+    /// Region code (`SP`).
+    #[serde(default)]
+    pub region_code: Option<String>,
+    /// Region name (`Sao Paulo`).
+    #[serde(default)]
+    pub region: Option<String>,
+    /// City name.
+    #[serde(default)]
+    pub city: Option<String>,
+    /// Latitude in degrees.
+    #[serde(default)]
+    pub latitude: Option<Coordinate>,
+    /// Longitude in degrees.
+    #[serde(default)]
+    pub longitude: Option<Coordinate>,
+}
+
+/// A coordinate as a number or as the numeric string Cloudflare gives.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Coordinate {
+    /// A number.
+    Number(f64),
+    /// A numeric string; one that is not a number counts as absent.
+    Text(String),
+}
+
+impl Coordinate {
+    fn degrees(&self) -> Option<f64> {
+        match self {
+            Coordinate::Number(n) => Some(*n),
+            Coordinate::Text(t) => t.trim().parse().ok(),
+        }
+        .filter(|n: &f64| n.is_finite())
+    }
+}
+
+impl From<GeoForm> for Geo {
+    fn from(form: GeoForm) -> Geo {
+        Geo {
+            country: form.country,
+            region_code: form.region_code,
+            region: form.region,
+            city: form.city,
+            latitude: form.latitude.as_ref().and_then(Coordinate::degrees),
+            longitude: form.longitude.as_ref().and_then(Coordinate::degrees),
+        }
+    }
 }
 
 /// Name–value pairs, as a list of pairs or as an object.
@@ -73,6 +135,9 @@ impl RequestForm {
         }
         for (name, value) in self.cookies.iter() {
             request = request.with_cookie(name, value);
+        }
+        if let Some(geo) = self.geo {
+            request = request.with_host_geo(geo.into());
         }
         Ok(request
             .with_now(self.now.unwrap_or_default())

@@ -2,7 +2,7 @@
 
 mod form;
 
-pub use form::{Pairs, RequestForm};
+pub use form::{Coordinate, GeoForm, Pairs, RequestForm};
 
 use crate::device::Device;
 use chrono::{DateTime, Utc};
@@ -16,6 +16,9 @@ pub struct Request {
     method: String,
     headers: Vec<(String, String)>,
     cookies: Vec<(String, String)>,
+    /// The visitor's location as the host's edge reported it beside the request (Cloudflare's
+    /// `request.cf`), when it did.
+    host_geo: Option<Box<Geo>>,
     /// The instant matchers compare dates against.
     pub now: DateTime<Utc>,
     /// The random source for `random.ts` draws.
@@ -55,6 +58,7 @@ impl Request {
             method: "GET".into(),
             headers: Vec::new(),
             cookies: Vec::new(),
+            host_geo: None,
             now: DateTime::<Utc>::UNIX_EPOCH,
             random: RandomSource::new(0),
         })
@@ -79,6 +83,13 @@ impl Request {
     /// Adds a cookie (as if sent in the `Cookie` header).
     pub fn with_cookie(mut self, name: &str, value: &str) -> Request {
         self.cookies.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Sets the location the host's edge reported beside the request (Cloudflare's
+    /// `request.cf`): read after the geo headers and before the `__cf_geo_*` cookies.
+    pub fn with_host_geo(mut self, geo: Geo) -> Request {
+        self.host_geo = Some(Box::new(geo));
         self
     }
 
@@ -170,37 +181,102 @@ impl Request {
                 .is_some_and(|d| d.eq_ignore_ascii_case("empty"))
     }
 
-    /// The visitor's location from the geo headers, falling back to `__cf_geo_*` cookies.
+    /// The visitor's location: each field from the geo headers, else the location the host's
+    /// edge reported ([`Request::with_host_geo`]), else the `__cf_geo_*` cookies.
     pub fn geo(&self) -> Geo {
-        let pick = |headers: &[&str], cookie: &str| -> Option<String> {
+        let host = self.host_geo.as_deref();
+        let pick = |headers: &[&str], from_host: Option<&String>, cookie: &str| -> Option<String> {
             headers
                 .iter()
                 .find_map(|h| self.header(h).filter(|v| !v.is_empty()))
+                .or(from_host.map(String::as_str).filter(|v| !v.is_empty()))
+                .or_else(|| self.cookie(cookie).filter(|v| !v.is_empty()))
                 .map(str::to_string)
-                .or_else(|| {
-                    self.cookie(cookie)
-                        .filter(|v| !v.is_empty())
-                        .map(str::to_string)
-                })
         };
-        let number = |s: Option<String>| s.and_then(|v| v.trim().parse::<f64>().ok());
+        let number = |headers: &[&str], from_host: Option<f64>, cookie: &str| -> Option<f64> {
+            let parse = |v: &str| v.trim().parse::<f64>().ok();
+            headers
+                .iter()
+                .find_map(|h| self.header(h).and_then(parse))
+                .or(from_host)
+                .or_else(|| self.cookie(cookie).and_then(parse))
+        };
         Geo {
-            country: pick(&["cf-ipcountry", "x-vercel-ip-country"], "__cf_geo_country"),
+            country: pick(
+                &["cf-ipcountry", "x-vercel-ip-country"],
+                host.and_then(|g| g.country.as_ref()),
+                GEO_COOKIES.country,
+            ),
             region_code: pick(
                 &["cf-region-code", "x-vercel-ip-country-region"],
-                "__cf_geo_region_code",
+                host.and_then(|g| g.region_code.as_ref()),
+                GEO_COOKIES.region_code,
             ),
-            region: pick(&["cf-region"], "__cf_geo_region"),
-            city: pick(&["cf-ipcity", "x-vercel-ip-city"], "__cf_geo_city"),
-            latitude: number(pick(
+            region: pick(
+                &["cf-region"],
+                host.and_then(|g| g.region.as_ref()),
+                GEO_COOKIES.region,
+            ),
+            city: pick(
+                &["cf-ipcity", "x-vercel-ip-city"],
+                host.and_then(|g| g.city.as_ref()),
+                GEO_COOKIES.city,
+            ),
+            latitude: number(
                 &["cf-iplatitude", "x-vercel-ip-latitude"],
-                "__cf_geo_lat",
-            )),
-            longitude: number(pick(
+                host.and_then(|g| g.latitude),
+                GEO_COOKIES.latitude,
+            ),
+            longitude: number(
                 &["cf-iplongitude", "x-vercel-ip-longitude"],
-                "__cf_geo_lng",
-            )),
+                host.and_then(|g| g.longitude),
+                GEO_COOKIES.longitude,
+            ),
         }
+    }
+}
+
+/// The cookies that carry a location to code that sees cookies but not the edge's headers.
+struct GeoCookieNames {
+    country: &'static str,
+    region_code: &'static str,
+    region: &'static str,
+    city: &'static str,
+    latitude: &'static str,
+    longitude: &'static str,
+}
+
+/// The `__cf_geo_*` cookie names (the reference's).
+const GEO_COOKIES: GeoCookieNames = GeoCookieNames {
+    country: "__cf_geo_country",
+    region_code: "__cf_geo_region_code",
+    region: "__cf_geo_region",
+    city: "__cf_geo_city",
+    latitude: "__cf_geo_lat",
+    longitude: "__cf_geo_lng",
+};
+
+impl Geo {
+    /// The location as `__cf_geo_*` cookies, one per known field (values not yet encoded).
+    pub fn cookies(&self) -> Vec<(&'static str, String)> {
+        let text = [
+            (GEO_COOKIES.country, self.country.clone()),
+            (GEO_COOKIES.region_code, self.region_code.clone()),
+            (GEO_COOKIES.region, self.region.clone()),
+            (GEO_COOKIES.city, self.city.clone()),
+        ];
+        let numbers = [
+            (GEO_COOKIES.latitude, self.latitude),
+            (GEO_COOKIES.longitude, self.longitude),
+        ];
+        text.into_iter()
+            .filter_map(|(name, v)| Some((name, v?)))
+            .chain(
+                numbers
+                    .into_iter()
+                    .filter_map(|(name, v)| Some((name, v?.to_string()))),
+            )
+            .collect()
     }
 }
 
@@ -342,6 +418,41 @@ mod tests {
         assert_eq!(g.country.as_deref(), Some("BR"));
         assert_eq!(g.city.as_deref(), Some("S%C3%A3o Paulo"));
         assert_eq!(g.latitude, Some(-23.5));
+    }
+
+    #[test]
+    fn geo_reads_headers_then_the_hosts_location_then_cookies_field_by_field() {
+        let r = Request::new("/")
+            .unwrap()
+            .with_header("cf-ipcountry", "BR")
+            .with_host_geo(Geo {
+                country: Some("US".into()),
+                city: Some("Campinas".into()),
+                latitude: Some(-22.9),
+                ..Geo::default()
+            })
+            .with_cookie("__cf_geo_city", "Santos")
+            .with_cookie("__cf_geo_region_code", "SP")
+            .with_cookie("__cf_geo_lng", "-47.06");
+        let g = r.geo();
+        assert_eq!(g.country.as_deref(), Some("BR"), "a header first");
+        assert_eq!(
+            g.city.as_deref(),
+            Some("Campinas"),
+            "then the host's location"
+        );
+        assert_eq!(g.region_code.as_deref(), Some("SP"), "then a cookie");
+        assert_eq!((g.latitude, g.longitude), (Some(-22.9), Some(-47.06)));
+        assert_eq!(
+            g.cookies(),
+            vec![
+                ("__cf_geo_country", "BR".to_string()),
+                ("__cf_geo_region_code", "SP".to_string()),
+                ("__cf_geo_city", "Campinas".to_string()),
+                ("__cf_geo_lat", "-22.9".to_string()),
+                ("__cf_geo_lng", "-47.06".to_string()),
+            ]
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use sitefile_core::edge::WorkerOptions;
 use sitefile_core::loader_cache::Freshness;
 use sitefile_core::resolve::{KeyRegistry, Resolution, ResolveConfig, ResolvedPage, Step};
 use sitefile_core::value::Value;
-use sitefile_core::{FeatureFlagAdapter, Host, Request, Site};
+use sitefile_core::{FeatureFlagAdapter, Host, Request, RequestForm, Site};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -90,22 +90,17 @@ pub fn pairs(headers: &Json) -> Vec<(String, String)> {
     }
 }
 
-/// A request from the common request form: `{"url", "method", "headers", "cookies", "now",
-/// "seed"}`.
+/// A request from the common request form (`{"url", "method", "headers", "cookies", "now",
+/// "seed", "geo"}`), read as every binding reads it: through the core's `RequestForm`, with the
+/// suite's defaults for `url` and `now`.
 pub fn request(form: &Json) -> Request {
-    let url = form["url"].as_str().unwrap_or("https://site.example/");
-    let mut request = Request::new(url)
-        .expect("case URLs are absolute")
-        .with_method(form["method"].as_str().unwrap_or("GET"));
-    for (name, value) in pairs(&form["headers"]) {
-        request = request.with_header(&name, &value);
-    }
-    for (name, value) in form["cookies"].as_object().into_iter().flatten() {
-        request = request.with_cookie(name, value.as_str().unwrap_or_default());
-    }
-    request
-        .with_now(instant(&form["now"]))
-        .with_seed(form["seed"].as_u64().unwrap_or(0))
+    let mut form = form.as_object().cloned().unwrap_or_default();
+    form.entry("url")
+        .or_insert_with(|| json!("https://site.example/"));
+    form.entry("now").or_insert_with(|| json!(DEFAULT_NOW));
+    RequestForm::from_json(&Json::Object(form).to_string())
+        .and_then(RequestForm::into_request)
+        .expect("case requests are valid request forms")
 }
 
 /// The environment variables of a case: `env`, plus `NODE_ENV` from `environment` and
