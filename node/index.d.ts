@@ -125,6 +125,11 @@ export declare class NativeResolution {
    */
   assignExperiment(config: string, key: string): string | null
   /**
+   * The indexes of the finished page's sections whose props the page JSON writes: the
+   * sections whose section loaders (and `renderJson` projection) the host runs.
+   */
+  pageJsonSections(): Array<number>
+  /**
    * The response of a page-JSON resolution (`NativePageJson.resolve`), once `advance`
    * returned its page; `sections` (JSON, as the page has them) are the page's sections after
    * their section loaders ran (`null`: as resolved).

@@ -148,6 +148,23 @@ impl NativeResolution {
         })
     }
 
+    /// The indexes of the finished page's sections whose props the page JSON writes: the
+    /// sections whose section loaders (and `renderJson` projection) the host runs.
+    #[napi]
+    pub fn page_json_sections(&self) -> Result<Vec<u32>, napi::Error<Code>> {
+        guarded(|| match &self.page_json {
+            PageJsonFinish::Resolved { job, dropped, page } => Ok(job
+                .written_sections(page, dropped)
+                .into_iter()
+                .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+                .collect()),
+            _ => Err(fail(
+                ErrorCode::InvalidRequest,
+                "no page JSON sections: this is not a finished page-JSON resolution",
+            )),
+        })
+    }
+
     /// The response of a page-JSON resolution (`NativePageJson.resolve`), once `advance`
     /// returned its page; `sections` (JSON, as the page has them) are the page's sections after
     /// their section loaders ran (`null`: as resolved).

@@ -12,7 +12,8 @@ import { type ResolveErrorEvent, type ResolvedSection, answerCall, messageOf, re
 interface SectionExports {
   /** `loader(props, request)`: the section's props from now on. */
   loader?: (props: any, request: RequestInput) => unknown;
-  /** `false`: the section is left out of `?renderJson`. */
+  /** `false`: the section is left out of `?renderJson`; a function: its props as
+   * `?renderJson` writes them (`renderJson(props)`, may be async). */
   renderJson?: unknown;
 }
 
@@ -84,4 +85,34 @@ export async function runSectionLoaders(
     );
     answers = `[${results.join(",")}]`;
   }
+}
+
+/**
+ * Each section's props as `?renderJson` writes them: through its module's `renderJson`
+ * function when it exports one (sync or async). A projection that throws fails closed: the
+ * section is written with empty props rather than everything the projection would have
+ * hidden, and the error goes to `onResolveError`.
+ * @internal
+ */
+export async function projectRenderJson(sections: ResolvedSection[], site: Site): Promise<ResolvedSection[]> {
+  const modules = await sectionExports(site);
+  const projectionOf = (section: ResolvedSection): unknown =>
+    modules.get(site.native.registeredSection(section.component) ?? section.component)?.renderJson;
+  if (!sections.some((section) => typeof projectionOf(section) === "function")) return sections;
+  return Promise.all(
+    sections.map(async (section) => {
+      const project = projectionOf(section);
+      if (typeof project !== "function") return section;
+      try {
+        return { ...section, props: (await (project as (props: unknown) => unknown)(section.props)) ?? null };
+      } catch (error) {
+        try {
+          site.options.onResolveError?.(new Error(messageOf(error)), section.component, "renderJson");
+        } catch {
+          // The hook only observes (decision 9): its own failure changes nothing.
+        }
+        return { ...section, props: {} };
+      }
+    }),
+  );
 }

@@ -10,8 +10,8 @@ import { randomBytes } from "node:crypto";
 import { SitefileError, native } from "./errors";
 import { type Site, addon, currentSite } from "./setup";
 import { answerAdmin, toResponse, withHeaders } from "./admin";
-import { drive, messageOf, requestJson } from "./resolve";
-import { runSectionLoaders, sectionExports } from "./sections";
+import { type ResolvedSection, drive, messageOf, requestJson } from "./resolve";
+import { projectRenderJson, runSectionLoaders, sectionExports } from "./sections";
 import type * as Native from "../index";
 
 /** Where the edge keeps responses: the Web Cache API's `match`/`put`/`delete` by key, so a
@@ -198,11 +198,21 @@ async function droppedSections(site: Site): Promise<string[]> {
  * running its section loaders; the core writes the finished form. */
 async function answerPageJson(site: Site, pageJson: Native.NativePageJson, request: Request): Promise<Response> {
   if (pageJson.kind === "respond") return toResponse(native(() => pageJson.response()));
+  const job = JSON.parse(pageJson.job ?? "{}") as { kind: "renderJson" | "asJson" };
   const dropped = await droppedSections(site);
   const resolution = native(() => pageJson.resolve(dropped));
   const page = await drive(site, resolution, request);
-  const sections = await runSectionLoaders(page.sections, request, site);
-  const changed = sections === page.sections ? null : JSON.stringify(sections);
+  // Only the sections whose props the JSON writes are loaded (and projected).
+  const written = native(() => resolution.pageJsonSections());
+  const subset = written.map((i) => page.sections[i] as ResolvedSection);
+  const loaded = await runSectionLoaders(subset, request, site);
+  const finished = job.kind === "renderJson" ? await projectRenderJson(loaded, site) : loaded;
+  let changed: string | null = null;
+  if (finished !== subset) {
+    const sections = [...page.sections];
+    finished.forEach((section, n) => (sections[written[n] as number] = section));
+    changed = JSON.stringify(sections);
+  }
   return toResponse(native(() => resolution.pageJsonResponse(changed)));
 }
 

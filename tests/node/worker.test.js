@@ -376,3 +376,62 @@ test("autoInjectGeoCookies: the origin gets the visitor's location as __cf_geo_*
   await off.fetch(withCf("/x", { country: "BR" }, { headers: { cookie: "a=1" } }), {}, {});
   assert.equal(seen.at(-1), "a=1");
 });
+
+test("?renderJson runs the loaders and projection of the sections it writes, and only those", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const loaderCalls = [];
+  const reported = [];
+  const s = createSiteSetup({
+    env: { BUILD_HASH: "b1" },
+    asyncRendering: true,
+    onResolveError: (error, resolveType, context) => reported.push([error.message, resolveType, context]),
+    blocks: {
+      "pages-home": {
+        name: "Home",
+        path: "/",
+        sections: [
+          { __resolveType: "site/sections/Hero.tsx", title: "hi", secret: "internal" },
+          { __resolveType: "website/sections/Rendering/Lazy.tsx", section: { __resolveType: "site/sections/Footer.tsx", links: ["/a"] } },
+          { __resolveType: "site/sections/Broken.tsx", title: "x" },
+        ],
+      },
+    },
+    sections: {
+      "./sections/Hero.tsx": async () => ({
+        default: () => null,
+        loader: (props) => (loaderCalls.push("Hero"), { ...props, loaded: true }),
+        renderJson: async (props) => ({ title: props.title, loaded: props.loaded }),
+      }),
+      "./sections/Footer.tsx": async () => ({
+        default: () => null,
+        loader: (props) => (loaderCalls.push("Footer"), { ...props, year: 2026 }),
+      }),
+      "./sections/Broken.tsx": async () => ({
+        default: () => null,
+        renderJson: () => {
+          throw new Error("projection failed");
+        },
+      }),
+    },
+  });
+  const worker = createDecoWorkerEntry(origin.serverEntry, {}, s);
+  const whole = await (await get(worker, "/?renderJson")).json();
+  assert.deepEqual(whole.sections, [
+    { component: "site/sections/Hero.tsx", props: { title: "hi", loaded: true } },
+    { component: "site/sections/Footer.tsx", lazyUrl: "/?renderJson&__section=1" },
+    { component: "site/sections/Broken.tsx", props: {} },
+  ]);
+  assert.deepEqual(loaderCalls, ["Hero"], "a deferred section's loader waits for its own request");
+  assert.deepEqual(reported, [["projection failed", "site/sections/Broken.tsx", "renderJson"]], "a failing projection fails closed, reported");
+
+  loaderCalls.length = 0;
+  const one = await (await get(worker, "/?renderJson&__section=1")).json();
+  assert.deepEqual(one, { component: "site/sections/Footer.tsx", props: { links: ["/a"], year: 2026 } });
+  assert.deepEqual(loaderCalls, ["Footer"], "__section loads that section alone");
+
+  loaderCalls.length = 0;
+  const legacy = await (await get(worker, "/?asJson")).json();
+  assert.equal(legacy.props.sections.length, 3);
+  assert.deepEqual(loaderCalls.sort(), ["Footer", "Hero"], "?asJson writes every section");
+});

@@ -138,6 +138,31 @@ impl PageJsonJob {
         }
     }
 
+    /// The indexes of `page`'s sections whose props the body writes, so the only ones whose
+    /// section loaders and `renderJson` projection the host runs: for `?renderJson` the
+    /// sections neither left out nor deferred (a deferred one is written as its `lazyUrl`), or
+    /// the one `__section` names; for `?asJson` every section.
+    pub fn written_sections(&self, page: &ResolvedPage, dropped: &[String]) -> Vec<usize> {
+        match self.kind {
+            PageJsonKind::AsJson => (0..page.sections.len()).collect(),
+            PageJsonKind::RenderJson => {
+                let projection = Projection::new(self.facts.snapshot.site_block(), dropped);
+                let written = |i: &usize| {
+                    page.sections
+                        .get(*i)
+                        .is_some_and(|s| !projection.is_dropped(&s.component))
+                };
+                match self.section {
+                    Some(index) => [index].into_iter().filter(written).collect(),
+                    None => (0..page.sections.len())
+                        .filter(|i| !page.sections[*i].deferred)
+                        .filter(written)
+                        .collect(),
+                }
+            }
+        }
+    }
+
     /// The response for the resolved `page`. `dropped`: keys of sections whose module exports
     /// `renderJson = false`, left out of `?renderJson` (with the Site block's
     /// `renderJson.sectionsToIgnore` suffixes). Secret-shaped values never reach the body.
