@@ -632,6 +632,32 @@ fn derived_facts_follow_every_swap() {
     assert_eq!(form["headers"], json!([["Location", "/new"]]));
 }
 
+/// Worker options set while reloads swap content never leave the edge with the redirects of
+/// an older snapshot than the one serving.
+#[test]
+fn worker_options_set_during_reloads_never_leave_facts_of_an_older_snapshot() {
+    let site = std::sync::Arc::new(site(content(), &[]));
+    let redirect = |n: usize| {
+        json!({"blocks": {"r": {"__resolveType": "website/loaders/redirect.ts",
+            "redirect": {"from": "/old", "to": format!("/new-{n}"), "type": "permanent"}}}})
+    };
+    let reloader = {
+        let site = site.clone();
+        std::thread::spawn(move || {
+            for n in 0..200 {
+                let body = redirect(n).to_string();
+                site.reload(body.as_bytes(), now()).unwrap();
+            }
+        })
+    };
+    while !reloader.is_finished() {
+        site.set_worker_options(WorkerOptions::default());
+    }
+    reloader.join().unwrap();
+    let plan = serde_json::to_value(site.edge_plan(&request("https://shop.example/old"))).unwrap();
+    assert_eq!(plan["headers"], json!([["Location", "/new-199"]]));
+}
+
 #[test]
 fn worker_options_given_after_setup_replace_the_edge_policy_and_the_purge_token() {
     let site = site(content(), &[("PURGE_TOKEN", "p"), ("OTHER_TOKEN", "o")]);

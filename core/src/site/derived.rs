@@ -7,6 +7,7 @@ use crate::content::Snapshot;
 use crate::draft::PreviewHosts;
 use crate::edge::{RedirectTable, SiteFacts};
 use crate::page_json::SecretTexts;
+use parking_lot::{Mutex, RwLock};
 use std::sync::{Arc, OnceLock};
 
 /// The per-snapshot facts of the edge.
@@ -57,5 +58,51 @@ impl Derived {
             redirects: &self.redirects,
             preview_hosts: &self.preview_hosts,
         }
+    }
+}
+
+/// The derived facts serving now and the settings they are built with. Every rebuild (a swap,
+/// new settings) runs holding the settings' lock, so two rebuilds never interleave and the last
+/// one always built from the snapshot serving when it ran: facts are never left describing an
+/// older snapshot than the one serving.
+#[derive(Debug)]
+pub(crate) struct DerivedFacts {
+    current: RwLock<Arc<Derived>>,
+    settings: Mutex<DeriveSettings>,
+}
+
+impl DerivedFacts {
+    /// The facts of `snapshot` under `settings`.
+    pub fn new(snapshot: &Arc<Snapshot>, settings: DeriveSettings) -> DerivedFacts {
+        DerivedFacts {
+            current: RwLock::new(Arc::new(Derived::build(snapshot, &settings))),
+            settings: Mutex::new(settings),
+        }
+    }
+
+    /// The facts serving now.
+    pub fn current(&self) -> Arc<Derived> {
+        self.current.read().clone()
+    }
+
+    /// Rebuilds the facts for `snapshot`, which just started serving, unless they describe it.
+    pub fn swapped(&self, snapshot: &Arc<Snapshot>) {
+        let settings = self.settings.lock();
+        if !Arc::ptr_eq(&self.current.read().snapshot, snapshot) {
+            *self.current.write() = Arc::new(Derived::build(snapshot, &settings));
+        }
+    }
+
+    /// Changes the settings with `change` and rebuilds the facts for the snapshot `serving`
+    /// returns, read under the same lock a swap's rebuild takes.
+    pub fn resettle(
+        &self,
+        change: impl FnOnce(&mut DeriveSettings),
+        serving: impl FnOnce() -> Arc<Snapshot>,
+    ) {
+        let mut settings = self.settings.lock();
+        change(&mut settings);
+        let snapshot = serving();
+        *self.current.write() = Arc::new(Derived::build(&snapshot, &settings));
     }
 }

@@ -34,7 +34,7 @@ use crate::resolve::{Resolution, ResolveConfig, ResolvedSection, Runtime};
 use crate::section_loaders::SectionLoaderRun;
 use crate::value::{Key, Value};
 use chrono::{DateTime, Utc};
-use derived::{DeriveSettings, Derived};
+use derived::{DeriveSettings, DerivedFacts};
 use parking_lot::RwLock;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -95,8 +95,7 @@ pub struct Site {
     admin: RwLock<Arc<AdminConfig>>,
     purge_index: PurgeIndex,
     schema: RwLock<Option<Arc<Schema>>>,
-    derived: Arc<RwLock<Arc<Derived>>>,
-    derive_settings: Arc<RwLock<DeriveSettings>>,
+    derived: Arc<DerivedFacts>,
 }
 
 impl Site {
@@ -119,22 +118,16 @@ impl Site {
             resolve,
             LoaderCache::from_config(&platform.loader_cache()),
         );
-        let settings = Arc::new(RwLock::new(DeriveSettings {
+        let settings = DeriveSettings {
             preview_hosts: platform.draft.allowed_preview_hosts.clone(),
             site_name: platform.runtime.site_name.clone(),
             trust_forwarded_host: setup.worker.trust_forwarded_host,
-        }));
-        let current = runtime.store().current();
-        let derived = Arc::new(RwLock::new(Arc::new(Derived::build(
-            &current,
-            &settings.read(),
-        ))));
-        let (on_swap, swap_settings) = (derived.clone(), settings.clone());
-        runtime.store().observe(Box::new(move |snapshot| {
-            if !Arc::ptr_eq(&on_swap.read().snapshot, snapshot) {
-                *on_swap.write() = Arc::new(Derived::build(snapshot, &swap_settings.read()));
-            }
-        }));
+        };
+        let derived = Arc::new(DerivedFacts::new(&runtime.store().current(), settings));
+        let on_swap = derived.clone();
+        runtime
+            .store()
+            .observe(Box::new(move |snapshot| on_swap.swapped(snapshot)));
         Ok(Site {
             runtime,
             platform,
@@ -145,7 +138,6 @@ impl Site {
             purge_index: PurgeIndex::new(),
             schema: RwLock::new(None),
             derived,
-            derive_settings: settings,
         })
     }
 
@@ -171,9 +163,10 @@ impl Site {
                 AdminConfig::new(&self.platform, &options, &self.vars).with_settings(kept),
             );
         }
-        self.derive_settings.write().trust_forwarded_host = options.trust_forwarded_host;
-        let current = self.snapshot();
-        *self.derived.write() = Arc::new(Derived::build(&current, &self.derive_settings.read()));
+        self.derived.resettle(
+            |settings| settings.trust_forwarded_host = options.trust_forwarded_host,
+            || self.snapshot(),
+        );
         *self.policy.write() = Arc::new(policy);
     }
 
@@ -310,7 +303,7 @@ impl Site {
     }
 
     fn plan_read(&self, request: &Request, hints: &ReadHints) -> EdgePlan {
-        let derived = self.derived.read().clone();
+        let derived = self.derived.current();
         let cohort = Segment::from_request(request).cache_token();
         let inputs = RequestInputs {
             cohort: cohort.as_deref(),

@@ -11,7 +11,7 @@ impl Site {
     /// the page for `request` with [`Site::resolve_page`], then [`page_json::PageJsonJob::finish`].
     /// Ask after admin routes and purges; a content redirect of the path wins over page JSON.
     pub fn page_json(&self, request: &Request) -> Option<PageJsonOutcome> {
-        let derived = self.derived.read().clone();
+        let derived = self.derived.current();
         page_json::outcome(request, self.policy().options(), &derived.redirects, || {
             Arc::new(PageJsonFacts {
                 snapshot: derived.snapshot.clone(),
