@@ -62,13 +62,15 @@ export declare class NativeAdminOutcome {
 export declare class NativeEdgePlan {
   /**
    * The plan as JSON: `{action: "redirect"|"asset"|"bypass"|"cache", status, key, profile,
-   * cacheable, reason, draft: "preview"|"normal", headers: [[name, value]...]}`.
+   * cacheable, reason, draft: "preview"|"normal", headers: [[name, value]...],
+   * originHeaders: [[name, value]...]}`.
    */
   get json(): string
   /**
    * The decision once the origin answered (JSON `{status, headers: [[name, value]...]}`):
    * the plan merged with the visitor's headers, plus `originStatus`, `storeHeaders` (`null`:
-   * do not store) and `evict` (stored keys to delete). A stored key is recorded for purges.
+   * do not store), `storeMaxAge` (seconds the stored copy can be served) and `evict` (stored
+   * keys to delete). A stored key is recorded for purges.
    */
   afterOrigin(origin: string): string
   /**
@@ -324,6 +326,12 @@ export interface HostCallbacks {
  * `site/sections/Hero.tsx`).
  */
 export declare function sectionKey(module: string): string
+
+/**
+ * A cache key as a URL without a fragment, for storages that key by URL and drop fragments
+ * (the Web Cache API): the key's variant parts travel in a last query parameter.
+ */
+export declare function storageUrl(key: string): string
 
 /** The 404 of an admin handler called for a path no admin route takes. */
 export declare function unknownAdminRoute(request: AdminRequestInput): AdminResponseOutput

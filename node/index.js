@@ -845,4 +845,5 @@ module.exports.cacheProfiles = nativeBinding.cacheProfiles
 module.exports.corsHeaders = nativeBinding.corsHeaders
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.sectionKey = nativeBinding.sectionKey
+module.exports.storageUrl = nativeBinding.storageUrl
 module.exports.unknownAdminRoute = nativeBinding.unknownAdminRoute

@@ -27,7 +27,8 @@ fn to_json<T: serde::Serialize>(value: &T) -> JsResult<String> {
 #[napi]
 impl NativeEdgePlan {
     /// The plan as JSON: `{action: "redirect"|"asset"|"bypass"|"cache", status, key, profile,
-    /// cacheable, reason, draft: "preview"|"normal", headers: [[name, value]...]}`.
+    /// cacheable, reason, draft: "preview"|"normal", headers: [[name, value]...],
+    /// originHeaders: [[name, value]...]}`.
     #[napi(getter)]
     pub fn json(&self) -> Result<String, napi::Error<Code>> {
         guarded(|| to_json(&self.plan))
@@ -35,7 +36,8 @@ impl NativeEdgePlan {
 
     /// The decision once the origin answered (JSON `{status, headers: [[name, value]...]}`):
     /// the plan merged with the visitor's headers, plus `originStatus`, `storeHeaders` (`null`:
-    /// do not store) and `evict` (stored keys to delete). A stored key is recorded for purges.
+    /// do not store), `storeMaxAge` (seconds the stored copy can be served) and `evict` (stored
+    /// keys to delete). A stored key is recorded for purges.
     #[napi]
     pub fn after_origin(&self, origin: String) -> Result<String, napi::Error<Code>> {
         guarded(|| {
@@ -95,4 +97,11 @@ pub fn cache_profiles() -> Vec<String> {
         .iter()
         .map(|p| p.as_str().to_string())
         .collect()
+}
+
+/// A cache key as a URL without a fragment, for storages that key by URL and drop fragments
+/// (the Web Cache API): the key's variant parts travel in a last query parameter.
+#[napi]
+pub fn storage_url(key: String) -> String {
+    sitefile_core::edge::storage_url(&key)
 }

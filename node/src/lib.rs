@@ -23,7 +23,7 @@ mod section_loaders;
 mod site;
 
 pub use admin::{AdminRequestInput, AdminResponseOutput, NativeAdminOutcome, unknown_admin_route};
-pub use edge::{NativeEdgePlan, cache_profiles};
+pub use edge::{NativeEdgePlan, cache_profiles, storage_url};
 pub use error::Code;
 pub use host::HostCallbacks;
 pub use page_json::NativePageJson;

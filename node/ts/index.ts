@@ -52,10 +52,12 @@ export {
   type EdgeCacheStorage,
   type ExecutionContext,
   type ServerEntry,
+  type WebCache,
   type WorkerEntry,
   type WorkerEntryOptions,
   createDecoWorkerEntry,
   createMemoryCacheStorage,
+  createWebCacheStorage,
 } from "./worker";
 export {
   type ExperimentAssignment,

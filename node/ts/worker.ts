@@ -14,12 +14,58 @@ import { type ResolvedSection, drive, messageOf, requestJson } from "./resolve";
 import { projectRenderJson, runSectionLoaders, sectionExports } from "./sections";
 import type * as Native from "../index";
 
-/** Where the edge keeps responses: the Web Cache API's `match`/`put`/`delete` by key, so a
- * Cloudflare `caches.default` fits; {@link createMemoryCacheStorage} is the default. */
+/** Where the edge keeps responses, by the core's cache key (a URL whose variant parts follow
+ * `#`). {@link createMemoryCacheStorage} is the default; {@link createWebCacheStorage} adapts
+ * a Web Cache (`caches.default`), which must not be passed as it is: it drops fragments. */
 export interface EdgeCacheStorage {
   match(key: string): Promise<Response | undefined>;
-  put(key: string, response: Response): Promise<void>;
+  /** `maxAgeSeconds`: past it the copy is never served again, so it may be dropped. */
+  put(key: string, response: Response, options?: { maxAgeSeconds?: number }): Promise<void>;
   delete(key: string): Promise<boolean>;
+}
+
+/** The Cache API as hosts offer it (`caches.default` on Cloudflare, `await caches.open(name)`
+ * in Deno or a service worker). */
+export interface WebCache {
+  match(request: string): Promise<Response | undefined>;
+  put(request: string, response: Response): Promise<void>;
+  delete(request: string): Promise<boolean>;
+}
+
+/** Holds a stored copy's own `Cache-Control` while the Web Cache sees the storage lifetime. */
+const KEPT_CACHE_CONTROL = "x-sitefile-cache-control";
+
+/**
+ * A Web Cache as edge cache storage. Each key is stored under the core's fragment-free form of
+ * it (the Cache API drops fragments, which would mix a page's device and segment variants),
+ * and each copy is kept as long as the edge can still serve it: the cache sees
+ * `Cache-Control: public, max-age=<that>`, and the copy's own `Cache-Control` comes back on
+ * `match`.
+ */
+export function createWebCacheStorage(cache: WebCache): EdgeCacheStorage {
+  const url = (key: string): string => addon.storageUrl(key);
+  return {
+    async match(key) {
+      const found = await cache.match(url(key));
+      if (!found) return undefined;
+      const headers = new Headers(found.headers);
+      const own = headers.get(KEPT_CACHE_CONTROL);
+      headers.delete(KEPT_CACHE_CONTROL);
+      if (own === null) headers.delete("cache-control");
+      else headers.set("cache-control", own);
+      return new Response(found.body, { status: found.status, headers });
+    },
+    async put(key, response, options) {
+      const headers = new Headers(response.headers);
+      if (options?.maxAgeSeconds !== undefined) {
+        const own = headers.get("cache-control");
+        if (own !== null) headers.set(KEPT_CACHE_CONTROL, own);
+        headers.set("cache-control", `public, max-age=${Math.max(0, Math.floor(options.maxAgeSeconds))}`);
+      }
+      await cache.put(url(key), new Response(response.body, { status: response.status, headers }));
+    },
+    delete: (key) => cache.delete(url(key)),
+  };
 }
 
 /** The server the edge sits in front of. */
@@ -62,10 +108,15 @@ export interface WorkerEntry {
 const STORED_AT = "x-sitefile-stored-at";
 
 /** An in-memory {@link EdgeCacheStorage} holding at most `maxBytes` of bodies (default 64 MiB),
- * the least recently used copies evicted first. */
-export function createMemoryCacheStorage(options: { maxBytes?: number } = {}): EdgeCacheStorage {
+ * the least recently used copies evicted first, and a copy no longer than the `maxAgeSeconds`
+ * it was put with (by `now`, default the wall clock). */
+export function createMemoryCacheStorage(options: { maxBytes?: number; now?: () => number } = {}): EdgeCacheStorage {
   const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
-  const entries = new Map<string, { status: number; headers: Array<[string, string]>; body: Uint8Array }>();
+  const now = options.now ?? Date.now;
+  const entries = new Map<
+    string,
+    { status: number; headers: Array<[string, string]>; body: Uint8Array; expiresAt: number }
+  >();
   let bytes = 0;
   const remove = (key: string): boolean => {
     const entry = entries.get(key);
@@ -79,17 +130,23 @@ export function createMemoryCacheStorage(options: { maxBytes?: number } = {}): E
       const entry = entries.get(key);
       if (!entry) return undefined;
       entries.delete(key);
+      if (now() >= entry.expiresAt) {
+        bytes -= entry.body.byteLength;
+        return undefined;
+      }
       entries.set(key, entry);
       return new Response(entry.body.byteLength === 0 ? null : entry.body.slice(), {
         status: entry.status,
         headers: entry.headers,
       });
     },
-    async put(key, response) {
+    async put(key, response, putOptions) {
       const body = new Uint8Array(await response.arrayBuffer());
       remove(key);
       if (body.byteLength > maxBytes) return;
-      entries.set(key, { status: response.status, headers: [...response.headers], body });
+      const maxAge = putOptions?.maxAgeSeconds;
+      const expiresAt = maxAge === undefined ? Infinity : now() + maxAge * 1000;
+      entries.set(key, { status: response.status, headers: [...response.headers], body, expiresAt });
       bytes += body.byteLength;
       for (const oldest of entries.keys()) {
         if (bytes <= maxBytes) break;
@@ -115,6 +172,8 @@ interface Decision {
   originStatus: number;
   headers: Array<[string, string]>;
   storeHeaders: Array<[string, string]> | null;
+  /** Seconds a stored copy can still be served. */
+  storeMaxAge: number | null;
   evict: string[];
 }
 
@@ -231,7 +290,7 @@ export function createDecoWorkerEntry(
     throw new SitefileError("INVALID_CONFIG", "createDecoWorkerEntry needs a server entry with fetch(request)");
   }
   native(() => site.native.setWorkerOptions(optionsJson(options)));
-  const memory = createMemoryCacheStorage();
+  const memory = createMemoryCacheStorage({ now: () => site.now().getTime() });
   addOutboundUserAgent(() => site.native.outboundUserAgent(null));
   const inflight = new Map<string, Promise<Answer>>();
 
@@ -280,7 +339,8 @@ export function createDecoWorkerEntry(
     const body = new Uint8Array(await response.arrayBuffer());
     const copyHeaders = decision.storeHeaders;
     const stamped: Array<[string, string]> = [...copyHeaders, [STORED_AT, String(site.now().getTime())]];
-    await quietly("put", () => storage.put(key, withHeaders(body.slice(), decision.originStatus, stamped)));
+    const kept = { maxAgeSeconds: decision.storeMaxAge ?? undefined };
+    await quietly("put", () => storage.put(key, withHeaders(body.slice(), decision.originStatus, stamped), kept));
     const stored = { status: decision.originStatus, copyHeaders, body };
     return { origin, stored, response: withHeaders(body, decision.originStatus, decision.headers) };
   }

@@ -4,7 +4,7 @@
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const http = require("node:http");
-const { createSiteSetup, createDecoWorkerEntry, createMemoryCacheStorage } = require("sitefile");
+const { createSiteSetup, createDecoWorkerEntry, createMemoryCacheStorage, createWebCacheStorage } = require("sitefile");
 
 /** A loopback origin: counts requests per path; `/slow` waits, `/fail` answers 500 when told. */
 async function startOrigin() {
@@ -434,4 +434,75 @@ test("?renderJson runs the loaders and projection of the sections it writes, and
   const legacy = await (await get(worker, "/?asJson")).json();
   assert.equal(legacy.props.sections.length, 3);
   assert.deepEqual(loaderCalls.sort(), ["Footer", "Hero"], "?asJson writes every section");
+});
+
+/** A Web Cache as the Cache API behaves: keyed by URL without its fragment, a copy dropped once
+ * its `Cache-Control` max-age has passed (by `clock`). */
+function fakeWebCache(clock) {
+  const entries = new Map();
+  const keyOf = (url) => url.split("#")[0];
+  return {
+    entries,
+    async match(url) {
+      const entry = entries.get(keyOf(url));
+      if (!entry || clock.now >= entry.expiresAt) return undefined;
+      return new Response(entry.body, { status: entry.status, headers: entry.headers });
+    },
+    async put(url, response) {
+      const maxAge = /max-age=(\d+)/.exec(response.headers.get("cache-control") ?? "");
+      const expiresAt = maxAge ? clock.now + Number(maxAge[1]) * 1000 : clock.now;
+      entries.set(keyOf(url), { status: response.status, headers: [...response.headers], body: await response.arrayBuffer(), expiresAt });
+    },
+    async delete(url) {
+      return entries.delete(keyOf(url));
+    },
+  };
+}
+
+test("createWebCacheStorage: device variants stay apart, copies live as long as the edge serves them", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const clock = { now: Date.parse("2026-11-24T12:00:00Z") };
+  const cache = fakeWebCache(clock);
+  const options = { cacheStorage: () => createWebCacheStorage(cache), detectProfile: () => "static" };
+  const worker = createDecoWorkerEntry(origin.serverEntry, options, site({}, clock));
+  const mobile = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148";
+  const desktop = await get(worker, "/");
+  assert.equal(desktop.headers.get("x-cache"), "MISS");
+  await desktop.text();
+  const phone = await get(worker, "/", { headers: { "user-agent": mobile } });
+  assert.equal(phone.headers.get("x-cache"), "MISS", "a phone does not get the desktop copy");
+  await phone.text();
+  assert.equal(cache.entries.size, 2);
+  assert.ok([...cache.entries.keys()].every((k) => !k.includes("#") && k.includes("__platform_key=")));
+  const hit = await get(worker, "/");
+  assert.equal(hit.headers.get("x-cache"), "HIT");
+  assert.equal(hit.headers.get("cache-control"), desktop.headers.get("cache-control"), "the copy's own Cache-Control is served");
+  assert.equal(hit.headers.get("x-sitefile-cache-control"), null);
+  await hit.text();
+
+  clock.now += 1000 * 1000; // past the copy's own max-age and the edge's `fresh` (900 s)
+  const stale = await worker.fetch(new Request("https://shop.example/"), {}, { waitUntil() {} });
+  assert.equal(stale.headers.get("x-cache"), "STALE", "kept for the stale window, not the copy's own max-age");
+  await stale.text();
+
+  const purge = await worker.fetch(
+    new Request("https://shop.example/_cache/purge", { method: "POST", headers: { authorization: "Bearer purge-me" }, body: JSON.stringify({ paths: ["/"] }) }),
+    {},
+    { waitUntil() {} },
+  );
+  assert.equal(purge.status, 200);
+  assert.equal(cache.entries.size, 0, "purge deletes through the adapter");
+});
+
+test("the memory storage drops a copy the edge can no longer serve", async () => {
+  const clock = { now: 0 };
+  const storage = createMemoryCacheStorage({ now: () => clock.now });
+  await storage.put("k#device=desktop", new Response("a"), { maxAgeSeconds: 10 });
+  await storage.put("forever#device=desktop", new Response("b"));
+  clock.now = 9_999;
+  assert.equal(await (await storage.match("k#device=desktop")).text(), "a");
+  clock.now = 10_000;
+  assert.equal(await storage.match("k#device=desktop"), undefined);
+  assert.equal(await (await storage.match("forever#device=desktop")).text(), "b");
 });

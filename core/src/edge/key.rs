@@ -134,6 +134,23 @@ impl std::fmt::Display for CacheKey {
     }
 }
 
+/// The query parameter that carries a key's variant parts in [`storage_url`].
+pub const STORAGE_KEY_PARAM: &str = "__platform_key";
+
+/// A cache key (the text of [`CacheKey::as_str`]) as a URL without a fragment, for storages
+/// that key by URL and drop fragments (the Web Cache API): the variant parts move into a last
+/// query parameter ([`STORAGE_KEY_PARAM`]), percent-encoded so they add no `&` of their own.
+/// Distinct keys give distinct URLs: every key the edge builds has variant parts, and the
+/// parameter is always the last one.
+pub fn storage_url(key: &str) -> String {
+    let Some((url, parts)) = key.split_once('#') else {
+        return key.to_string();
+    };
+    let joiner = if url.contains('?') { '&' } else { '?' };
+    let parts: String = byte_serialize(parts.as_bytes()).collect();
+    format!("{url}{joiner}{STORAGE_KEY_PARAM}={parts}")
+}
+
 /// The segment actually keyed: the site's segment with `regionId` back-filled from the visitor's
 /// region code when geography is keyed and the site left it empty.
 pub fn effective_segment(
@@ -244,6 +261,27 @@ pub fn build_cache_key(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn storage_urls_have_no_fragment_and_keep_keys_apart() {
+        assert_eq!(
+            storage_url("https://shop.com/p?a=1#v=b1&device=mobile"),
+            "https://shop.com/p?a=1&__platform_key=v%3Db1%26device%3Dmobile"
+        );
+        assert_eq!(
+            storage_url("https://shop.com/#device=desktop"),
+            "https://shop.com/?__platform_key=device%3Ddesktop"
+        );
+        assert_eq!(
+            storage_url("https://shop.com/a.js"),
+            "https://shop.com/a.js"
+        );
+        // A client cannot make its URL's key collide with another's: its own parameter stays
+        // in the query part and the variant parts follow it.
+        let forged = storage_url("https://shop.com/?__platform_key=device%3Ddesktop#device=mobile");
+        assert_ne!(forged, storage_url("https://shop.com/#device=desktop"));
+        assert!(!forged.contains('#'));
+    }
     use proptest::prelude::*;
 
     const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148";

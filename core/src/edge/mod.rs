@@ -27,7 +27,10 @@ pub use cacheability::{
     carries_matcher_override, request_bypass, set_cookie_name, store_verdict,
 };
 pub use cdn::{CdnCacheControl, CdnContext, SEGMENT_TOKEN_PARAM, segment_token};
-pub use key::{CacheKey, GeoCacheKey, KeyContext, build_cache_key, geo_part, url_key};
+pub use key::{
+    CacheKey, GeoCacheKey, KeyContext, STORAGE_KEY_PARAM, build_cache_key, geo_part, storage_url,
+    url_key,
+};
 pub use normalize::{TRACKING_PARAMS, is_tracking_param, normalize_query};
 pub use options::{
     CI_COMMIT_SHA_VAR, DEFAULT_BYPASS_PATHS, DEFAULT_SAFE_COOKIES, OutboundUserAgent, PageJsonCors,

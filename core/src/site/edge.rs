@@ -20,6 +20,11 @@ pub struct EdgeDecision {
     /// The headers of the copy to store; `None`: do not store.
     #[serde(rename = "storeHeaders")]
     pub store: Option<Vec<(String, String)>>,
+    /// How long a stored copy is worth keeping, in seconds (the profile's edge `fresh` plus its
+    /// longer stale window): past it a copy is never served, so a storage may drop it. `None`
+    /// when nothing is stored.
+    #[serde(rename = "storeMaxAge")]
+    pub store_max_age: Option<u32>,
     /// Stored keys the purge index had to forget to stay bounded: the host deletes them from
     /// its storage, since a purge could no longer reach them.
     pub evict: Vec<String>,

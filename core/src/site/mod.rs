@@ -319,7 +319,12 @@ impl Site {
     /// The decision once the origin answered `origin` for `plan`, merged into the plan. A
     /// stored response's key is recorded in the purge index.
     pub fn after_origin(&self, plan: &EdgePlan, origin: &OriginAnswer) -> EdgeDecision {
-        let finished = self.policy().after_origin(plan, origin.facts());
+        let policy = self.policy();
+        let finished = policy.after_origin(plan, origin.facts());
+        let store_max_age = finished
+            .store
+            .as_ref()
+            .map(|_| policy.options().profiles.get(plan.profile).stored_max_age());
         let evict = match (&finished.store, &plan.key) {
             (Some(_), Some(key)) => self.purge_index.record(key),
             _ => Vec::new(),
@@ -332,6 +337,7 @@ impl Site {
             plan: merged,
             status: finished.status,
             store: finished.store,
+            store_max_age,
             evict,
         }
     }
