@@ -264,6 +264,30 @@ function runPageCase(kase) {
   return failures;
 }
 
+// ---- section loader cases ------------------------------------------------------------------
+
+function runSectionLoaderCase(kase) {
+  const site = siteFor(kase);
+  const withLoaders = Object.keys(kase.loaders ?? {});
+  const run = site.runSectionLoaders(requestForm(kase.request ?? {}), JSON.stringify(kase.sections), withLoaders);
+  const rounds = [];
+  let given = null;
+  let output;
+  for (;;) {
+    const step = JSON.parse(run.advance(given));
+    if (step.step === "done") {
+      output = { ...step.value, rounds };
+      break;
+    }
+    rounds.push(step.value.map((c) => c.key));
+    given = JSON.stringify(step.value.map((call) => answer(kase.loaders, call)));
+  }
+  const failures = [];
+  knownKeys(kase.expect, ["rounds", "sections", "effects"], failures);
+  comparePage(kase.expect, output, "", failures);
+  return failures;
+}
+
 // ---- admin cases ---------------------------------------------------------------------------
 
 function checkContent(content, site, before, failures) {
@@ -557,6 +581,7 @@ const RUNNERS = {
   resolution: runPageCase,
   admin: runAdminCase,
   "page-json": runPageJsonCase,
+  "section-loaders": runSectionLoaderCase,
   reload: runStepCase,
   edge: runStepCase,
   draft: runStepCase,

@@ -12,5 +12,6 @@ mod admin;
 mod page_json;
 mod resolution;
 mod schema;
+mod section_loaders;
 mod steps;
 mod support;

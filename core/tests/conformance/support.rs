@@ -262,7 +262,7 @@ impl Host for CaseHost {
 
 /// The answer to a loader call from a case's `loaders` map: the JSON value, `{"$error": msg}`
 /// (the loader fails) or `{"$echo": true}` (the loader answers its key and props).
-fn answer(answers: &Json, key: &str, props: &Value) -> Result<Value, String> {
+pub fn answer(answers: &Json, key: &str, props: &Value) -> Result<Value, String> {
     let answer = &answers[key];
     if let Some(message) = answer.get("$error") {
         Err(message.as_str().unwrap_or("failed").to_string())
