@@ -394,7 +394,7 @@ function schemaEtag(site) {
 
 // ---- page JSON cases ----------------------------------------------------------------------
 
-const PAGE_JSON_KEYS = ["outcome", "job", "rounds", "status", "headers", "body"];
+const PAGE_JSON_KEYS = ["outcome", "job", "rounds", "writtenSections", "status", "headers", "body"];
 
 function runPageJsonCase(kase) {
   const site = siteFor(kase);
@@ -403,6 +403,7 @@ function runPageJsonCase(kase) {
   let outcome = "pass";
   let job = null;
   let rounds = null;
+  let written = null;
   let response = null;
   if (pageJson && pageJson.kind === "respond") {
     outcome = "respond";
@@ -412,6 +413,7 @@ function runPageJsonCase(kase) {
     job = JSON.parse(pageJson.job);
     const resolution = pageJson.resolve(kase.host?.dropSections ?? []);
     rounds = drive(resolution, host, kase.loaders).rounds;
+    written = resolution.pageJsonSections();
     response = resolution.pageJsonResponse(null);
   }
   const expect = kase.expect ?? {};
@@ -421,6 +423,9 @@ function runPageJsonCase(kase) {
   checkAnswer(expect, { outcome, job, response }, subst, "exact", failures);
   if ("rounds" in expect && !isDeepEqual(expect.rounds, rounds)) {
     failures.push(`rounds:\n    expected ${show(expect.rounds)}\n    actual   ${show(rounds)}`);
+  }
+  if ("writtenSections" in expect && !isDeepEqual(expect.writtenSections, written)) {
+    failures.push(`writtenSections:\n    expected ${show(expect.writtenSections)}\n    actual   ${show(written)}`);
   }
   return failures;
 }

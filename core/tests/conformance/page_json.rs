@@ -7,13 +7,22 @@ use serde_json::Value as Json;
 use sitefile_core::page_json::{PageJsonOutcome, PageJsonResponse};
 
 /// The keys a case's `expect` may hold (the README's table).
-const EXPECT_KEYS: &[&str] = &["outcome", "job", "rounds", "status", "headers", "body"];
+const EXPECT_KEYS: &[&str] = &[
+    "outcome",
+    "job",
+    "rounds",
+    "writtenSections",
+    "status",
+    "headers",
+    "body",
+];
 
 /// Runs one case; returns its failures.
 fn run(case: &Json) -> Vec<String> {
     let site = support::site_for(case);
     let host = CaseHost::of(case);
     let request = support::request(&case["request"]);
+    let mut written = Json::Null;
     let (outcome, job, rounds, response): (&str, Json, Json, Option<PageJsonResponse>) = match site
         .page_json(&request)
     {
@@ -24,6 +33,7 @@ fn run(case: &Json) -> Vec<String> {
             let (page, rounds) = support::drive_page(resolution, &host, &case["loaders"]);
             let dropped: Vec<String> =
                 serde_json::from_value(case["host"]["dropSections"].clone()).unwrap_or_default();
+            written = Json::from(job.written_sections(&page, &dropped));
             let form = serde_json::to_value(&job).expect("jobs serialize");
             ("resolve", form, rounds, Some(job.finish(&page, &dropped)))
         }
@@ -47,6 +57,13 @@ fn run(case: &Json) -> Vec<String> {
     {
         failures.push(format!(
             "rounds:\n    expected {want}\n    actual   {rounds}"
+        ));
+    }
+    if let Some(want) = expect.get("writtenSections")
+        && *want != written
+    {
+        failures.push(format!(
+            "writtenSections:\n    expected {want}\n    actual   {written}"
         ));
     }
     failures
