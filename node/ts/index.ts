@@ -64,7 +64,7 @@ export {
   type ExperimentsStore,
   resolveExperimentVariant,
 } from "./experiments";
-export { runSectionLoaders } from "./sections";
+export { type SectionLoadersResult, runSectionLoaders, runSectionLoadersWithEffects } from "./sections";
 export {
   Audience,
   Everyone,

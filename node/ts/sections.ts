@@ -46,21 +46,41 @@ interface Call {
   props: unknown;
 }
 
-type Step = { step: "needLoaders"; value: Call[] } | { step: "done"; value: { sections: ResolvedSection[]; effects: { errors?: ResolveErrorEvent[] } } };
+type Step = { step: "needLoaders"; value: Call[] } | { step: "done"; value: SectionLoadersResult };
+
+/** What running a page's section loaders gave: the sections, and what failed. */
+export interface SectionLoadersResult {
+  /** The sections, each with its loader's props (its own when the loader failed). */
+  sections: ResolvedSection[];
+  /** `errors`, one per failed loader, and `degraded` when a loader of a section that is not a
+   * layout section failed: a host should then keep the page out of shared caches (the edge
+   * reads `X-Platform-Degraded: true`). */
+  effects: { errors?: ResolveErrorEvent[]; degraded?: true; warnings?: string[] };
+}
 
 /**
  * Runs the section loaders of a resolved page's `sections` (spec: after resolution, before
  * rendering) and returns the sections with their loaders' props. A failed loader keeps the
- * section's own props and is reported to `onResolveError` (context `Section loader`).
+ * section's own props and is reported to `onResolveError` (context `Section loader`);
+ * {@link runSectionLoadersWithEffects} also tells whether the page is degraded.
  */
 export async function runSectionLoaders(
   sections: ResolvedSection[],
   request: RequestInput,
   site: Site = currentSite(),
 ): Promise<ResolvedSection[]> {
+  return (await runSectionLoadersWithEffects(sections, request, site)).sections;
+}
+
+/** {@link runSectionLoaders}, with what failed: `effects.errors` and `effects.degraded`. */
+export async function runSectionLoadersWithEffects(
+  sections: ResolvedSection[],
+  request: RequestInput,
+  site: Site = currentSite(),
+): Promise<SectionLoadersResult> {
   const modules = await sectionExports(site);
   const withLoaders = [...modules].filter(([, e]) => typeof e.loader === "function").map(([key]) => key);
-  if (withLoaders.length === 0) return sections;
+  if (withLoaders.length === 0) return { sections, effects: {} };
   const run = native(() => site.native.runSectionLoaders(requestJson(request, site), JSON.stringify(sections), withLoaders));
   let answers: string | null = null;
   for (;;) {
@@ -75,7 +95,7 @@ export async function runSectionLoaders(
           // The hook only observes (decision 9): its own failure changes nothing.
         }
       }
-      return step.value.sections;
+      return step.value;
     }
     const results = await Promise.all(
       step.value.map((call) => {

@@ -413,6 +413,14 @@ test("runSectionLoaders: module loaders replace props, nested sections follow, f
   assert.deepEqual(sections[2].props, { x: 1 });
   assert.deepEqual(seen.sort(), [["inner", "/", "?q=1"], ["top", "/", "?q=1"]]);
   assert.deepEqual(reported, [["no stock service", "site/sections/Broken.tsx", "Section loader"]]);
+
+  const { runSectionLoadersWithEffects } = require("sitefile");
+  const { sections: again, effects } = await runSectionLoadersWithEffects(page.sections, request, site);
+  assert.deepEqual(again, sections);
+  assert.equal(effects.degraded, true, "a failed loader degrades the page");
+  assert.deepEqual(effects.errors.map((e) => e.message), ["no stock service"]);
+  const whole = await runSectionLoadersWithEffects(page.sections.slice(0, 2), request, site);
+  assert.equal(whole.effects.degraded, undefined);
 });
 
 test("initPlatform sees the content at setup and after every reload; layout sections are cached", async () => {
