@@ -5,6 +5,7 @@ mod cache_cmd;
 mod check_cmd;
 mod open_site;
 mod resolve_cmd;
+mod serve;
 mod workspace_cmd;
 
 use clap::{Parser, Subcommand};
@@ -31,6 +32,8 @@ enum Command {
     Bundle(bundle_cmd::BundleArgs),
     /// Print what the edge would do with a request: cache key, profile, cacheability, headers.
     Cache(cache_cmd::CacheArgs),
+    /// Serve a site over HTTP: its pages, page JSON and the admin protocol.
+    Serve(serve::ServeArgs),
     /// The workspace API: `init --org <slug>` prints an owner key; `serve` runs the API.
     Workspace(workspace_cmd::WorkspaceArgs),
 }
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check_cmd::run(args),
         Command::Bundle(args) => bundle_cmd::run(args),
         Command::Cache(args) => cache_cmd::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Workspace(args) => workspace_cmd::run(args),
     }
 }

@@ -77,7 +77,7 @@ pub async fn serve(config: Config, listen: SocketAddr) -> Result<(), CliError> {
     let config = state.config.clone();
     let stopping = state.clone();
     let shutdown = async move {
-        shutdown_signal().await;
+        crate::http::shutdown_signal().await;
         tracing::info!("shutting down");
         if let Err(error) = crate::pilot::lease::stop(&stopping).await {
             let error = stopping.store.error(error);
@@ -85,7 +85,8 @@ pub async fn serve(config: Config, listen: SocketAddr) -> Result<(), CliError> {
         }
         stopping.pilot.shutdown.cancel();
     };
-    crate::http::serve(listener, crate::router(state), &config, shutdown).await;
+    let limits = config.connection_limits();
+    crate::http::serve(listener, crate::router(state), &limits, shutdown).await;
     Ok(())
 }
 
@@ -115,20 +116,4 @@ fn init_logging() {
         )
         .with_writer(std::io::stderr)
         .try_init();
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending().await,
-        }
-    };
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
 }

@@ -78,6 +78,16 @@ pub struct Config {
 }
 
 impl Config {
+    /// The limits of the served socket.
+    pub fn connection_limits(&self) -> crate::http::ConnectionLimits {
+        crate::http::ConnectionLimits {
+            header_timeout: self.header_timeout,
+            body_timeout: self.body_timeout,
+            max_connections: self.max_connections,
+            shutdown_timeout: self.shutdown_timeout,
+        }
+    }
+
     /// A configuration with defaults, the given database and key.
     pub fn new(database_url: impl Into<String>, encryption_key: [u8; 32]) -> Self {
         Self {

@@ -33,6 +33,9 @@ pub enum AdminErrorCode {
     SchemaNotInitialized,
     /// 503: the new content could not be written to the key-value store; it does not serve.
     KvWriteFailed,
+    /// 503: previews and renders need a renderer the host does not have (a server without an
+    /// origin).
+    RendererUnavailable,
 }
 
 impl AdminErrorCode {
@@ -48,7 +51,9 @@ impl AdminErrorCode {
             AdminErrorCode::BodyTooLarge => 413,
             AdminErrorCode::UnsupportedMediaType => 415,
             AdminErrorCode::InvokeFailed => 500,
-            AdminErrorCode::SchemaNotInitialized | AdminErrorCode::KvWriteFailed => 503,
+            AdminErrorCode::SchemaNotInitialized
+            | AdminErrorCode::KvWriteFailed
+            | AdminErrorCode::RendererUnavailable => 503,
         }
     }
 }

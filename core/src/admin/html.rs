@@ -1,7 +1,7 @@
 //! The HTML documents of previews: the shell, section wrappers and inline errors.
 
 /// Escapes text for HTML content and quoted attribute values.
-pub(crate) fn escape(s: &str) -> String {
+pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

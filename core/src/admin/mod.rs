@@ -35,6 +35,7 @@ pub use cors::{CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, cors_headers};
 pub use error::{AdminError, AdminErrorCode};
 pub(crate) use etag::if_none_match;
 pub use handle::{AdminOutcome, handle, unknown_route};
+pub use html::escape as escape_html;
 pub use invoke::{InvokeAnswer, InvokeCall, InvokeJob, InvokeResult, InvokeShape};
 pub use preview::{
     OVERLAY_KEY, PAGE_COMPONENT, PreviewJob, RenderAnswer, RenderedSection, RenderedSectionAnswer,

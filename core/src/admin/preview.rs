@@ -125,6 +125,12 @@ impl PreviewJob {
         }
     }
 
+    /// The answer when the host has nothing to render with (a server without an origin): a 503
+    /// JSON error naming why, never an HTML page.
+    pub fn unavailable(self, why: &str) -> AdminResponse {
+        AdminError::new(AdminErrorCode::RendererUnavailable, why).into_response(&self.cors)
+    }
+
     /// The 200 HTML document: each section wrapped in `<section data-manifest-key="…">`, a failed
     /// section's error inline in its place, and a failure of the whole render inline instead of
     /// the sections. A preview never fails the request.

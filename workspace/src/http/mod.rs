@@ -6,5 +6,5 @@ mod serve;
 mod sse;
 
 pub use body::{BODY_LIMIT_BYTES, MAX_JSON_DEPTH, parse_json, reject_nul};
-pub use serve::serve;
+pub use serve::{ConnectionLimits, serve, shutdown_signal};
 pub use sse::SseParser;

@@ -1,9 +1,10 @@
-//! Serving the router on a listener with the limits a public socket needs: at most
-//! [`Config::max_connections`] connections at once (further clients wait in the listen
-//! backlog), a connection that has not sent a complete request head within
-//! [`Config::header_timeout`] — a new one, a slow one, or an idle keep-alive one between
-//! requests — is closed, and a request body that sends nothing for [`Config::body_timeout`]
-//! fails. HTTP/1.1 only.
+//! Serving a router on a listener with the limits a public socket needs: at most
+//! [`ConnectionLimits::max_connections`] connections at once (further clients wait in the
+//! listen backlog), a connection that has not sent a complete request head within
+//! [`ConnectionLimits::header_timeout`] — a new one, a slow one, or an idle keep-alive one
+//! between requests — is closed, and a request body that sends nothing for
+//! [`ConnectionLimits::body_timeout`] fails. HTTP/1.1 only. Shared by every server of the
+//! `sitefile` binary.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -17,15 +18,40 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower_http::timeout::RequestBodyTimeout;
 
-use crate::config::Config;
+use std::time::Duration;
+
+/// The limits of a served socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// Time allowed for a complete request head, on a new connection or an idle keep-alive one.
+    pub header_timeout: Duration,
+    /// Longest silence within a request body.
+    pub body_timeout: Duration,
+    /// Most connections open at once.
+    pub max_connections: usize,
+    /// How long a stopping server lets open requests finish.
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for ConnectionLimits {
+    /// 10 s for a request head, 30 s of silence in a body, 512 connections, 10 s to stop.
+    fn default() -> ConnectionLimits {
+        ConnectionLimits {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 512,
+            shutdown_timeout: Duration::from_secs(10),
+        }
+    }
+}
 
 /// Serves `router` on `listener` under `config`'s connection limits until `shutdown`
 /// resolves, then stops accepting and lets the open connections finish their requests for
-/// at most [`Config::shutdown_timeout`].
+/// at most [`ConnectionLimits::shutdown_timeout`].
 pub async fn serve(
     listener: TcpListener,
     router: Router,
-    config: &Config,
+    config: &ConnectionLimits,
     shutdown: impl Future<Output = ()>,
 ) {
     let service = TowerToHyperService::new(RequestBodyTimeout::new(router, config.body_timeout));
@@ -80,4 +106,20 @@ async fn accept(
             None
         }
     }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
 }

@@ -121,7 +121,8 @@ async fn serve(listener: tokio::net::TcpListener, config: &Config) {
     let config = config.clone();
     tokio::spawn(async move {
         let router = sitefile_workspace::router(state);
-        sitefile_workspace::http::serve(listener, router, &config, std::future::pending()).await
+        let limits = config.connection_limits();
+        sitefile_workspace::http::serve(listener, router, &limits, std::future::pending()).await
     });
 }
 
