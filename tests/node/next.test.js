@@ -17,6 +17,8 @@ const hero = (title) => ({ __resolveType: "site/sections/Hero.tsx", title });
 const Hero = ({ title }) => React.createElement("h1", null, title);
 const sections = { "./sections/Hero.tsx": async () => ({ default: Hero }) };
 const request = (p, init = {}) => new Request(`${ORIGIN}${p}`, init);
+let names = 0;
+const uniq = () => `site-${++names}`;
 
 function siteDir(blocks) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-next-"));
@@ -35,7 +37,7 @@ test("createNextSetup: reads .platform/blocks of the working directory by defaul
   let extended = 0;
   let seen;
   try {
-    const ensureSetup = createNextSetup({
+    const ensureSetup = createNextSetup({ name: uniq(),
       sections,
       extend: (blocks) => {
         extended += 1;
@@ -61,7 +63,7 @@ test("createNextSetup: blocks laid over blocksDir; blocks alone read no director
     "pages-home": { path: "/", sections: [hero("disk")] },
     "pages-about": { path: "/about", sections: [hero("about")] },
   });
-  const site = await createNextSetup({
+  const site = await createNextSetup({ name: uniq(),
     sections,
     blocksDir: path.join(root, ".platform/blocks"),
     blocks: { "pages-home": { path: "/", sections: [hero("over")] } },
@@ -72,7 +74,7 @@ test("createNextSetup: blocks laid over blocksDir; blocks alone read no director
   const cwd = process.cwd();
   process.chdir(os.tmpdir()); // no .platform/blocks here
   try {
-    const only = await createNextSetup({ sections, blocks: { "pages-home": { path: "/", sections: [hero("only")] } } })();
+    const only = await createNextSetup({ name: uniq(), sections, blocks: { "pages-home": { path: "/", sections: [hero("only")] } } })();
     assert.equal((await resolveDecoPage({ url: `${ORIGIN}/` }, only)).sections[0].props.title, "only");
   } finally {
     process.chdir(cwd);
@@ -83,7 +85,7 @@ test("createNextSetup: a rejected set-up is not remembered; the next call tries 
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-next-"));
   const dir = path.join(root, "blocks");
   let extendFails = true;
-  const ensureSetup = createNextSetup({
+  const ensureSetup = createNextSetup({ name: uniq(),
     sections,
     blocksDir: dir,
     extend: () => {
@@ -100,10 +102,10 @@ test("createNextSetup: a rejected set-up is not remembered; the next call tries 
 });
 
 test("createNextSetup: options are checked; conventions mark layout sections", async () => {
-  assert.throws(() => createNextSetup({}), { code: "INVALID_CONFIG" });
-  assert.throws(() => createNextSetup({ sections, blocks: {}, bogus: 1 }), { code: "INVALID_CONFIG" });
-  assert.throws(() => createNextSetup({ sections, meta: {} }), { code: "INVALID_CONFIG" });
-  const ensureSetup = createNextSetup({
+  assert.throws(() => createNextSetup({ name: uniq(),}), { code: "INVALID_CONFIG" });
+  assert.throws(() => createNextSetup({ name: uniq(), sections, blocks: {}, bogus: 1 }), { code: "INVALID_CONFIG" });
+  assert.throws(() => createNextSetup({ name: uniq(), sections, meta: {} }), { code: "INVALID_CONFIG" });
+  const ensureSetup = createNextSetup({ name: uniq(),
     sections: { ...sections, "./sections/Footer.tsx": async () => ({ default: () => null }) },
     blocks: { "pages-home": { path: "/", sections: [hero("x")] } },
     conventions: { meta: { "./sections/Footer.tsx": { layout: true } } },
@@ -112,9 +114,24 @@ test("createNextSetup: options are checked; conventions mark layout sections", a
   await ensureSetup();
 });
 
+test("createNextSetup: set-ups of one name share the first one's site (Next evaluates the module per layer)", async () => {
+  const blocks = (title) => ({ "pages-home": { path: "/", sections: [hero(title)] } });
+  const name = uniq();
+  const routeLayer = createNextSetup({ name, sections, blocks: blocks("first") });
+  const pageLayer = createNextSetup({ name, sections, blocks: blocks("second") });
+  const site = await routeLayer();
+  assert.equal(await pageLayer(), site);
+  site.reload({ blocks: { "pages-home": { path: "/", sections: [hero("reloaded")] } } });
+  const page = await resolveDecoPage({ url: `${ORIGIN}/` }, await pageLayer());
+  assert.equal(page.sections[0].props.title, "reloaded", "a reload through one is seen by the other");
+  const other = await createNextSetup({ name: uniq(), sections, blocks: blocks("other") })();
+  assert.notEqual(other, site);
+  assert.throws(() => createNextSetup({ name: "", sections, blocks: {} }), { code: "INVALID_CONFIG" });
+});
+
 function routeSetup(env = {}, extra = {}) {
   let runs = 0;
-  const ensureSetup = createNextSetup({
+  const ensureSetup = createNextSetup({ name: uniq(),
     sections,
     blocks: { "pages-home": { path: "/", sections: [hero("hello")] } },
     loaders: { "site/loaders/double.ts": (props) => props.n * 2 },
@@ -200,11 +217,74 @@ test("route handlers: a failing setup fails the request and is retried by the ne
   const handlers = createDecoRouteHandlers({
     setup: async () => {
       if (fail) throw new Error("no content yet");
-      return createNextSetup({ sections, blocks: {} })();
+      return createNextSetup({ name: uniq(), sections, blocks: {} })();
     },
   });
   await assert.rejects(handlers.GET(request("/platform/_liveness")), /no content yet/);
   fail = false;
   assert.equal((await handlers.GET(request("/platform/_liveness"))).status, 200);
   assert.throws(() => createDecoRouteHandlers({}), { code: "INVALID_CONFIG" });
+});
+
+const { withSitefile, SITEFILE_REWRITES, SITEFILE_DRAFT_HEADERS } = require("sitefile/config");
+
+test("config: the three rewrites before the app's, array and object forms", async () => {
+  assert.deepEqual(
+    SITEFILE_REWRITES.map((r) => [r.source, r.destination]),
+    [
+      ["/.sitefile", "/platform/sitefile"],
+      ["/live/_meta", "/platform/meta"],
+      ["/live/previews/:path*", "/platform/previews/:path*"],
+    ],
+  );
+  assert.deepEqual(await withSitefile().rewrites(), SITEFILE_REWRITES);
+  const own = { source: "/old", destination: "/new" };
+  assert.deepEqual(await withSitefile({ rewrites: async () => [own] }).rewrites(), [...SITEFILE_REWRITES, own]);
+  const object = await withSitefile({ rewrites: () => ({ beforeFiles: [own], fallback: [own] }) }).rewrites();
+  assert.deepEqual(object, { beforeFiles: [...SITEFILE_REWRITES, own], fallback: [own] });
+});
+
+test("config: draft renders kept out of shared caches and indexes, before the app's headers", async () => {
+  const config = withSitefile({ headers: async () => [{ source: "/x", headers: [{ key: "X-Own", value: "1" }] }] });
+  const rules = await config.headers();
+  assert.equal(rules.length, 3);
+  assert.equal(rules[2].source, "/x");
+  assert.deepEqual(rules.slice(0, 2).map((r) => r.has), [[{ type: "query", key: "__draft" }], [{ type: "cookie", key: "__platform_draft" }]]);
+  for (const rule of rules.slice(0, 2)) {
+    assert.equal(rule.source, "/:path*");
+    const headers = Object.fromEntries(rule.headers.map((h) => [h.key, h.value]));
+    assert.deepEqual(headers, { "Cache-Control": "no-store, private", Vary: "Cookie", "X-Robots-Tag": "noindex, nofollow" });
+  }
+  assert.deepEqual(SITEFILE_DRAFT_HEADERS, rules.slice(0, 2));
+});
+
+test("config: the package stays external (webpack and Turbopack), other settings kept", async () => {
+  const userWebpack = (config, ctx) => ({ ...config, seen: ctx.isServer });
+  const config = withSitefile({
+    reactStrictMode: true,
+    transpilePackages: ["ui", "sitefile", "ui"],
+    serverExternalPackages: ["sharp"],
+    webpack: userWebpack,
+  });
+  assert.equal(config.reactStrictMode, true);
+  assert.deepEqual(config.transpilePackages, ["ui", "ui"], "a package both transpiled and external is refused by Next");
+  assert.deepEqual(config.serverExternalPackages, ["sharp", "sitefile"]);
+  assert.deepEqual(config.turbopack, {}, "Next 16 refuses a webpack hook without a turbopack key");
+  assert.deepEqual(withSitefile({ turbopack: { root: "/app" } }).turbopack, { root: "/app" });
+
+  const server = config.webpack({ externals: ["fs"] }, { isServer: true });
+  assert.equal(server.seen, true);
+  const [externalize, rest] = server.externals;
+  assert.equal(rest, "fs");
+  const ask = (request) => new Promise((resolve) => externalize({ request }, (_err, result) => resolve(result)));
+  assert.equal(await ask("sitefile"), "commonjs sitefile");
+  assert.equal(await ask("sitefile/route-handlers"), "commonjs sitefile/route-handlers");
+  assert.equal(await ask("sitefiles"), undefined);
+  assert.equal(await ask("react"), undefined);
+  const client = withSitefile().webpack({ externals: undefined }, { isServer: false });
+  assert.equal(client.externals, undefined, "client bundles untouched");
+
+  const fromFunction = await withSitefile(async (phase) => ({ env: { phase } }))("phase-production-build", { defaultConfig: {} });
+  assert.deepEqual(fromFunction.env, { phase: "phase-production-build" });
+  assert.deepEqual(fromFunction.serverExternalPackages, ["sitefile"]);
 });

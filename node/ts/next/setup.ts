@@ -91,6 +91,10 @@ export interface NextSetupOptions {
   getCommerceLoaders?: () => Record<string, Loader>;
   /** Extension: environment variables (default `process.env`). */
   env?: Record<string, string | undefined>;
+  /** Extension: the name of the site in this process (default `"default"`). Every
+   * `createNextSetup` of one name shares one set-up, the first to be asked for (see
+   * {@link createNextSetup}). */
+  name?: string;
 }
 
 /** `ensureSetup()`: sets the site up at the first call and answers the same site afterwards;
@@ -117,6 +121,7 @@ const OWN_KEYS: ReadonlyArray<keyof NextSetupOptions> = [
   "loaders",
   "getCommerceLoaders",
   "env",
+  "name",
 ];
 
 function check(options: NextSetupOptions): void {
@@ -136,6 +141,9 @@ function check(options: NextSetupOptions): void {
     if (options[name] !== undefined && typeof options[name] !== "function") {
       throw new SitefileError("INVALID_CONFIG", `createNextSetup: ${name} must be a function`);
     }
+  }
+  if (options.name !== undefined && (typeof options.name !== "string" || options.name === "")) {
+    throw new SitefileError("INVALID_CONFIG", "createNextSetup: name is a non-empty string");
   }
   const dir = options.blocksDir;
   if (dir !== undefined && dir !== false && (typeof dir !== "string" || dir === "")) {
@@ -182,21 +190,31 @@ async function setUp(options: NextSetupOptions): Promise<Site> {
   return site;
 }
 
+/** The set-ups of this process by name: the first asked for, or the one under way. */
+const setups = new Map<string, Promise<Site>>();
+
 /**
  * Sets up a Next.js site (spec `createNextSetup`). Nothing is read until the returned
  * `ensureSetup()` is first called; it registers once and answers the same site afterwards.
  * A set-up that fails (a missing blocks directory, bad content, a throwing `extend`) rejects
  * that call and is forgotten, so the next call tries again.
+ *
+ * Next evaluates the app's set-up module once per bundle layer (the route handlers' and the
+ * pages'), so `createNextSetup` runs more than once in one server. The set-up is therefore
+ * the process's: every `ensureSetup` of one `name` answers the site the first call set up, and
+ * a reload through the admin route is seen by every page.
  */
 export function createNextSetup(options: NextSetupOptions): EnsureSetup {
   check(options);
-  let setup: Promise<Site> | null = null;
+  const name = options.name ?? "default";
   const ensureSetup = (): Promise<Site> => {
-    if (setup === null) {
+    let setup = setups.get(name);
+    if (setup === undefined) {
       const attempt = setUp(options);
       setup = attempt;
+      setups.set(name, attempt);
       attempt.catch(() => {
-        if (setup === attempt) setup = null;
+        if (setups.get(name) === attempt) setups.delete(name);
       });
     }
     return setup;
