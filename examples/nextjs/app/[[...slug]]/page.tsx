@@ -1,6 +1,6 @@
 // The catch-all page: resolves the sitefile page for the request (cookies, headers and the
 // full URL reach the matchers), runs section loaders and renders the sections in order.
-import type { ComponentType } from "react";
+import { type ComponentType, cache } from "react";
 import type { Metadata } from "next";
 import { headers } from "next/headers";
 import { notFound } from "next/navigation";
@@ -13,29 +13,31 @@ interface PageProps {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }
 
-async function requestOf({ params, searchParams }: PageProps) {
+/** The URL of the request being rendered. */
+async function urlOf({ params, searchParams }: PageProps): Promise<string> {
   const { slug = [] } = await params;
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(await searchParams)) {
     for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) query.append(name, v);
   }
-  const h = await headers();
+  const host = (await headers()).get("host") ?? "localhost";
   const path = "/" + slug.map(encodeURIComponent).join("/");
-  const search = query.size ? `?${query}` : "";
-  return { url: `http://${h.get("host") ?? "localhost"}${path}${search}`, headers: h };
+  return `http://${host}${path}${query.size ? `?${query}` : ""}`;
 }
 
-async function pageFor(props: PageProps): Promise<ResolvedPage> {
+/** The page for a URL, resolved once per request (metadata and page share it). */
+const pageFor = cache(async (url: string): Promise<ResolvedPage | null> => {
   const site = await ensureSetup();
-  const request = await requestOf(props);
+  const request = { url, headers: await headers() };
   const page = await resolveDecoPage(request, site);
-  if (page.page === null) notFound();
+  if (page.page === null) return null;
   page.sections = await runSectionLoaders(page.sections, request, site);
   return page;
-}
+});
 
 export async function generateMetadata(props: PageProps): Promise<Metadata> {
-  const { seo } = await pageFor(props);
+  const page = await pageFor(await urlOf(props));
+  const seo = page?.seo as { title?: string; description?: string } | null | undefined;
   return { title: seo?.title ?? "sitefile example", description: seo?.description };
 }
 
@@ -43,7 +45,8 @@ export async function generateMetadata(props: PageProps): Promise<Metadata> {
 const moduleOf = (component: string) => sections[`./${component.replace(/^site\//, "")}` as keyof typeof sections];
 
 export default async function Page(props: PageProps) {
-  const page = await pageFor(props);
+  const page = await pageFor(await urlOf(props));
+  if (page === null) notFound();
   const rendered = await Promise.all(
     page.sections.map(async ({ component, props: sectionProps }, index) => {
       const load = moduleOf(component);
