@@ -1,12 +1,42 @@
 #!/usr/bin/env bash
 # examples/nextjs end to end: install the package into the example as a real directory (its
 # .npmrc sets install-links), `next build` (Next 16, Turbopack), `next start` on a loopback
-# port, then tests/nextjs/*.test.js over HTTP. The server is stopped by the pid of
-# next/dist/bin/next whatever happens; any failure fails the script.
+# port, then tests/nextjs/http.test.js over HTTP and tests/nextjs/browser.test.js in Debian's
+# Chromium driven by playwright-core (installed when missing; screenshots in target/nextjs/).
+# The server is stopped by the pid of next/dist/bin/next whatever happens; any failure fails
+# the script, nothing is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 export NEXT_TELEMETRY_DISABLED=1 NEXT_IGNORE_INCORRECT_LOCKFILE=1
+PLAYWRIGHT_VERSION=1.65.1
+PLAYWRIGHT_DIR=target/playwright
+
+# need COMMAND PACKAGE: installs PACKAGE with apt-get when COMMAND is missing; fails when it
+# cannot (as scripts/ffi.sh does for valgrind).
+need() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  local sudo=""
+  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo="sudo -n"
+  fi
+  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || [ -n "$sudo" ]; }; then
+    echo "nextjs.sh: installing $2 (for $1)" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$2" >/dev/null
+  fi
+  command -v "$1" >/dev/null 2>&1 || {
+    echo "nextjs.sh: $1 is required and could not be installed (apt-get install -y $2)" >&2
+    exit 1
+  }
+}
+need chromium chromium
+need curl curl
+playwright="$root/$PLAYWRIGHT_DIR/node_modules/playwright-core"
+if [ "$(node -p "try{require('$playwright/package.json').version}catch{''}")" != "$PLAYWRIGHT_VERSION" ]; then
+  npm install --prefix "$PLAYWRIGHT_DIR" --no-save --no-audit --no-fund --loglevel=error \
+    "playwright-core@$PLAYWRIGHT_VERSION"
+fi
 
 # The package as a user installs it: compiled TypeScript and the addon (scripts/node.sh builds
 # the same; both are quick when nothing changed).
@@ -55,6 +85,10 @@ curl -fsS -o /dev/null "$url/platform/_liveness" || { echo "next start did not a
 
 cd "$root"
 status=0
-SITEFILE_NEXT_URL=$url PLATFORM_RELEASE_RELOAD_TOKEN=$token node --test tests/nextjs/ || status=$?
+SITEFILE_NEXT_URL=$url PLATFORM_RELEASE_RELOAD_TOKEN=$token node --test tests/nextjs/http.test.js || status=$?
+if [ "$status" -eq 0 ]; then
+  SITEFILE_NEXT_URL=$url SITEFILE_PLAYWRIGHT=$playwright CHROMIUM=$(command -v chromium) \
+    node --test tests/nextjs/browser.test.js || status=$?
+fi
 if [ "$status" -ne 0 ]; then echo "--- next start log" >&2; cat "$log" >&2; fi
 exit "$status"
