@@ -11,6 +11,11 @@ root=$PWD
 export NEXT_TELEMETRY_DISABLED=1 NEXT_IGNORE_INCORRECT_LOCKFILE=1
 PLAYWRIGHT_VERSION=1.65.1
 PLAYWRIGHT_DIR=target/playwright
+# The spec's Next.js runtime requirement is Node 24 or later: the app is built and served on
+# Node 24 from the npm `node` package (as scripts/node.sh installs it); tests run on the
+# machine's Node.
+NODE24_VERSION=24.21.0
+NODE24_DIR=target/node24
 
 # need COMMAND PACKAGE: installs PACKAGE with apt-get when COMMAND is missing; fails when it
 # cannot (as scripts/ffi.sh does for valgrind).
@@ -44,6 +49,12 @@ if [ ! -d node_modules/@napi-rs/cli ]; then npm install --no-audit --no-fund --l
 npx napi build --platform --manifest-path node/Cargo.toml --output-dir node --package-json-path package.json
 npx tsc -p tsconfig.json
 
+node24="$root/$NODE24_DIR/node_modules/node/bin/node"
+if [ ! -x "$node24" ] || [ "$("$node24" --version)" != "v$NODE24_VERSION" ]; then
+  npm install --prefix "$NODE24_DIR" --no-save --no-audit --no-fund --loglevel=error \
+    "node@$NODE24_VERSION"
+fi
+
 cd examples/nextjs
 # `npm ci` refuses lockfiles written here (toolchain notes); `npm install` keeps this one as is.
 # The package is reinstalled every run: install-links copies it, so a rebuilt one is not seen.
@@ -58,13 +69,13 @@ git -C "$root" diff --exit-code -- examples/nextjs/package-lock.json || {
   exit 1
 }
 rm -rf .next
-node node_modules/next/dist/bin/next build
+"$node24" node_modules/next/dist/bin/next build
 
 port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 token=$(node -e 'console.log(require("crypto").randomBytes(16).toString("hex"))')
 log=$(mktemp)
 PLATFORM_RELEASE_RELOAD_TOKEN=$token NODE_ENV=production \
-  node node_modules/next/dist/bin/next start -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
+  "$node24" node_modules/next/dist/bin/next start -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
 server=$!
 stop() {
   kill "$server" 2>/dev/null || true
