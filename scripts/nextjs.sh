@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # examples/nextjs end to end: install the package into the example as a real directory (its
-# .npmrc sets install-links), `next build` (Next 16, Turbopack), `next start` on a loopback
-# port, then tests/nextjs/http.test.js over HTTP and tests/nextjs/browser.test.js in Debian's
-# Chromium driven by playwright-core (installed when missing; screenshots in target/nextjs/).
+# .npmrc sets install-links), `next build` (Next 16: Turbopack, then webpack), `next start` on
+# a loopback port, then tests/nextjs/http.test.js over HTTP and tests/nextjs/browser.test.js in
+# Debian's Chromium driven by playwright-core (installed when missing; screenshots in
+# target/nextjs/<bundler>/).
 # The server is stopped by the pid of next/dist/bin/next whatever happens; any failure fails
 # the script, nothing is skipped.
 set -euo pipefail
@@ -68,38 +69,59 @@ git -C "$root" diff --exit-code -- examples/nextjs/package-lock.json || {
   echo "node_modules/sitefile must be a real directory for Next to load the addon" >&2
   exit 1
 }
-rm -rf .next
-"$node24" node_modules/next/dist/bin/next build
-
-port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-token=$(node -e 'console.log(require("crypto").randomBytes(16).toString("hex"))')
-log=$(mktemp)
-PLATFORM_RELEASE_RELOAD_TOKEN=$token NODE_ENV=production \
-  "$node24" node_modules/next/dist/bin/next start -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
-server=$!
+server=""
+log=""
 stop() {
-  kill "$server" 2>/dev/null || true
-  wait "$server" 2>/dev/null || true
-  rm -f "$log"
+  if [ -n "$server" ]; then
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+    server=""
+  fi
+  if [ -n "$log" ]; then rm -f "$log"; fi
 }
 trap stop EXIT
 
-url="http://127.0.0.1:$port"
-for _ in $(seq 1 150); do
-  if curl -fsS -o /dev/null "$url/platform/_liveness" 2>/dev/null; then break; fi
-  if ! kill -0 "$server" 2>/dev/null; then
-    echo "next start exited:" >&2; cat "$log" >&2; exit 1
+# build_and_test BUNDLER [BUILD-ARGS...]: a clean `next build`, `next start` on a free loopback
+# port, the HTTP and browser tests against it, then the server stopped.
+build_and_test() {
+  local bundler=$1
+  shift
+  echo "=== examples/nextjs with $bundler"
+  rm -rf .next
+  "$node24" node_modules/next/dist/bin/next build "$@"
+  local port token url status=0
+  port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  token=$(node -e 'console.log(require("crypto").randomBytes(16).toString("hex"))')
+  log=$(mktemp)
+  PLATFORM_RELEASE_RELOAD_TOKEN=$token NODE_ENV=production \
+    "$node24" node_modules/next/dist/bin/next start -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
+  server=$!
+  url="http://127.0.0.1:$port"
+  for _ in $(seq 1 150); do
+    if curl -fsS -o /dev/null "$url/platform/_liveness" 2>/dev/null; then break; fi
+    if ! kill -0 "$server" 2>/dev/null; then
+      echo "next start ($bundler) exited:" >&2; cat "$log" >&2; exit 1
+    fi
+    sleep 0.2
+  done
+  curl -fsS -o /dev/null "$url/platform/_liveness" || {
+    echo "next start ($bundler) did not answer on $url:" >&2; cat "$log" >&2; exit 1
+  }
+  SITEFILE_NEXT_URL=$url PLATFORM_RELEASE_RELOAD_TOKEN=$token \
+    node --test "$root/tests/nextjs/http.test.js" || status=$?
+  if [ "$status" -eq 0 ]; then
+    SITEFILE_NEXT_URL=$url SITEFILE_PLAYWRIGHT=$playwright CHROMIUM=$(command -v chromium) \
+      SITEFILE_SHOTS="$root/target/nextjs/$bundler" \
+      node --test "$root/tests/nextjs/browser.test.js" || status=$?
   fi
-  sleep 0.2
-done
-curl -fsS -o /dev/null "$url/platform/_liveness" || { echo "next start did not answer on $url:" >&2; cat "$log" >&2; exit 1; }
+  if [ "$status" -ne 0 ]; then
+    echo "--- next start log ($bundler)" >&2; cat "$log" >&2
+    exit "$status"
+  fi
+  stop
+}
 
-cd "$root"
-status=0
-SITEFILE_NEXT_URL=$url PLATFORM_RELEASE_RELOAD_TOKEN=$token node --test tests/nextjs/http.test.js || status=$?
-if [ "$status" -eq 0 ]; then
-  SITEFILE_NEXT_URL=$url SITEFILE_PLAYWRIGHT=$playwright CHROMIUM=$(command -v chromium) \
-    node --test tests/nextjs/browser.test.js || status=$?
-fi
-if [ "$status" -ne 0 ]; then echo "--- next start log" >&2; cat "$log" >&2; fi
-exit "$status"
+# Next 16 builds with Turbopack by default; `--webpack` checks the wrapper's webpack side.
+build_and_test turbopack
+build_and_test webpack --webpack
+rm -rf .next

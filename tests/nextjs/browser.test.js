@@ -1,6 +1,6 @@
 // examples/nextjs in Chromium (Debian's, driven by playwright-core): sections visible, the
 // client section interactive after hydration, the not-found page rendered; screenshots under
-// target/nextjs/. Run by scripts/nextjs.sh (SITEFILE_NEXT_URL, SITEFILE_PLAYWRIGHT, CHROMIUM).
+// target/nextjs/<bundler>/ (SITEFILE_SHOTS). Run by scripts/nextjs.sh (SITEFILE_NEXT_URL, SITEFILE_PLAYWRIGHT, CHROMIUM).
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
@@ -15,7 +15,7 @@ if (!BASE || !PLAYWRIGHT || !CHROMIUM) {
   throw new Error("SITEFILE_NEXT_URL, SITEFILE_PLAYWRIGHT and CHROMIUM must be set (run scripts/nextjs.sh)");
 }
 const { chromium } = require(PLAYWRIGHT);
-const shots = path.join(__dirname, "..", "..", "target", "nextjs");
+const shots = process.env.SITEFILE_SHOTS ?? path.join(__dirname, "..", "..", "target", "nextjs");
 
 let context;
 test.before(async () => {
