@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # examples/nextjs end to end: install the package into the example as a real directory (its
-# .npmrc sets install-links), `next build` (Next 16: Turbopack, then webpack), `next start` on
+# .npmrc sets install-links), `next build` (Next 16 with Turbopack and with webpack, then Next 15), `next start` on
 # a loopback port, then tests/nextjs/http.test.js over HTTP and tests/nextjs/browser.test.js in
 # Debian's Chromium driven by playwright-core (installed when missing; screenshots in
 # target/nextjs/<bundler>/).
@@ -15,6 +15,7 @@ PLAYWRIGHT_DIR=target/playwright
 # The spec's Next.js runtime requirement is Node 24 or later: the app is built and served on
 # Node 24 from the npm `node` package (as scripts/node.sh installs it); tests run on the
 # machine's Node.
+NEXT15_VERSION=15.5.29
 NODE24_VERSION=24.21.0
 NODE24_DIR=target/node24
 
@@ -125,3 +126,19 @@ build_and_test() {
 build_and_test turbopack
 build_and_test webpack --webpack
 rm -rf .next
+
+# Next 15 (webpack, its default): the same app in a copy under target/, with next@15 installed
+# over the committed lockfile's other packages (not saved anywhere).
+next15="$root/target/nextjs-next15"
+mkdir -p "$next15"
+find "$next15" -mindepth 1 -maxdepth 1 ! -name node_modules -exec rm -rf {} +
+tar --exclude=./node_modules --exclude=./.next -cf - . | tar -xf - -C "$next15"
+cd "$next15"
+sed -i "s#\"file:../..\"#\"file:$root\"#" package.json
+rm -rf node_modules/sitefile
+npm install --no-save --no-audit --no-fund --loglevel=error "next@$NEXT15_VERSION"
+[ "$(node -p 'require("next/package.json").version')" = "$NEXT15_VERSION" ] || {
+  echo "next@$NEXT15_VERSION was not installed in $next15" >&2
+  exit 1
+}
+build_and_test next15
