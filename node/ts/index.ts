@@ -77,3 +77,4 @@ export {
   SectionVariants,
   multivariate,
 } from "./flags";
+export { getSection } from "./next/sections";

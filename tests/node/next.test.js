@@ -288,3 +288,17 @@ test("config: the package stays external (webpack and Turbopack), other settings
   assert.deepEqual(fromFunction.env, { phase: "phase-production-build" });
   assert.deepEqual(fromFunction.serverExternalPackages, ["sitefile"]);
 });
+
+test("getSection: the component a resolved section names, from the set-up's modules", async () => {
+  const { getSection } = require("sitefile");
+  const Raw = () => null;
+  const site = await createNextSetup({
+    name: uniq(),
+    sections: { ...sections, "./sections/Raw.tsx": () => Raw },
+    blocks: { "pages-home": { path: "/", sections: [hero("x"), { __resolveType: "site/sections/Raw.tsx" }] } },
+  })();
+  const page = await resolveDecoPage({ url: `${ORIGIN}/` }, site);
+  const components = await Promise.all(page.sections.map(({ component }) => getSection(component, site)));
+  assert.deepEqual(components, [Hero, Raw], "the default export, or the module itself");
+  assert.equal(await getSection("site/sections/Missing.tsx", site), undefined);
+});

@@ -4,9 +4,8 @@ import { type ComponentType, cache } from "react";
 import type { Metadata } from "next";
 import { headers } from "next/headers";
 import { notFound } from "next/navigation";
-import { type ResolvedPage, resolveDecoPage, runSectionLoaders } from "sitefile";
+import { type ResolvedPage, getSection, resolveDecoPage, runSectionLoaders } from "sitefile";
 import { ensureSetup } from "../../lib/sitefile";
-import { sections } from "../../lib/sections";
 
 interface PageProps {
   params: Promise<{ slug?: string[] }>;
@@ -41,17 +40,15 @@ export async function generateMetadata(props: PageProps): Promise<Metadata> {
   return { title: seo?.title ?? "sitefile example", description: seo?.description };
 }
 
-// `site/sections/Hero.tsx` is registered from the module keyed `./sections/Hero.tsx`.
-const moduleOf = (component: string) => sections[`./${component.replace(/^site\//, "")}` as keyof typeof sections];
-
 export default async function Page(props: PageProps) {
   const page = await pageFor(await urlOf(props));
   if (page === null) notFound();
+  const site = await ensureSetup();
   const rendered = await Promise.all(
     page.sections.map(async ({ component, props: sectionProps }, index) => {
-      const load = moduleOf(component);
-      if (!load) return <div key={index} data-unknown-section={component} />;
-      const Section = (await load()).default as unknown as ComponentType<Record<string, unknown>>;
+      // The component of the module registered for `component` in lib/sections.ts.
+      const Section = (await getSection(component, site)) as ComponentType<Record<string, unknown>> | undefined;
+      if (!Section) return <div key={index} data-unknown-section={component} />;
       return <Section key={index} {...sectionProps} />;
     }),
   );
