@@ -5,7 +5,7 @@
  * ```ts
  * // app/platform/[[...platform]]/route.ts
  * import { createDecoRouteHandlers } from "sitefile/route-handlers";
- * import { ensureSetup } from "../../../sitefile";
+ * import { ensureSetup } from "../../../lib/sitefile";
  * export const { GET, POST, OPTIONS } = createDecoRouteHandlers({ setup: ensureSetup });
  * ```
  *

@@ -5,7 +5,7 @@
  * `ensureSetup()`, which the root layout, the page and the admin route await.
  *
  * ```ts
- * // app/sitefile.ts
+ * // lib/sitefile.ts
  * import { createNextSetup } from "sitefile/setup";
  * export const ensureSetup = createNextSetup({
  *   sections: { "./sections/Hero.tsx": () => import("../sections/Hero") },
