@@ -101,6 +101,31 @@ test("createNextSetup: a rejected set-up is not remembered; the next call tries 
   assert.equal((await resolveDecoPage({ url: `${ORIGIN}/` }, site)).sections[0].props.title, "late");
 });
 
+test("createNextSetup: conventions.meta layout sections are cached by the core across pages", async () => {
+  let calls = 0;
+  const setup = (conventions) =>
+    createNextSetup({
+      name: uniq(),
+      sections: { "./sections/Footer.tsx": async () => ({ default: () => null }) },
+      blocks: {
+        Footer: { __resolveType: "site/sections/Footer.tsx", n: { __resolveType: "site/loaders/count.ts" } },
+        "pages-a": { path: "/", sections: [{ __resolveType: "Footer" }] },
+        "pages-b": { path: "/b", sections: [{ __resolveType: "Footer" }] },
+      },
+      loaders: { "site/loaders/count.ts": () => ++calls },
+      conventions,
+    })();
+  for (const [conventions, expected] of [
+    [undefined, 3],
+    [{ meta: { "./sections/Footer.tsx": { layout: true } } }, 1],
+  ]) {
+    calls = 0;
+    const site = await setup(conventions);
+    for (const p of ["/", "/b", "/"]) await resolveDecoPage({ url: `${ORIGIN}${p}` }, site);
+    assert.equal(calls, expected, `layout convention ${conventions ? "on" : "off"}`);
+  }
+});
+
 test("createNextSetup: options are checked; conventions mark layout sections", async () => {
   assert.throws(() => createNextSetup({ name: uniq(),}), { code: "INVALID_CONFIG" });
   assert.throws(() => createNextSetup({ name: uniq(), sections, blocks: {}, bogus: 1 }), { code: "INVALID_CONFIG" });
