@@ -18,3 +18,4 @@ else
 fi
 bash ./scripts/node.sh
 bash ./scripts/ffi.sh
+bash ./scripts/nextjs.sh

@@ -79,3 +79,4 @@ export {
   SectionVariants,
   multivariate,
 } from "./flags";
+export { getSection } from "./next/sections";

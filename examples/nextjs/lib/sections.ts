@@ -1,0 +1,7 @@
+// The section registry: module key (./sections/<path>.tsx) → the module.
+export const sections = {
+  "./sections/Hero.tsx": () => import("../sections/Hero"),
+  "./sections/ProductShelf.tsx": () => import("../sections/ProductShelf"),
+  "./sections/Counter.tsx": () => import("../sections/Counter"),
+  "./sections/Footer.tsx": () => import("../sections/Footer"),
+};

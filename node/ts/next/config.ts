@@ -1,0 +1,186 @@
+/**
+ * `sitefile/config`: the `next.config` wrapper.
+ *
+ * ```js
+ * // next.config.mjs
+ * import { withSitefile } from "sitefile/config";
+ * export default withSitefile({ reactStrictMode: true });
+ * ```
+ *
+ * It adds:
+ * - the rewrites of the public admin paths onto the catch-all route (`/.sitefile`,
+ *   `/live/_meta`, `/live/previews/*`, which Next cannot name as route folders), before the
+ *   app's own;
+ * - `sitefile` to `serverExternalPackages`, and for webpack an `externals` entry, so the
+ *   native addon is loaded by Node at run time and never bundled; `turbopack: {}` when the app
+ *   sets none (Next 16 refuses a `webpack` hook without a `turbopack` key);
+ * - response headers that keep draft-preview renders (`?__draft=` or the `__platform_draft`
+ *   cookie) out of shared caches and search indexes, before the app's own headers.
+ */
+
+/** The package kept external to server bundles. */
+const PACKAGE = "sitefile";
+
+/** A rewrite or redirect `has`/`missing` condition. */
+export interface RouteHas {
+  type: "header" | "cookie" | "query" | "host";
+  key?: string;
+  value?: string;
+}
+
+/** One rewrite. */
+export interface Rewrite {
+  source: string;
+  destination: string;
+  basePath?: false;
+  locale?: false;
+  has?: RouteHas[];
+  missing?: RouteHas[];
+}
+
+/** The object form of `rewrites()`. */
+export interface RewritesObject {
+  beforeFiles?: Rewrite[];
+  afterFiles?: Rewrite[];
+  fallback?: Rewrite[];
+}
+
+/** One `headers()` rule. */
+export interface HeaderRule {
+  source: string;
+  headers: Array<{ key: string; value: string }>;
+  basePath?: false;
+  locale?: false;
+  has?: RouteHas[];
+  missing?: RouteHas[];
+}
+
+/** What webpack's `externals` takes (a list of objects, strings and functions). */
+type Externals = unknown;
+
+/** The part of webpack's configuration the wrapper touches. */
+export interface WebpackConfig {
+  externals?: Externals;
+  [key: string]: unknown;
+}
+
+/** The context Next passes to the `webpack` hook. */
+export interface WebpackContext {
+  isServer: boolean;
+  [key: string]: unknown;
+}
+
+/** The part of a Next.js configuration the wrapper reads and writes; every other key is kept. */
+export interface NextConfig {
+  rewrites?: () => Promise<Rewrite[] | RewritesObject> | Rewrite[] | RewritesObject;
+  headers?: () => Promise<HeaderRule[]> | HeaderRule[];
+  transpilePackages?: string[];
+  serverExternalPackages?: string[];
+  webpack?: ((config: WebpackConfig, context: WebpackContext) => WebpackConfig) | null;
+  turbopack?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** A Next.js configuration: an object, or a function of the phase answering one. */
+export type NextConfigInput =
+  | NextConfig
+  | ((phase: string, context: { defaultConfig: NextConfig }) => NextConfig | Promise<NextConfig>);
+
+/** The public admin paths rewritten onto `app/platform/[[...platform]]/route.ts` (spec
+ * "Next.js binding"). */
+export const SITEFILE_REWRITES: readonly Rewrite[] = Object.freeze([
+  { source: "/.sitefile", destination: "/platform/sitefile" },
+  { source: "/live/_meta", destination: "/platform/meta" },
+  { source: "/live/previews/:path*", destination: "/platform/previews/:path*" },
+]);
+
+/** The draft-preview signals: the query parameter and the cookie it sets. */
+const DRAFT_SIGNALS: readonly RouteHas[] = [
+  { type: "query", key: "__draft" },
+  { type: "cookie", key: "__platform_draft" },
+];
+
+/** The headers of a draft-preview render (the core's draft decision): never stored by a shared
+ * cache, varied by cookie, never indexed. */
+const DRAFT_HEADERS = [
+  { key: "Cache-Control", value: "no-store, private" },
+  { key: "Vary", value: "Cookie" },
+  { key: "X-Robots-Tag", value: "noindex, nofollow" },
+];
+
+/** The header rules that keep draft-preview renders out of shared caches and search indexes:
+ * one for `?__draft=`, one for the `__platform_draft` cookie. */
+export const SITEFILE_DRAFT_HEADERS: readonly HeaderRule[] = Object.freeze(
+  DRAFT_SIGNALS.map((signal) => ({ source: "/:path*", has: [signal], headers: DRAFT_HEADERS })),
+);
+
+function copyRules<T>(rules: readonly T[]): T[] {
+  return rules.map((rule) => JSON.parse(JSON.stringify(rule)) as T);
+}
+
+/** Whether webpack's request names this package or one of its subpaths. */
+function isPackageRequest(request: unknown): request is string {
+  return typeof request === "string" && (request === PACKAGE || request.startsWith(`${PACKAGE}/`));
+}
+
+/** A webpack `externals` function keeping `sitefile` and `sitefile/*` as Node `require`s. */
+function externalize(
+  data: { request?: string },
+  callback: (error?: Error | null, result?: string) => void,
+): void {
+  if (isPackageRequest(data.request)) callback(null, `commonjs ${data.request}`);
+  else callback();
+}
+
+function wrap(config: NextConfig): NextConfig {
+  if (config === null || typeof config !== "object") {
+    throw new TypeError("withSitefile takes a Next.js configuration object");
+  }
+  const userRewrites = config.rewrites;
+  const userHeaders = config.headers;
+  const userWebpack = config.webpack;
+  // A package both transpiled and external is refused by Next; sitefile ships compiled
+  // JavaScript and must stay external (its native addon cannot be bundled).
+  const transpilePackages = (config.transpilePackages ?? []).filter((name) => name !== PACKAGE);
+  const serverExternalPackages = [...new Set([...(config.serverExternalPackages ?? []), PACKAGE])];
+  return {
+    ...config,
+    transpilePackages,
+    serverExternalPackages,
+    turbopack: config.turbopack ?? {},
+    async rewrites() {
+      const own = copyRules(SITEFILE_REWRITES);
+      const user = userRewrites ? await userRewrites() : [];
+      if (Array.isArray(user)) return [...own, ...user];
+      return { ...user, beforeFiles: [...own, ...(user.beforeFiles ?? [])] };
+    },
+    async headers() {
+      const user = userHeaders ? await userHeaders() : [];
+      return [...copyRules(SITEFILE_DRAFT_HEADERS), ...user];
+    },
+    webpack(webpackConfig: WebpackConfig, context: WebpackContext): WebpackConfig {
+      const out = userWebpack ? userWebpack(webpackConfig, context) : webpackConfig;
+      if (context.isServer) {
+        const externals = out.externals;
+        out.externals = [externalize, ...(Array.isArray(externals) ? externals : externals === undefined ? [] : [externals])];
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * Wraps a Next.js configuration for sitefile (spec "The config wrapper"): the admin rewrites
+ * and draft-preview headers are placed before the app's own, the package is kept external to
+ * server bundles on webpack and Turbopack, and every other setting is kept.
+ */
+export function withSitefile(config?: NextConfig): NextConfig;
+export function withSitefile(
+  config: (phase: string, context: { defaultConfig: NextConfig }) => NextConfig | Promise<NextConfig>,
+): (phase: string, context: { defaultConfig: NextConfig }) => Promise<NextConfig>;
+export function withSitefile(config: NextConfigInput = {}): NextConfig | ((phase: string, context: { defaultConfig: NextConfig }) => Promise<NextConfig>) {
+  if (typeof config === "function") {
+    return async (phase, context) => wrap(await config(phase, context));
+  }
+  return wrap(config);
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# examples/nextjs end to end: install the package into the example as a real directory (its
+# .npmrc sets install-links), `next build` (Next 16 with Turbopack and with webpack, then Next 15), `next start` on
+# a loopback port, then tests/nextjs/http.test.js over HTTP and tests/nextjs/browser.test.js in
+# Debian's Chromium driven by playwright-core (installed when missing; screenshots in
+# target/nextjs/<bundler>/).
+# The server is stopped by the pid of next/dist/bin/next whatever happens; any failure fails
+# the script, nothing is skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export NEXT_TELEMETRY_DISABLED=1 NEXT_IGNORE_INCORRECT_LOCKFILE=1
+PLAYWRIGHT_VERSION=1.65.1
+PLAYWRIGHT_DIR=target/playwright
+# The spec's Next.js runtime requirement is Node 24 or later: the app is built and served on
+# Node 24 from the npm `node` package (as scripts/node.sh installs it); tests run on the
+# machine's Node.
+NEXT15_VERSION=15.5.29
+NODE24_VERSION=24.21.0
+NODE24_DIR=target/node24
+
+# need COMMAND PACKAGE: installs PACKAGE with apt-get when COMMAND is missing; fails when it
+# cannot (as scripts/ffi.sh does for valgrind).
+need() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  local sudo=""
+  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo="sudo -n"
+  fi
+  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || [ -n "$sudo" ]; }; then
+    echo "nextjs.sh: installing $2 (for $1)" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$2" >/dev/null
+  fi
+  command -v "$1" >/dev/null 2>&1 || {
+    echo "nextjs.sh: $1 is required and could not be installed (apt-get install -y $2)" >&2
+    exit 1
+  }
+}
+need chromium chromium
+need curl curl
+playwright="$root/$PLAYWRIGHT_DIR/node_modules/playwright-core"
+if [ "$(node -p "try{require('$playwright/package.json').version}catch{''}")" != "$PLAYWRIGHT_VERSION" ]; then
+  npm install --prefix "$PLAYWRIGHT_DIR" --no-save --no-audit --no-fund --loglevel=error \
+    "playwright-core@$PLAYWRIGHT_VERSION"
+fi
+
+# The package as a user installs it: compiled TypeScript and the addon (scripts/node.sh builds
+# the same; both are quick when nothing changed).
+if [ ! -d node_modules/@napi-rs/cli ]; then npm install --no-audit --no-fund --loglevel=error; fi
+npx napi build --platform --manifest-path node/Cargo.toml --output-dir node --package-json-path package.json
+npx tsc -p tsconfig.json
+
+node24="$root/$NODE24_DIR/node_modules/node/bin/node"
+if [ ! -x "$node24" ] || [ "$("$node24" --version)" != "v$NODE24_VERSION" ]; then
+  npm install --prefix "$NODE24_DIR" --no-save --no-audit --no-fund --loglevel=error \
+    "node@$NODE24_VERSION"
+fi
+
+cd examples/nextjs
+# `npm ci` refuses lockfiles written here (toolchain notes); `npm install` keeps this one as is.
+# The package is reinstalled every run: install-links copies it, so a rebuilt one is not seen.
+rm -rf node_modules/sitefile
+npm install --no-audit --no-fund --loglevel=error
+git -C "$root" diff --exit-code -- examples/nextjs/package-lock.json || {
+  echo "npm install changed examples/nextjs/package-lock.json: commit it" >&2
+  exit 1
+}
+[ -d node_modules/sitefile ] && [ ! -L node_modules/sitefile ] || {
+  echo "node_modules/sitefile must be a real directory for Next to load the addon" >&2
+  exit 1
+}
+server=""
+log=""
+stop() {
+  if [ -n "$server" ]; then
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+    server=""
+  fi
+  if [ -n "$log" ]; then rm -f "$log"; fi
+}
+trap stop EXIT
+
+# build_and_test BUNDLER [BUILD-ARGS...]: a clean `next build`, `next start` on a free loopback
+# port, the HTTP and browser tests against it, then the server stopped.
+build_and_test() {
+  local bundler=$1
+  shift
+  echo "=== examples/nextjs with $bundler"
+  rm -rf .next
+  "$node24" node_modules/next/dist/bin/next build "$@"
+  local port token url status=0
+  port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  token=$(node -e 'console.log(require("crypto").randomBytes(16).toString("hex"))')
+  log=$(mktemp)
+  PLATFORM_RELEASE_RELOAD_TOKEN=$token NODE_ENV=production \
+    "$node24" node_modules/next/dist/bin/next start -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
+  server=$!
+  url="http://127.0.0.1:$port"
+  for _ in $(seq 1 150); do
+    if curl -fsS -o /dev/null "$url/platform/_liveness" 2>/dev/null; then break; fi
+    if ! kill -0 "$server" 2>/dev/null; then
+      echo "next start ($bundler) exited:" >&2; cat "$log" >&2; exit 1
+    fi
+    sleep 0.2
+  done
+  curl -fsS -o /dev/null "$url/platform/_liveness" || {
+    echo "next start ($bundler) did not answer on $url:" >&2; cat "$log" >&2; exit 1
+  }
+  SITEFILE_NEXT_URL=$url PLATFORM_RELEASE_RELOAD_TOKEN=$token \
+    node --test "$root/tests/nextjs/http.test.js" || status=$?
+  if [ "$status" -eq 0 ]; then
+    SITEFILE_NEXT_URL=$url SITEFILE_PLAYWRIGHT=$playwright CHROMIUM=$(command -v chromium) \
+      SITEFILE_SHOTS="$root/target/nextjs/$bundler" \
+      node --test "$root/tests/nextjs/browser.test.js" || status=$?
+  fi
+  if [ "$status" -ne 0 ]; then
+    echo "--- next start log ($bundler)" >&2; cat "$log" >&2
+    exit "$status"
+  fi
+  stop
+}
+
+# Next 16 builds with Turbopack by default; `--webpack` checks the wrapper's webpack side.
+build_and_test turbopack
+build_and_test webpack --webpack
+rm -rf .next
+
+# Next 15 (webpack, its default): the same app in a copy under target/, with next@15 installed
+# over the committed lockfile's other packages (not saved anywhere).
+next15="$root/target/nextjs-next15"
+mkdir -p "$next15"
+find "$next15" -mindepth 1 -maxdepth 1 ! -name node_modules -exec rm -rf {} +
+tar --exclude=./node_modules --exclude=./.next -cf - . | tar -xf - -C "$next15"
+cd "$next15"
+sed -i "s#\"file:../..\"#\"file:$root\"#" package.json
+rm -rf node_modules/sitefile
+npm install --no-save --no-audit --no-fund --loglevel=error "next@$NEXT15_VERSION"
+[ "$(node -p 'require("next/package.json").version')" = "$NEXT15_VERSION" ] || {
+  echo "next@$NEXT15_VERSION was not installed in $next15" >&2
+  exit 1
+}
+build_and_test next15

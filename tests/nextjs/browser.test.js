@@ -1,0 +1,85 @@
+// examples/nextjs in Chromium (Debian's, driven by playwright-core): sections visible, the
+// client section interactive after hydration, the not-found page rendered; screenshots under
+// target/nextjs/<bundler>/ (SITEFILE_SHOTS). Run by scripts/nextjs.sh (SITEFILE_NEXT_URL, SITEFILE_PLAYWRIGHT, CHROMIUM).
+"use strict";
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+
+const BASE = process.env.SITEFILE_NEXT_URL;
+const PLAYWRIGHT = process.env.SITEFILE_PLAYWRIGHT;
+const CHROMIUM = process.env.CHROMIUM;
+if (!BASE || !PLAYWRIGHT || !CHROMIUM) {
+  throw new Error("SITEFILE_NEXT_URL, SITEFILE_PLAYWRIGHT and CHROMIUM must be set (run scripts/nextjs.sh)");
+}
+const { chromium } = require(PLAYWRIGHT);
+const shots = process.env.SITEFILE_SHOTS ?? path.join(__dirname, "..", "..", "target", "nextjs");
+
+let context;
+test.before(async () => {
+  fs.mkdirSync(shots, { recursive: true });
+  context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-chromium-")), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+});
+test.after(async () => {
+  await context?.close();
+});
+
+test("the home page shows its sections and the client section counts clicks", async () => {
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  const response = await page.goto(`${BASE}/`, { waitUntil: "load" });
+  assert.equal(response.status(), 200);
+  assert.equal(await page.title(), "sitefile on Next.js");
+  for (const section of ["hero", "shelf", "counter", "footer"]) {
+    assert.ok(await page.locator(`[data-section="${section}"]`).isVisible(), `${section} is visible`);
+  }
+  assert.equal(await page.locator("h1").textContent(), "Welcome to the example store");
+  assert.equal(await page.locator('[data-section="shelf"] li').count(), 3);
+
+  // Interactive once hydrated: click until the count moves (hydration may lag the load
+  // event), then each click adds one.
+  const button = page.locator('[data-section="counter"] button');
+  const count = page.locator('[data-testid="count"]');
+  const deadline = Date.now() + 15000;
+  while ((await count.textContent()) === "0") {
+    assert.ok(Date.now() < deadline, "the counter never reacted: the client component did not hydrate");
+    await button.click();
+    await page.waitForTimeout(100);
+  }
+  const before = Number(await count.textContent());
+  await button.click();
+  await page.waitForFunction((n) => document.querySelector('[data-testid="count"]').textContent === String(n), before + 1);
+  await page.screenshot({ path: path.join(shots, "home.png"), fullPage: true });
+  assert.deepEqual(errors, [], "no script errors");
+  await page.close();
+});
+
+test("a second page and the not-found page render in the browser", async () => {
+  const page = await context.newPage();
+  let response = await page.goto(`${BASE}/about`, { waitUntil: "load" });
+  assert.equal(response.status(), 200);
+  assert.ok(await page.locator('main[data-page="pages-about"] [data-section="hero"]').isVisible());
+  await page.screenshot({ path: path.join(shots, "about.png"), fullPage: true });
+
+  response = await page.goto(`${BASE}/no/such/page`, { waitUntil: "load" });
+  assert.equal(response.status(), 404);
+  await page.locator('[data-testid="not-found"]').waitFor({ state: "visible", timeout: 15000 });
+  await page.screenshot({ path: path.join(shots, "not-found.png"), fullPage: true });
+  await page.close();
+});

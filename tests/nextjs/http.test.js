@@ -1,0 +1,119 @@
+// examples/nextjs served by `next start`, checked over HTTP. Run by scripts/nextjs.sh, which
+// builds the app, starts it and sets SITEFILE_NEXT_URL and PLATFORM_RELEASE_RELOAD_TOKEN.
+"use strict";
+const test = require("node:test");
+const assert = require("node:assert/strict");
+
+const BASE = process.env.SITEFILE_NEXT_URL;
+const TOKEN = process.env.PLATFORM_RELEASE_RELOAD_TOKEN;
+if (!BASE || !TOKEN) throw new Error("SITEFILE_NEXT_URL and PLATFORM_RELEASE_RELOAD_TOKEN must be set (run scripts/nextjs.sh)");
+
+const get = (path, init = {}) => fetch(`${BASE}${path}`, { redirect: "manual", ...init });
+const post = (path, body, headers = {}) =>
+  get(path, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
+const mainOf = (html) => {
+  const match = /<main[^>]*>[\s\S]*<\/main>/.exec(html);
+  assert.ok(match, "the page has its <main>");
+  return match[0];
+};
+
+test("pages render their sections in order, with loader data, a client component and the layout section", async () => {
+  const response = await get("/");
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get("content-type"), /text\/html/);
+  const html = await response.text();
+  assert.match(html, /<title>sitefile on Next\.js<\/title>/, "title from the page's SEO");
+  const main = mainOf(html);
+  assert.match(main, /data-page="pages-home"/);
+  const order = [...main.matchAll(/data-section="(\w+)"/g)].map((m) => m[1]);
+  assert.deepEqual(order, ["hero", "shelf", "counter", "footer"]);
+  assert.match(main, /<h1>Welcome to the example store<\/h1>/);
+  assert.equal((main.match(/<li>/g) ?? []).length, 3, "the products loader ran with count 3");
+  assert.match(main, /<button type="button">Add one<\/button>/, "the client component is server-rendered");
+  assert.match(main, /© sitefile example/);
+
+  const about = mainOf(await (await get("/about")).text());
+  assert.match(about, /data-page="pages-about"/);
+  assert.match(about, /<h1>About us<\/h1>/);
+});
+
+test("a path without a page is the Next not-found page", async () => {
+  const response = await get("/no/such/page");
+  assert.equal(response.status, 404);
+  // The app's app/not-found.tsx (in the RSC payload: notFound() from generateMetadata streams it).
+  assert.match(await response.text(), /No page here/);
+});
+
+test("/live/_meta and /platform/meta: the schema with an ETag, 304 on a match, GET only", async () => {
+  let response = await get("/live/_meta");
+  assert.equal(response.status, 200);
+  const etag = response.headers.get("etag");
+  assert.ok(etag, "an ETag");
+  const meta = await response.json();
+  assert.ok(meta.manifest.blocks.sections["site/sections/Hero.tsx"]);
+  response = await get("/platform/meta", { headers: { "if-none-match": etag } });
+  assert.equal(response.status, 304);
+  response = await get("/live/_meta", { headers: { "if-none-match": etag } });
+  assert.equal(response.status, 304);
+  response = await post("/platform/meta", {});
+  assert.equal(response.status, 405);
+  assert.equal(response.headers.get("allow"), "GET, OPTIONS");
+  response = await get("/platform/meta", { method: "OPTIONS", headers: { origin: "https://editor.example" } });
+  assert.equal(response.status, 204);
+  assert.equal(response.headers.get("access-control-allow-origin"), "https://editor.example");
+});
+
+test("invoke: a loader by key and in a batch, POST only", async () => {
+  let response = await post("/platform/invoke/site/loaders/products.ts", { count: 2 });
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), [
+    { name: "Product 1", price: 10 },
+    { name: "Product 2", price: 20 },
+  ]);
+  response = await post("/platform/invoke", { one: { __resolveType: "site/loaders/products.ts", count: 1 } });
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), { one: [{ name: "Product 1", price: 10 }] });
+  response = await get("/platform/invoke/site/loaders/products.ts");
+  assert.equal(response.status, 405);
+  assert.equal(response.headers.get("allow"), "POST, OPTIONS");
+});
+
+test("draft renders are kept out of shared caches and search indexes", async () => {
+  const response = await get("/?__draft=localhost%2F%40v1");
+  assert.equal(response.headers.get("x-robots-tag"), "noindex, nofollow");
+  assert.match(response.headers.get("cache-control"), /no-store/);
+  assert.match(response.headers.get("cache-control"), /private/);
+  assert.equal((await get("/")).headers.get("x-robots-tag"), null);
+});
+
+test("/.sitefile: read with its revision, 401 without the token, a delta reload changes the page", async () => {
+  let response = await get("/.sitefile");
+  assert.equal(response.status, 200);
+  const etag = response.headers.get("etag");
+  assert.ok(etag);
+  const content = await response.json();
+  assert.ok(content["pages-about"]);
+
+  const delta = {
+    blocks: {
+      "pages-about": { path: "/about", sections: [{ __resolveType: "site/sections/Hero.tsx", title: "Reloaded at runtime" }] },
+    },
+  };
+  response = await post("/.sitefile", delta);
+  assert.equal(response.status, 401);
+  response = await post("/.sitefile", delta, { authorization: "wrong" });
+  assert.equal(response.status, 401);
+  assert.match(mainOf(await (await get("/about")).text()), /About us/, "a refused reload changes nothing");
+
+  response = await post("/.sitefile", delta, { authorization: TOKEN });
+  assert.equal(response.status, 200);
+  const body = await response.json();
+  assert.equal(body.ok, true);
+  assert.equal(body.mode, "delta");
+  assert.notEqual(`"${body.revision}"`, etag);
+  const about = mainOf(await (await get("/about")).text());
+  assert.match(about, /<h1>Reloaded at runtime<\/h1>/, "the page serves the reloaded content");
+  assert.doesNotMatch(about, /About us/);
+  response = await get("/platform/sitefile");
+  assert.equal((await response.json())["pages-about"].sections[0].title, "Reloaded at runtime");
+});

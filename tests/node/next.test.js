@@ -1,0 +1,329 @@
+// The Next.js binding's server pieces, called as Next calls them: `createNextSetup`
+// (`sitefile/setup`), the catch-all admin route (`sitefile/route-handlers`) and the config
+// wrapper (`sitefile/config`).
+"use strict";
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+const React = require("react");
+const { resolveDecoPage, currentSite } = require("sitefile");
+const { createNextSetup } = require("sitefile/setup");
+const { createDecoRouteHandlers } = require("sitefile/route-handlers");
+
+const ORIGIN = "https://shop.example";
+const hero = (title) => ({ __resolveType: "site/sections/Hero.tsx", title });
+const Hero = ({ title }) => React.createElement("h1", null, title);
+const sections = { "./sections/Hero.tsx": async () => ({ default: Hero }) };
+const request = (p, init = {}) => new Request(`${ORIGIN}${p}`, init);
+let names = 0;
+const uniq = () => `site-${++names}`;
+
+function siteDir(blocks) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-next-"));
+  const dir = path.join(root, ".platform", "blocks");
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [name, block] of Object.entries(blocks)) {
+    fs.writeFileSync(path.join(dir, `${encodeURIComponent(name)}.json`), JSON.stringify(block));
+  }
+  return root;
+}
+
+test("createNextSetup: reads .platform/blocks of the working directory by default, once", async () => {
+  const root = siteDir({ "pages-home": { path: "/", sections: [hero("from disk")] } });
+  const cwd = process.cwd();
+  process.chdir(root);
+  let extended = 0;
+  let seen;
+  try {
+    const ensureSetup = createNextSetup({ name: uniq(),
+      sections,
+      extend: (blocks) => {
+        extended += 1;
+        seen = blocks;
+      },
+    });
+    assert.equal(extended, 0, "nothing runs before ensureSetup()");
+    const [a, b] = await Promise.all([ensureSetup(), ensureSetup()]);
+    assert.equal(a, b, "concurrent callers share one set-up");
+    assert.equal(await ensureSetup(), a, "later calls answer the same site");
+    assert.equal(extended, 1, "extend runs once");
+    assert.deepEqual(Object.keys(seen), ["pages-home"]);
+    assert.equal(currentSite(), a);
+    const page = await resolveDecoPage({ url: `${ORIGIN}/` }, a);
+    assert.equal(page.sections[0].props.title, "from disk");
+  } finally {
+    process.chdir(cwd);
+  }
+});
+
+test("createNextSetup: blocks laid over blocksDir; blocks alone read no directory", async () => {
+  const root = siteDir({
+    "pages-home": { path: "/", sections: [hero("disk")] },
+    "pages-about": { path: "/about", sections: [hero("about")] },
+  });
+  const site = await createNextSetup({ name: uniq(),
+    sections,
+    blocksDir: path.join(root, ".platform/blocks"),
+    blocks: { "pages-home": { path: "/", sections: [hero("over")] } },
+  })();
+  assert.equal((await resolveDecoPage({ url: `${ORIGIN}/` }, site)).sections[0].props.title, "over");
+  assert.equal((await resolveDecoPage({ url: `${ORIGIN}/about` }, site)).sections[0].props.title, "about");
+
+  const cwd = process.cwd();
+  process.chdir(os.tmpdir()); // no .platform/blocks here
+  try {
+    const only = await createNextSetup({ name: uniq(), sections, blocks: { "pages-home": { path: "/", sections: [hero("only")] } } })();
+    assert.equal((await resolveDecoPage({ url: `${ORIGIN}/` }, only)).sections[0].props.title, "only");
+  } finally {
+    process.chdir(cwd);
+  }
+});
+
+test("createNextSetup: a rejected set-up is not remembered; the next call tries again", async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-next-"));
+  const dir = path.join(root, "blocks");
+  let extendFails = true;
+  const ensureSetup = createNextSetup({ name: uniq(),
+    sections,
+    blocksDir: dir,
+    extend: () => {
+      if (extendFails) throw new Error("extend failed");
+    },
+  });
+  await assert.rejects(ensureSetup(), (error) => error.code !== undefined, "a missing blocks directory rejects");
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, "pages-home.json"), JSON.stringify({ path: "/", sections: [hero("late")] }));
+  await assert.rejects(ensureSetup(), /extend failed/, "a throwing extend rejects");
+  extendFails = false;
+  const site = await ensureSetup();
+  assert.equal((await resolveDecoPage({ url: `${ORIGIN}/` }, site)).sections[0].props.title, "late");
+});
+
+test("createNextSetup: conventions.meta layout sections are cached by the core across pages", async () => {
+  let calls = 0;
+  const setup = (conventions) =>
+    createNextSetup({
+      name: uniq(),
+      sections: { "./sections/Footer.tsx": async () => ({ default: () => null }) },
+      blocks: {
+        Footer: { __resolveType: "site/sections/Footer.tsx", n: { __resolveType: "site/loaders/count.ts" } },
+        "pages-a": { path: "/", sections: [{ __resolveType: "Footer" }] },
+        "pages-b": { path: "/b", sections: [{ __resolveType: "Footer" }] },
+      },
+      loaders: { "site/loaders/count.ts": () => ++calls },
+      conventions,
+    })();
+  for (const [conventions, expected] of [
+    [undefined, 3],
+    [{ meta: { "./sections/Footer.tsx": { layout: true } } }, 1],
+  ]) {
+    calls = 0;
+    const site = await setup(conventions);
+    for (const p of ["/", "/b", "/"]) await resolveDecoPage({ url: `${ORIGIN}${p}` }, site);
+    assert.equal(calls, expected, `layout convention ${conventions ? "on" : "off"}`);
+  }
+});
+
+test("createNextSetup: options are checked; conventions mark layout sections", async () => {
+  assert.throws(() => createNextSetup({ name: uniq(),}), { code: "INVALID_CONFIG" });
+  assert.throws(() => createNextSetup({ name: uniq(), sections, blocks: {}, bogus: 1 }), { code: "INVALID_CONFIG" });
+  assert.throws(() => createNextSetup({ name: uniq(), sections, meta: {} }), { code: "INVALID_CONFIG" });
+  const ensureSetup = createNextSetup({ name: uniq(),
+    sections: { ...sections, "./sections/Footer.tsx": async () => ({ default: () => null }) },
+    blocks: { "pages-home": { path: "/", sections: [hero("x")] } },
+    conventions: { meta: { "./sections/Footer.tsx": { layout: true } } },
+  });
+  assert.deepEqual(ensureSetup.conventions.meta["./sections/Footer.tsx"], { layout: true });
+  await ensureSetup();
+});
+
+test("createNextSetup: set-ups of one name share the first one's site (Next evaluates the module per layer)", async () => {
+  const blocks = (title) => ({ "pages-home": { path: "/", sections: [hero(title)] } });
+  const name = uniq();
+  const routeLayer = createNextSetup({ name, sections, blocks: blocks("first") });
+  const pageLayer = createNextSetup({ name, sections, blocks: blocks("second") });
+  const site = await routeLayer();
+  assert.equal(await pageLayer(), site);
+  site.reload({ blocks: { "pages-home": { path: "/", sections: [hero("reloaded")] } } });
+  const page = await resolveDecoPage({ url: `${ORIGIN}/` }, await pageLayer());
+  assert.equal(page.sections[0].props.title, "reloaded", "a reload through one is seen by the other");
+  const other = await createNextSetup({ name: uniq(), sections, blocks: blocks("other") })();
+  assert.notEqual(other, site);
+  assert.throws(() => createNextSetup({ name: "", sections, blocks: {} }), { code: "INVALID_CONFIG" });
+});
+
+function routeSetup(env = {}, extra = {}) {
+  let runs = 0;
+  const ensureSetup = createNextSetup({ name: uniq(),
+    sections,
+    blocks: { "pages-home": { path: "/", sections: [hero("hello")] } },
+    loaders: { "site/loaders/double.ts": (props) => props.n * 2 },
+    env,
+    ...extra,
+  });
+  const setup = () => {
+    runs += 1;
+    return ensureSetup();
+  };
+  return { handlers: createDecoRouteHandlers({ setup }), runs: () => runs };
+}
+
+test("route handlers: OPTIONS is answered by the core without running setup", async () => {
+  const { handlers, runs } = routeSetup();
+  const response = await handlers.OPTIONS(
+    request("/platform/meta", { method: "OPTIONS", headers: { origin: "https://editor.example" } }),
+  );
+  assert.equal(response.status, 204);
+  assert.equal(response.headers.get("access-control-allow-origin"), "https://editor.example");
+  assert.match(response.headers.get("access-control-allow-methods"), /POST/);
+  assert.equal(response.headers.get("allow"), "GET, OPTIONS");
+  assert.equal(runs(), 0);
+});
+
+test("route handlers: meta is GET only, 503 Schema not initialized without a schema, then ETag and 304", async () => {
+  let { handlers } = routeSetup();
+  let response = await handlers.GET(request("/platform/meta"));
+  assert.equal(response.status, 503);
+  assert.match(JSON.stringify(await response.json()), /Schema not initialized/);
+  response = await handlers.POST(request("/platform/meta", { method: "POST", body: "{}" }));
+  assert.equal(response.status, 405);
+  assert.equal(response.headers.get("allow"), "GET, OPTIONS");
+  assert.ok(response.headers.get("access-control-allow-origin"), "a 405 has CORS");
+
+  ({ handlers } = routeSetup({}, { meta: async () => ({ manifest: { blocks: { sections: {} } }, schema: {} }) }));
+  response = await handlers.GET(request("/live/_meta")); // the pre-rewrite path is routed too
+  assert.equal(response.status, 200);
+  const etag = response.headers.get("etag");
+  assert.ok(etag);
+  response = await handlers.GET(request("/platform/meta", { headers: { "if-none-match": etag } }));
+  assert.equal(response.status, 304);
+});
+
+test("route handlers: content read and reload through /platform/sitefile and /.sitefile", async () => {
+  const { handlers } = routeSetup({ PLATFORM_RELEASE_RELOAD_TOKEN: "tok" });
+  let response = await handlers.GET(request("/platform/sitefile"));
+  assert.equal(response.status, 200);
+  assert.deepEqual(Object.keys(await response.json()), ["pages-home"]);
+  const delta = JSON.stringify({ blocks: { "pages-home": { path: "/", sections: [hero("changed")] } } });
+  response = await handlers.POST(request("/.sitefile", { method: "POST", body: delta }));
+  assert.equal(response.status, 401);
+  response = await handlers.POST(request("/.sitefile", { method: "POST", body: delta, headers: { authorization: "tok" } }));
+  assert.equal(response.status, 200);
+  assert.equal((await response.json()).mode, "delta");
+  assert.equal((await resolveDecoPage({ url: `${ORIGIN}/` })).sections[0].props.title, "changed");
+});
+
+test("route handlers: invoke is POST only; liveness; unknown platform paths are 404 JSON", async () => {
+  const { handlers } = routeSetup();
+  let response = await handlers.POST(
+    request("/platform/invoke/site/loaders/double.ts", { method: "POST", body: JSON.stringify({ n: 21 }) }),
+  );
+  assert.equal(response.status, 200);
+  assert.equal(await response.json(), 42);
+  response = await handlers.POST(
+    request("/platform/invoke", { method: "POST", body: JSON.stringify({ a: { __resolveType: "site/loaders/double.ts", n: 2 } }) }),
+  );
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), { a: 4 });
+  response = await handlers.GET(request("/platform/invoke/site/loaders/double.ts?props=%7B%7D"));
+  assert.equal(response.status, 405);
+  assert.equal(response.headers.get("allow"), "POST, OPTIONS");
+  response = await handlers.GET(request("/platform/_liveness"));
+  assert.equal(await response.text(), "OK");
+  response = await handlers.GET(request("/platform/nothing-here"));
+  assert.equal(response.status, 404);
+  assert.ok((await response.json()).error);
+});
+
+test("route handlers: a failing setup fails the request and is retried by the next", async () => {
+  let fail = true;
+  const handlers = createDecoRouteHandlers({
+    setup: async () => {
+      if (fail) throw new Error("no content yet");
+      return createNextSetup({ name: uniq(), sections, blocks: {} })();
+    },
+  });
+  await assert.rejects(handlers.GET(request("/platform/_liveness")), /no content yet/);
+  fail = false;
+  assert.equal((await handlers.GET(request("/platform/_liveness"))).status, 200);
+  assert.throws(() => createDecoRouteHandlers({}), { code: "INVALID_CONFIG" });
+});
+
+const { withSitefile, SITEFILE_REWRITES, SITEFILE_DRAFT_HEADERS } = require("sitefile/config");
+
+test("config: the three rewrites before the app's, array and object forms", async () => {
+  assert.deepEqual(
+    SITEFILE_REWRITES.map((r) => [r.source, r.destination]),
+    [
+      ["/.sitefile", "/platform/sitefile"],
+      ["/live/_meta", "/platform/meta"],
+      ["/live/previews/:path*", "/platform/previews/:path*"],
+    ],
+  );
+  assert.deepEqual(await withSitefile().rewrites(), SITEFILE_REWRITES);
+  const own = { source: "/old", destination: "/new" };
+  assert.deepEqual(await withSitefile({ rewrites: async () => [own] }).rewrites(), [...SITEFILE_REWRITES, own]);
+  const object = await withSitefile({ rewrites: () => ({ beforeFiles: [own], fallback: [own] }) }).rewrites();
+  assert.deepEqual(object, { beforeFiles: [...SITEFILE_REWRITES, own], fallback: [own] });
+});
+
+test("config: draft renders kept out of shared caches and indexes, before the app's headers", async () => {
+  const config = withSitefile({ headers: async () => [{ source: "/x", headers: [{ key: "X-Own", value: "1" }] }] });
+  const rules = await config.headers();
+  assert.equal(rules.length, 3);
+  assert.equal(rules[2].source, "/x");
+  assert.deepEqual(rules.slice(0, 2).map((r) => r.has), [[{ type: "query", key: "__draft" }], [{ type: "cookie", key: "__platform_draft" }]]);
+  for (const rule of rules.slice(0, 2)) {
+    assert.equal(rule.source, "/:path*");
+    const headers = Object.fromEntries(rule.headers.map((h) => [h.key, h.value]));
+    assert.deepEqual(headers, { "Cache-Control": "no-store, private", Vary: "Cookie", "X-Robots-Tag": "noindex, nofollow" });
+  }
+  assert.deepEqual(SITEFILE_DRAFT_HEADERS, rules.slice(0, 2));
+});
+
+test("config: the package stays external (webpack and Turbopack), other settings kept", async () => {
+  const userWebpack = (config, ctx) => ({ ...config, seen: ctx.isServer });
+  const config = withSitefile({
+    reactStrictMode: true,
+    transpilePackages: ["ui", "sitefile", "ui"],
+    serverExternalPackages: ["sharp"],
+    webpack: userWebpack,
+  });
+  assert.equal(config.reactStrictMode, true);
+  assert.deepEqual(config.transpilePackages, ["ui", "ui"], "a package both transpiled and external is refused by Next");
+  assert.deepEqual(config.serverExternalPackages, ["sharp", "sitefile"]);
+  assert.deepEqual(config.turbopack, {}, "Next 16 refuses a webpack hook without a turbopack key");
+  assert.deepEqual(withSitefile({ turbopack: { root: "/app" } }).turbopack, { root: "/app" });
+
+  const server = config.webpack({ externals: ["fs"] }, { isServer: true });
+  assert.equal(server.seen, true);
+  const [externalize, rest] = server.externals;
+  assert.equal(rest, "fs");
+  const ask = (request) => new Promise((resolve) => externalize({ request }, (_err, result) => resolve(result)));
+  assert.equal(await ask("sitefile"), "commonjs sitefile");
+  assert.equal(await ask("sitefile/route-handlers"), "commonjs sitefile/route-handlers");
+  assert.equal(await ask("sitefiles"), undefined);
+  assert.equal(await ask("react"), undefined);
+  const client = withSitefile().webpack({ externals: undefined }, { isServer: false });
+  assert.equal(client.externals, undefined, "client bundles untouched");
+
+  const fromFunction = await withSitefile(async (phase) => ({ env: { phase } }))("phase-production-build", { defaultConfig: {} });
+  assert.deepEqual(fromFunction.env, { phase: "phase-production-build" });
+  assert.deepEqual(fromFunction.serverExternalPackages, ["sitefile"]);
+});
+
+test("getSection: the component a resolved section names, from the set-up's modules", async () => {
+  const { getSection } = require("sitefile");
+  const Raw = () => null;
+  const site = await createNextSetup({
+    name: uniq(),
+    sections: { ...sections, "./sections/Raw.tsx": () => Raw },
+    blocks: { "pages-home": { path: "/", sections: [hero("x"), { __resolveType: "site/sections/Raw.tsx" }] } },
+  })();
+  const page = await resolveDecoPage({ url: `${ORIGIN}/` }, site);
+  const components = await Promise.all(page.sections.map(({ component }) => getSection(component, site)));
+  assert.deepEqual(components, [Hero, Raw], "the default export, or the module itself");
+  assert.equal(await getSection("site/sections/Missing.tsx", site), undefined);
+});
