@@ -299,6 +299,22 @@ export declare function cacheProfiles(): Array<string>
  */
 export declare function corsHeaders(headers: Array<string>): Array<string>
 
+/** The draft-preview signals of the core (see [`DraftSignals`]). */
+export declare function draftSignals(): DraftSignals
+
+/**
+ * How a request asks for a draft preview, and what a response rendering one carries: what a
+ * framework's static route configuration must name (the Next.js config wrapper's header rules).
+ */
+export interface DraftSignals {
+  /** The query parameter that opens a draft (`__draft`). */
+  param: string
+  /** The cookie that keeps it (`__platform_draft`). */
+  cookie: string
+  /** The headers of a response that renders a draft, as `[name, value]` pairs. */
+  headers: Array<Array<string>>
+}
+
 /** Every stable error code the addon may throw, in the core's order, then `PANIC`. */
 export declare function errorCodes(): Array<string>
 
@@ -320,6 +336,13 @@ export interface HostCallbacks {
   /** `onResolveError(eventJson)`, told of each error as it is recorded. */
   onResolveError?: (arg: string) => unknown
 }
+
+/**
+ * The document head (JSON `{title, description, canonical, robots}`) of a page whose resolved
+ * SEO block is `seo` (JSON; `null` when the page has none), with `defaults` (JSON `{siteName?,
+ * defaultTitle?, defaultDescription?}`).
+ */
+export declare function pageMetadata(seo: string, defaults: string): string
 
 /**
  * The section key a `sections` module key registers under (`./sections/Hero.tsx` →

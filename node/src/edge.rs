@@ -105,3 +105,29 @@ pub fn cache_profiles() -> Vec<String> {
 pub fn storage_url(key: String) -> String {
     sitefile_core::edge::storage_url(&key)
 }
+
+/// How a request asks for a draft preview, and what a response rendering one carries: what a
+/// framework's static route configuration must name (the Next.js config wrapper's header rules).
+#[napi(object)]
+pub struct DraftSignals {
+    /// The query parameter that opens a draft (`__draft`).
+    pub param: String,
+    /// The cookie that keeps it (`__platform_draft`).
+    pub cookie: String,
+    /// The headers of a response that renders a draft, as `[name, value]` pairs.
+    pub headers: Vec<Vec<String>>,
+}
+
+/// The draft-preview signals of the core (see [`DraftSignals`]).
+#[napi]
+pub fn draft_signals() -> DraftSignals {
+    use sitefile_core::draft::{DRAFT_COOKIE, DRAFT_PARAM, PREVIEW_HEADERS};
+    DraftSignals {
+        param: DRAFT_PARAM.to_string(),
+        cookie: DRAFT_COOKIE.to_string(),
+        headers: PREVIEW_HEADERS
+            .iter()
+            .map(|(n, v)| vec![n.to_string(), v.to_string()])
+            .collect(),
+    }
+}

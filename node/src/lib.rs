@@ -17,15 +17,17 @@ mod admin;
 mod edge;
 mod error;
 mod host;
+mod metadata;
 mod page_json;
 mod resolution;
 mod section_loaders;
 mod site;
 
 pub use admin::{AdminRequestInput, AdminResponseOutput, NativeAdminOutcome, unknown_admin_route};
-pub use edge::{NativeEdgePlan, cache_profiles, storage_url};
+pub use edge::{DraftSignals, NativeEdgePlan, cache_profiles, draft_signals, storage_url};
 pub use error::Code;
 pub use host::HostCallbacks;
+pub use metadata::page_metadata;
 pub use page_json::NativePageJson;
 pub use resolution::NativeResolution;
 pub use section_loaders::NativeSectionLoaders;

@@ -65,6 +65,7 @@ export {
   resolveExperimentVariant,
 } from "./experiments";
 export { type SectionLoadersResult, runSectionLoaders, runSectionLoadersWithEffects } from "./sections";
+export { type MetadataDefaults, type PageMetadata, pageMetadata } from "./metadata";
 export {
   Audience,
   Everyone,

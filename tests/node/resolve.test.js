@@ -480,3 +480,28 @@ test("page text crosses the boundary intact: ASCII, Latin-1 and beyond", async (
     assert.equal(page.sections[0].props.title, title);
   }
 });
+
+test("pageMetadata: the head of a resolved page from its SEO, with the host's defaults", async () => {
+  const { pageMetadata } = require("sitefile");
+  const site = createSiteSetup({
+    env: {},
+    blocks: {
+      "pages-sale": {
+        path: "/sale",
+        sections: [],
+        seo: { __resolveType: "website/sections/Seo/SeoV2.tsx", title: "Sale", canonical: "https://shop.example/sale", noIndexing: true },
+      },
+      "pages-plain": { path: "/plain", sections: [] },
+    },
+  });
+  const sale = await resolveDecoPage({ url: "https://shop.example/sale" }, site);
+  assert.deepEqual(pageMetadata(sale, { defaultTitle: "Shop", defaultDescription: "Shoes" }), {
+    title: "Sale",
+    description: "Shoes",
+    canonical: "https://shop.example/sale",
+    robots: { index: false, follow: false },
+  });
+  const plain = await resolveDecoPage({ url: "https://shop.example/plain" }, site);
+  assert.deepEqual(pageMetadata(plain, { siteName: "Shop" }), { title: "Shop", description: null, canonical: null, robots: null });
+  assert.throws(() => pageMetadata(plain, { colour: "red" }), { code: "INVALID_CONFIG" });
+});

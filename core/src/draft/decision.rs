@@ -22,6 +22,13 @@ pub const DRAFT_HEADER: &str = "x-platform-draft";
 pub const DRAFT_PARAM: &str = "__draft";
 /// Lifetime of the draft cookie, seconds.
 pub const DRAFT_COOKIE_MAX_AGE: u32 = 1800;
+/// The headers of a response that renders a draft: never stored by a shared cache, varied by
+/// cookie, never indexed (`Vary` is merged into the response's, the others replace).
+pub const PREVIEW_HEADERS: [(&str, &str); 3] = [
+    ("Cache-Control", "no-store, private"),
+    ("Vary", "Cookie"),
+    ("X-Robots-Tag", "noindex, nofollow"),
+];
 
 /// The two states of the spec's table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,11 +108,10 @@ impl DraftDecision {
         if self.state() != DraftState::Preview {
             return Vec::new();
         }
-        vec![
-            ("Cache-Control".into(), "no-store, private".into()),
-            ("Vary".into(), "Cookie".into()),
-            ("X-Robots-Tag".into(), "noindex, nofollow".into()),
-        ]
+        PREVIEW_HEADERS
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()
     }
 
     /// The header to forward to the renderer (`x-platform-draft: <pointer>`); a front must strip

@@ -9,7 +9,7 @@ mod pointer;
 pub use api_domains::ApiDomains;
 pub use decision::{
     DRAFT_COOKIE, DRAFT_COOKIE_MAX_AGE, DRAFT_HEADER, DRAFT_PARAM, DraftDecision, DraftState,
-    DraftTransition, decide_draft,
+    DraftTransition, PREVIEW_HEADERS, decide_draft,
 };
 pub use hosts::{
     PreviewHosts, SITE_BLOCK_NAMES, normalize_host, request_host, request_host_behind_proxy,

@@ -18,6 +18,8 @@
  *   cookie) out of shared caches and search indexes, before the app's own headers.
  */
 
+import { addon } from "../setup";
+
 /** The package kept external to server bundles. */
 const PACKAGE = "sitefile";
 
@@ -94,19 +96,18 @@ export const SITEFILE_REWRITES: readonly Rewrite[] = Object.freeze([
   { source: "/live/previews/:path*", destination: "/platform/previews/:path*" },
 ]);
 
+/** The draft-preview signals and headers, as the core decides them. */
+const DRAFT = addon.draftSignals();
+
 /** The draft-preview signals: the query parameter and the cookie it sets. */
 const DRAFT_SIGNALS: readonly RouteHas[] = [
-  { type: "query", key: "__draft" },
-  { type: "cookie", key: "__platform_draft" },
+  { type: "query", key: DRAFT.param },
+  { type: "cookie", key: DRAFT.cookie },
 ];
 
 /** The headers of a draft-preview render (the core's draft decision): never stored by a shared
  * cache, varied by cookie, never indexed. */
-const DRAFT_HEADERS = [
-  { key: "Cache-Control", value: "no-store, private" },
-  { key: "Vary", value: "Cookie" },
-  { key: "X-Robots-Tag", value: "noindex, nofollow" },
-];
+const DRAFT_HEADERS = DRAFT.headers.map(([key, value]) => ({ key: key as string, value: value as string }));
 
 /** The header rules that keep draft-preview renders out of shared caches and search indexes:
  * one for `?__draft=`, one for the `__platform_draft` cookie. */
