@@ -9,25 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# need COMMAND PACKAGE: installs PACKAGE when COMMAND is missing; fails when it cannot.
-need() {
-  command -v "$1" >/dev/null 2>&1 && return 0
-  local sudo=""
-  if [ "$(id -u)" != 0 ]; then
-    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-      sudo="sudo -n"
-    fi
-  fi
-  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || [ -n "$sudo" ]; }; then
-    echo "ffi.sh: installing $2 (for $1)" >&2
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$2" >/dev/null
-  fi
-  command -v "$1" >/dev/null 2>&1 || {
-    echo "ffi.sh: $1 is required and could not be installed (apt-get install -y $2)" >&2
-    exit 1
-  }
-}
+# shellcheck source=scripts/need.sh
+source scripts/need.sh
 
 need valgrind valgrind
 need pkg-config pkgconf

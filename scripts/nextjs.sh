@@ -19,24 +19,8 @@ NEXT15_VERSION=15.5.29
 NODE24_VERSION=24.21.0
 NODE24_DIR=target/node24
 
-# need COMMAND PACKAGE: installs PACKAGE with apt-get when COMMAND is missing; fails when it
-# cannot (as scripts/ffi.sh does for valgrind).
-need() {
-  command -v "$1" >/dev/null 2>&1 && return 0
-  local sudo=""
-  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    sudo="sudo -n"
-  fi
-  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || [ -n "$sudo" ]; }; then
-    echo "nextjs.sh: installing $2 (for $1)" >&2
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$2" >/dev/null
-  fi
-  command -v "$1" >/dev/null 2>&1 || {
-    echo "nextjs.sh: $1 is required and could not be installed (apt-get install -y $2)" >&2
-    exit 1
-  }
-}
+# shellcheck source=scripts/need.sh
+source scripts/need.sh
 need chromium chromium
 need curl curl
 playwright="$root/$PLAYWRIGHT_DIR/node_modules/playwright-core"
