@@ -12,32 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures = 0;
+#include "check.h"
 
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-      failures++;                                                                \
-    }                                                                            \
-  } while (0)
-
-static void expect(sitefile_status got, sitefile_status want, const char *message, int line) {
-  const char *last = sitefile_last_error();
-  if (got != want) {
-    fprintf(stderr, "line %d: status %s, want %s (last error: %s)\n", line,
-            sitefile_status_name((int)got), sitefile_status_name((int)want), last);
-    failures++;
-  } else if (want == SITEFILE_STATUS_OK ? last[0] != '\0' : strstr(last, message) == NULL) {
-    fprintf(stderr, "line %d: last error \"%s\", want \"%s\"\n", line, last, message);
-    failures++;
-  }
-}
-#define EXPECT(call, want, message) expect((call), (want), (message), __LINE__)
-
-static int contains(const char *haystack, const char *needle) {
-  return haystack != NULL && strstr(haystack, needle) != NULL;
-}
 
 static char *read_file(const char *path) {
   FILE *f = fopen(path, "rb");
