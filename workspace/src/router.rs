@@ -57,7 +57,11 @@ pub fn router(state: AppState) -> Router {
             "/mcp/{connection_id}",
             post(mcp::legacy_proxy)
                 .get(mcp::method_not_allowed)
-                .delete(mcp::method_not_allowed),
+                .delete(mcp::method_not_allowed)
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    mcp::legacy_deprecation,
+                )),
         )
         .route(
             &format!("/mcp/{{connection_id}}{well_known}"),

@@ -37,12 +37,13 @@ pub async fn proxy(
         &headers,
         &body,
         &resource,
+        &mut None,
     )
     .await
 }
 
 /// The legacy unscoped proxy: the organization comes from the key. Works like the
-/// scoped route, logs a deprecation line per request and sends `Deprecation: true`.
+/// scoped route; [`legacy_deprecation`] adds the deprecation signal and log line.
 pub async fn legacy_proxy(
     State(state): State<AppState>,
     Path(connection_id): Path<String>,
@@ -50,16 +51,77 @@ pub async fn legacy_proxy(
     body: Bytes,
 ) -> Response {
     let resource = format!("{}/mcp/{connection_id}", state.config.public_url);
-    let mut response = serve(&state, None, &connection_id, &headers, &body, &resource).await;
+    let mut org = None;
+    let mut response = serve(
+        &state,
+        None,
+        &connection_id,
+        &headers,
+        &body,
+        &resource,
+        &mut org,
+    )
+    .await;
+    if let Some(slug) = org {
+        response.extensions_mut().insert(CallerOrg(slug));
+    }
+    response
+}
+
+/// The date the legacy route `/mcp/:connectionId` was deprecated: 2026-11-22T00:00:00Z,
+/// the day the org-scoped route shipped (`Deprecation: @1795305600`, RFC 9745).
+pub const LEGACY_DEPRECATED_AT: i64 = 1_795_305_600;
+
+/// The slug of the caller's organization, when a valid key named it; set by the legacy
+/// POST handler so the middleware does not authenticate twice.
+#[derive(Clone)]
+struct CallerOrg(String);
+
+/// Middleware on every method of `/mcp/:connectionId` (POST, the 405 answers to GET and
+/// DELETE, and the method router's own 405 for anything else): logs one `deprecated
+/// route` warning per request and adds `Deprecation: @<unix seconds>` (RFC 9745, a
+/// structured-field date) and, when the caller's organization is known from a valid key,
+/// `Link: </api/<org>/mcp/<id>>; rel="successor-version"`. Anonymous callers get no
+/// Link: it would reveal which organization owns the connection.
+pub async fn legacy_deprecation(
+    State(state): State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let headers = request.headers().clone();
+    let mut response = next.run(request).await;
+    let connection_id = path.strip_prefix("/mcp/").unwrap_or_default().to_string();
+    let mut org = response.extensions_mut().remove::<CallerOrg>().map(|o| o.0);
+    if org.is_none()
+        && method != axum::http::Method::POST
+        && let Ok(Credential::Valid(principal)) =
+            authenticate(&state.store, &state.config.clock, &headers).await
+    {
+        org = Some(principal.org.slug);
+    }
     tracing::warn!(
         route = "/mcp/:connectionId",
+        http.method = %method,
         connection.id = %connection_id,
+        org = org.as_deref().unwrap_or(""),
         status = response.status().as_u16(),
         "deprecated route: use /api/:org/mcp/:connectionId"
     );
-    response
-        .headers_mut()
-        .insert("deprecation", HeaderValue::from_static("true"));
+    let response_headers = response.headers_mut();
+    response_headers.insert(
+        "deprecation",
+        HeaderValue::from_str(&format!("@{LEGACY_DEPRECATED_AT}"))
+            .expect("a structured-field date is a valid header value"),
+    );
+    if let Some(slug) = org
+        && let Ok(link) = HeaderValue::from_str(&format!(
+            "</api/{slug}/mcp/{connection_id}>; rel=\"successor-version\""
+        ))
+    {
+        response_headers.append(axum::http::header::LINK, link);
+    }
     response
 }
 
@@ -71,6 +133,7 @@ async fn serve(
     headers: &HeaderMap,
     body: &[u8],
     resource: &str,
+    caller_org: &mut Option<String>,
 ) -> Response {
     let request = match read_request(headers, body) {
         Ok(request) => request,
@@ -83,6 +146,7 @@ async fn serve(
     };
     let principal = match credential {
         Credential::Valid(principal) => {
+            *caller_org = Some(principal.org.slug.clone());
             if let Some(slug) = org
                 && let Err(error) = principal.require_org(slug)
             {

@@ -278,7 +278,13 @@ async fn proxy_credentials_public_tools_and_validation(backend: Backend) {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["deprecation"], "true");
+    // RFC 9745: the date the route was deprecated, as a structured-field date, and the
+    // canonical route of the caller's organization as the successor.
+    assert_eq!(r.headers()["deprecation"], "@1795305600");
+    assert_eq!(
+        r.headers()["link"],
+        format!("</api/acme/mcp/{conn}>; rel=\"successor-version\"")
+    );
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["result"]["content"][0]["text"], "legacy");
     // Every invocation is audited with the caller identity.
