@@ -15,7 +15,7 @@ mod upstream;
 
 pub use call::{CallContext, call_tool};
 pub use discovery::{protected_resource, protected_resource_prefixed};
-pub use gateway::{Catalog, CatalogTool, compose, gateway};
+pub use gateway::{Catalog, CatalogTool, Resolved, compose, gateway};
 pub use proxy::{LEGACY_DEPRECATED_AT, legacy_deprecation, legacy_proxy, proxy};
 pub use self_server::self_mcp;
 pub use target::target_for;
