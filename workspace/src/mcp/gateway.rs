@@ -272,8 +272,8 @@ pub async fn gateway(
             Err(error) => api_error(id, error),
         },
         "tools/call" => {
-            let (name, arguments) = match request.tool_call() {
-                Ok(call) => call,
+            let name = match request.tool_call() {
+                Ok((name, _)) => name,
                 Err(body) => return reply(StatusCode::OK, body),
             };
             let catalog = match compose(&state, &agent, &request_id).await {
@@ -317,7 +317,7 @@ pub async fn gateway(
                 request_id: &request_id,
             };
             let (status, body) =
-                call_tool(&state, &ctx, target, &original, arguments, id, allowed).await;
+                call_tool(&state, &ctx, target, &original, request.params, id, allowed).await;
             reply(status, body)
         }
         method => rpc_error(

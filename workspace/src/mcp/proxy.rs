@@ -185,8 +185,8 @@ async fn serve(
         return accepted();
     }
     if request.method == "tools/call" {
-        let (tool, arguments) = match request.tool_call() {
-            Ok(call) => call,
+        let tool = match request.tool_call() {
+            Ok((tool, _)) => tool,
             Err(body) => return reply(StatusCode::OK, body),
         };
         // Authorize before the caller's request gets credentials. Without a grant, only
@@ -220,7 +220,8 @@ async fn serve(
             surface: "proxy",
             request_id: &request_id,
         };
-        let (status, body) = call_tool(state, &ctx, &target, &tool, arguments, id, allowed).await;
+        let (status, body) =
+            call_tool(state, &ctx, &target, &tool, request.params, id, allowed).await;
         return reply(status, body);
     }
     let target = match target_for(state, &connection, &request_id) {
@@ -230,9 +231,17 @@ async fn serve(
     match request.method.as_str() {
         "initialize" => match state.upstream.initialize(&target).await {
             Ok(init) => {
+                // The version announced is the one spoken upstream (the session is shared
+                // by every caller of the connection, so it cannot follow each client's ask;
+                // a client that does not speak it disconnects, as MCP negotiation says).
+                let version = init
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| negotiate_version(&request.params).to_string());
                 let mut result = json!({
-                    "protocolVersion": negotiate_version(&request.params),
-                    "capabilities": init.get("capabilities").cloned().unwrap_or_else(|| json!({ "tools": {} })),
+                    "protocolVersion": version,
+                    "capabilities": deliverable_capabilities(init.get("capabilities")),
                     "serverInfo": init.get("serverInfo").cloned().unwrap_or_else(|| json!({ "name": connection.title, "version": "1.0.0" })),
                 });
                 if let Some(instructions) = init.get("instructions") {
@@ -248,9 +257,15 @@ async fn serve(
         "ping" => reply(StatusCode::OK, jsonrpc::result(id, json!({}))),
         method => {
             let listing = method == "tools/list" && request.params.get("cursor").is_none();
+            // `tasks/result` waits for the task's tool call: the connection's tool timeout.
+            let timeout = if method == "tasks/result" {
+                target.tool_timeout
+            } else {
+                LIST_TIMEOUT
+            };
             match state
                 .upstream
-                .request(&target, method, request.params.clone(), LIST_TIMEOUT)
+                .request(&target, method, request.params.clone(), timeout)
                 .await
             {
                 Ok(mut response) => {
@@ -282,6 +297,34 @@ async fn serve(
     }
 }
 
+/// The upstream's capabilities minus what the proxy cannot deliver. Nothing the upstream
+/// sends on its own reaches the client (GET is answered 405 and notifications in an
+/// upstream event stream are not relayed), so `listChanged`, `resources.subscribe` and
+/// `logging` are dropped; `tools`, `resources`, `prompts`, `completions` and `tasks`
+/// (created by a forwarded `params.task`, then polled with `tasks/*` requests) are kept;
+/// anything else (`experimental`, capabilities of newer revisions) is dropped until it
+/// is known to work through the proxy.
+fn deliverable_capabilities(upstream: Option<&Value>) -> Value {
+    let Some(upstream) = upstream.and_then(Value::as_object) else {
+        return json!({ "tools": {} });
+    };
+    let mut out = serde_json::Map::new();
+    for (name, value) in upstream {
+        let kept = match name.as_str() {
+            "tools" | "prompts" | "resources" | "completions" | "tasks" => value.clone(),
+            _ => continue,
+        };
+        let mut kept = match kept {
+            Value::Object(object) => object,
+            _ => serde_json::Map::new(),
+        };
+        kept.remove("listChanged");
+        kept.remove("subscribe");
+        out.insert(name.clone(), Value::Object(kept));
+    }
+    Value::Object(out)
+}
+
 /// Whether a key may send `method` (other than `tools/call`, authorized per tool) to a
 /// connection. Session set-up, `ping`, `tools/list` and notifications need some grant
 /// on the connection; `resources/*` and `prompts/*` need the method itself (for example
@@ -290,6 +333,10 @@ fn method_allowed(principal: &Principal, connection_id: &str, method: &str) -> b
     let permissions = &principal.permissions;
     match method {
         "initialize" | "ping" | "tools/list" => permissions.any_on(connection_id),
+        // A task is created by a tool call the key was granted; reading, awaiting and
+        // cancelling it by id needs some grant on the connection. Listing every task of
+        // the connection's upstream session needs `*`.
+        "tasks/get" | "tasks/result" | "tasks/cancel" => permissions.any_on(connection_id),
         m if m.starts_with("notifications/") => permissions.any_on(connection_id),
         m if m.starts_with("resources/") || m.starts_with("prompts/") => {
             permissions.grants(connection_id, m)

@@ -15,8 +15,9 @@ use tokio::sync::Mutex;
 
 use crate::http::SseParser;
 
-/// The protocol version this client asks for.
-pub const CLIENT_PROTOCOL_VERSION: &str = "2025-06-18";
+/// The protocol version this client asks for: the newest the service speaks (tasks need
+/// 2025-11-25); the upstream's answer is what the proxy announces to its clients.
+pub const CLIENT_PROTOCOL_VERSION: &str = "2025-11-25";
 /// Versions the service speaks, newest first.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
     &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];

@@ -239,7 +239,16 @@ async fn run_tool(
         surface: "run",
         request_id,
     };
-    let (_, response) = call_tool(state, &ctx, target, &original, arguments, json!(1), true).await;
+    let (_, response) = call_tool(
+        state,
+        &ctx,
+        target,
+        &original,
+        json!({ "arguments": arguments }),
+        json!(1),
+        true,
+    )
+    .await;
     if let Some(message) = response["error"]["message"].as_str() {
         return Err(message.to_string());
     }

@@ -12,7 +12,8 @@ use crate::mcp_double::{self, TestCa};
 both_backends!(
     proxy_status_table,
     proxy_credentials_public_tools_and_validation,
-    proxy_https_and_timeout
+    proxy_https_and_timeout,
+    proxy_forwards_params_and_speaks_the_upstream_version
 );
 
 /// Parses `key="value"` / `key=value` auth-params of a challenge.
@@ -199,7 +200,8 @@ async fn proxy_credentials_public_tools_and_validation(backend: Backend) {
     let (status, _, init) = api.rpc(&path, Some(&api.owner), json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": { "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } })).await;
     assert_eq!(status, 200);
-    assert_eq!(init["result"]["protocolVersion"], "2025-03-26");
+    // The version announced is the one spoken upstream (asked: the newest, 2025-11-25).
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
     assert_eq!(init["result"]["serverInfo"]["name"], "double");
     let notification = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
     assert_eq!(api.rpc(&path, Some(&api.owner), notification).await.0, 202);
@@ -361,6 +363,104 @@ async fn proxy_https_and_timeout(backend: Backend) {
     );
     assert!(started.elapsed() < Duration::from_secs(3));
     let _ = std::fs::remove_file(ca_file);
+}
+
+async fn proxy_forwards_params_and_speaks_the_upstream_version(backend: Backend) {
+    let api = Api::start(backend).await;
+    let upstream = mcp_double::start(false).await;
+    let conn = api
+        .connection(&api.owner, &upstream.mode_url("tasks"), json!({}))
+        .await;
+    let path = format!("/api/acme/mcp/{conn}");
+    let initialize = |version: &str| {
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } })
+    };
+    // Announced: the version the upstream session speaks, whatever the client asked.
+    let (status, _, init) = api
+        .rpc(&path, Some(&api.owner), initialize("2025-03-26"))
+        .await;
+    assert_eq!(status, 200, "{init}");
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(
+        upstream.seen.lock().unwrap().asked_versions,
+        vec!["2025-11-25".to_string()]
+    );
+    // Advertised: only what works through the proxy (no server-to-client stream).
+    assert_eq!(
+        init["result"]["capabilities"],
+        json!({ "tools": {}, "resources": {}, "prompts": {}, "completions": {},
+            "tasks": { "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } } })
+    );
+    let old = api
+        .connection(&api.owner, &upstream.mode_url("old"), json!({}))
+        .await;
+    let (_, _, init) = api
+        .rpc(
+            &format!("/api/acme/mcp/{old}"),
+            Some(&api.owner),
+            initialize("2025-11-25"),
+        )
+        .await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-03-26");
+
+    // `params` are forwarded whole: a task-augmented call reaches a task-only tool...
+    let (_, key) = api
+        .key(json!({ conn.clone(): ["task_only", "meta_echo"] }))
+        .await;
+    let task_call = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "task_only", "arguments": {}, "task": { "ttl": 60000 } } });
+    let (status, _, body) = api.rpc(&path, Some(&key), task_call).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["id"], 3);
+    assert_eq!(body["result"]["task"]["taskId"], "task-1");
+    assert_eq!(upstream.last_params()["task"], json!({ "ttl": 60000 }));
+    let (_, _, body) = api
+        .rpc(&path, Some(&key), call("task_only", json!({})))
+        .await;
+    assert_eq!(body["error"]["code"], -32601, "without a task: {body}");
+    // ... whose task the same key reads and awaits; listing every task needs `*`.
+    for method in ["tasks/get", "tasks/result"] {
+        let message = json!({ "jsonrpc": "2.0", "id": 4, "method": method,
+            "params": { "taskId": "task-1" } });
+        let (status, _, body) = api.rpc(&path, Some(&key), message).await;
+        assert_eq!(status, 200, "{method}: {body}");
+        assert!(body.get("result").is_some(), "{method}: {body}");
+    }
+    assert_eq!(
+        api.rpc(&path, Some(&key), request("tasks/list")).await.0,
+        403
+    );
+    // ... and `_meta` (a progress token) and fields this service does not know pass too.
+    let meta_call = json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "meta_echo", "_meta": { "progressToken": "p-1" }, "future": [1] } });
+    let (status, _, body) = api.rpc(&path, Some(&key), meta_call).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["content"][0]["text"],
+        json!({ "progressToken": "p-1" }).to_string()
+    );
+    assert_eq!(
+        upstream.last_params(),
+        json!({ "name": "meta_echo", "arguments": {}, "_meta": { "progressToken": "p-1" }, "future": [1] })
+    );
+    // Through the gateway too, with the member's own tool name.
+    let agent = api.agent(&api.owner, &[&conn]).await;
+    let prefix = conn.replace('-', "")[..8].to_string();
+    let gateway_call = json!({ "jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+        "name": format!("{prefix}_meta_echo"), "arguments": {}, "_meta": { "progressToken": 9 } } });
+    let (status, _, body) = api
+        .rpc(
+            &format!("/api/acme/mcp/gateway/{agent}"),
+            Some(&api.owner),
+            gateway_call,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        upstream.last_params(),
+        json!({ "name": "meta_echo", "arguments": {}, "_meta": { "progressToken": 9 } })
+    );
 }
 
 impl Api {
