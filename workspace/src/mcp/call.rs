@@ -6,7 +6,9 @@ use std::time::Instant;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use super::jsonrpc::{self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_TIMEOUT};
+use super::jsonrpc::{
+    self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, REQUEST_TIMEOUT,
+};
 use super::schema;
 use super::tool_cache;
 use super::upstream::{Target, UpstreamError};
@@ -137,6 +139,9 @@ pub(super) fn upstream_failure(
         UpstreamError::Unreachable(_) => (StatusCode::SERVICE_UNAVAILABLE, INTERNAL_ERROR),
         UpstreamError::Timeout => (StatusCode::OK, REQUEST_TIMEOUT),
         UpstreamError::Protocol(_) => (StatusCode::OK, INTERNAL_ERROR),
+        // MCP: a request naming an ended session is answered 404, and the client starts
+        // a new session.
+        UpstreamError::SessionExpired => (StatusCode::NOT_FOUND, INVALID_REQUEST),
     };
     (
         status,

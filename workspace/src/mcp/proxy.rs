@@ -8,11 +8,12 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::call::{CallContext, call_tool, upstream_failure};
 use super::jsonrpc::{self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_REQUEST};
+use super::sessions::{Ended, Owner};
 use super::target::target_for;
 use super::tool_cache;
 use super::transport::{accepted, negotiate_version, read_request, reply, rpc_error, unauthorized};
@@ -180,6 +181,44 @@ async fn serve(
         let message = format!("Access denied to: {}", request.method);
         return api_error(id, ApiError::Forbidden(message));
     }
+    // A request naming a downstream session runs in that session's own upstream session;
+    // an unknown, foreign, expired or stale one is 404 (MCP: the client starts a new
+    // session). Requests without one share the connection's session (stateless callers).
+    let owner = principal.as_ref().map(|p| Owner {
+        org_id: connection.org_id.clone(),
+        connection_id: connection.id.clone(),
+        key_id: p.key_id.clone(),
+    });
+    let session_id = headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let session = match (&session_id, &owner) {
+        (Some(_), _) if request.method == "initialize" => None,
+        (Some(sid), Some(owner)) => {
+            let limits = &state.config.mcp_sessions;
+            let now = state.config.clock.now_ms();
+            let (found, ended) = state
+                .sessions
+                .get(limits, now, sid, owner, connection.updated_at);
+            end_sessions(state, ended);
+            match found {
+                Some(session) => Some(session),
+                None => return session_not_found(id),
+            }
+        }
+        (Some(_), None) => return session_not_found(id),
+        (None, _) => None,
+    };
+    let forget = |response: Response| {
+        if response.status() == StatusCode::NOT_FOUND
+            && let (Some(sid), Some(owner)) = (&session_id, &owner)
+            && let Some(ended) = state.sessions.remove(sid, owner)
+        {
+            end_sessions(state, vec![ended]);
+        }
+        response
+    };
     let request_id = uuid::Uuid::new_v4().to_string();
     if request.id.is_none() {
         return accepted();
@@ -206,7 +245,10 @@ async fn serve(
         }
         let target = if allowed {
             match target_for(state, &connection, &request_id) {
-                Ok(target) => target,
+                Ok(target) => Target {
+                    session: session.clone(),
+                    ..target
+                },
                 Err(error) => return api_error(id, error),
             }
         } else {
@@ -222,38 +264,69 @@ async fn serve(
         };
         let (status, body) =
             call_tool(state, &ctx, &target, &tool, request.params, id, allowed).await;
-        return reply(status, body);
+        return forget(reply(status, body));
     }
     let target = match target_for(state, &connection, &request_id) {
-        Ok(target) => target,
+        Ok(target) => Target { session, ..target },
         Err(error) => return api_error(id, error),
     };
     match request.method.as_str() {
-        "initialize" => match state.upstream.initialize(&target).await {
-            Ok(init) => {
-                // The version announced is the one spoken upstream (the session is shared
-                // by every caller of the connection, so it cannot follow each client's ask;
-                // a client that does not speak it disconnects, as MCP negotiation says).
-                let version = init
-                    .get("protocolVersion")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| negotiate_version(&request.params).to_string());
-                let mut result = json!({
-                    "protocolVersion": version,
-                    "capabilities": deliverable_capabilities(init.get("capabilities")),
-                    "serverInfo": init.get("serverInfo").cloned().unwrap_or_else(|| json!({ "name": connection.title, "version": "1.0.0" })),
-                });
-                if let Some(instructions) = init.get("instructions") {
-                    result["instructions"] = instructions.clone();
+        "initialize" => {
+            // Each initialize opens an upstream session of its own, asking for the client's
+            // version when the service speaks it: the version is negotiated per session
+            // and the one announced is the upstream's answer.
+            let Some(owner) = owner else {
+                return unauthorized(id, resource, false);
+            };
+            let asked = negotiate_version(&request.params);
+            let upstream = match state.upstream.open_session(&target, asked).await {
+                Ok(upstream) => upstream,
+                Err(error) => {
+                    let (status, body, _) = upstream_failure(error, id);
+                    return reply(status, body);
                 }
-                reply(StatusCode::OK, jsonrpc::result(id, result))
+            };
+            let init = upstream.init_result().clone();
+            let limits = &state.config.mcp_sessions;
+            let now = state.config.clock.now_ms();
+            let inserted =
+                state
+                    .sessions
+                    .insert(limits, now, owner, connection.updated_at, upstream);
+            let session_id = match inserted {
+                Ok((session_id, ended)) => {
+                    end_sessions(state, ended);
+                    session_id
+                }
+                Err((_, ended)) => {
+                    end_sessions(state, ended);
+                    return rpc_error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        id,
+                        INTERNAL_ERROR,
+                        "Too many MCP sessions on this server; end unused ones or retry later",
+                    );
+                }
+            };
+            let version = init
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .unwrap_or(asked)
+                .to_string();
+            let mut result = json!({
+                "protocolVersion": version,
+                "capabilities": deliverable_capabilities(init.get("capabilities")),
+                "serverInfo": init.get("serverInfo").cloned().unwrap_or_else(|| json!({ "name": connection.title, "version": "1.0.0" })),
+            });
+            if let Some(instructions) = init.get("instructions") {
+                result["instructions"] = instructions.clone();
             }
-            Err(error) => {
-                let (status, body, _) = upstream_failure(error, id);
-                reply(status, body)
+            let mut response = reply(StatusCode::OK, jsonrpc::result(id, result));
+            if let Ok(value) = HeaderValue::from_str(&session_id) {
+                response.headers_mut().insert("mcp-session-id", value);
             }
-        },
+            response
+        }
         "ping" => reply(StatusCode::OK, jsonrpc::result(id, json!({}))),
         method => {
             let listing = method == "tools/list" && request.params.get("cursor").is_none();
@@ -290,10 +363,122 @@ async fn serve(
                 }
                 Err(error) => {
                     let (status, body, _) = upstream_failure(error, id);
-                    reply(status, body)
+                    forget(reply(status, body))
                 }
             }
         }
+    }
+}
+
+/// 404 for a request naming a session this server does not have (for this key and
+/// connection): MCP clients answer it by initializing a new session.
+fn session_not_found(id: Value) -> Response {
+    rpc_error(
+        StatusCode::NOT_FOUND,
+        id,
+        INVALID_REQUEST,
+        "Session not found: initialize a new session",
+    )
+}
+
+/// Ends sessions upstream in the background; the target (and so the credentials) is
+/// rebuilt from the stored connection, which is not kept decrypted in memory between
+/// requests. A connection deleted meanwhile leaves its upstream session to expire there.
+fn end_sessions(state: &AppState, ended: Vec<Ended>) {
+    if ended.is_empty() {
+        return;
+    }
+    let state = state.clone();
+    tokio::spawn(async move {
+        for Ended { owner, upstream } in ended {
+            let Ok(Some(connection)) = state
+                .store
+                .connection(&owner.org_id, &owner.connection_id)
+                .await
+            else {
+                continue;
+            };
+            let request_id = uuid::Uuid::new_v4().to_string();
+            if let Ok(target) = target_for(&state, &connection, &request_id) {
+                state.upstream.close_session(&target, upstream);
+            }
+        }
+    });
+}
+
+/// `DELETE /api/:org/mcp/:connectionId` with `Mcp-Session-Id`: ends the caller's session
+/// here and upstream (204).
+pub async fn end_session(
+    State(state): State<AppState>,
+    Path((org, connection_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let resource = format!("{}/api/{org}/mcp/{connection_id}", state.config.public_url);
+    end(&state, Some(&org), &connection_id, &headers, &resource).await
+}
+
+/// `DELETE /mcp/:connectionId` (legacy) with `Mcp-Session-Id`.
+pub async fn legacy_end_session(
+    State(state): State<AppState>,
+    Path(connection_id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let resource = format!("{}/mcp/{connection_id}", state.config.public_url);
+    end(&state, None, &connection_id, &headers, &resource).await
+}
+
+async fn end(
+    state: &AppState,
+    org: Option<&str>,
+    connection_id: &str,
+    headers: &HeaderMap,
+    resource: &str,
+) -> Response {
+    let principal = match authenticate(&state.store, &state.config.clock, headers).await {
+        Ok(Credential::Valid(principal)) => principal,
+        Ok(other) => {
+            return unauthorized(Value::Null, resource, matches!(other, Credential::Invalid));
+        }
+        Err(error) => return api_error(Value::Null, error),
+    };
+    if let Some(slug) = org
+        && let Err(error) = principal.require_org(slug)
+    {
+        return api_error(Value::Null, error);
+    }
+    let Some(session_id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            INVALID_REQUEST,
+            "Bad Request: DELETE ends the session named by the Mcp-Session-Id header",
+        );
+    };
+    let connection = match state
+        .store
+        .connection(&principal.org.id, connection_id)
+        .await
+    {
+        Ok(Some(connection)) => connection,
+        Ok(None) => {
+            return api_error(
+                Value::Null,
+                ApiError::NotFound("Connection not found".into()),
+            );
+        }
+        Err(error) => return api_error(Value::Null, error.into()),
+    };
+    let owner = Owner {
+        org_id: connection.org_id.clone(),
+        connection_id: connection.id.clone(),
+        key_id: principal.key_id.clone(),
+    };
+    match state.sessions.remove(session_id, &owner) {
+        Some(ended) => {
+            end_sessions(state, vec![ended]);
+            StatusCode::NO_CONTENT.into_response()
+        }
+        None => session_not_found(Value::Null),
     }
 }
 
@@ -380,6 +565,7 @@ fn without_credentials(connection: &Connection, request_id: &str) -> Target {
         url: connection.url.clone(),
         headers: super::upstream::upstream_headers(None, &[], request_id),
         tool_timeout: std::time::Duration::from_millis(connection.tool_timeout_ms.max(1) as u64),
+        session: None,
     }
 }
 

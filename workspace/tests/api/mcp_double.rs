@@ -25,6 +25,8 @@ pub struct Seen {
     pub last_params: Value,
     /// The `protocolVersion` each `initialize` asked for.
     pub asked_versions: Vec<String>,
+    /// Sessions ended by DELETE.
+    pub deleted: Vec<String>,
 }
 
 #[derive(Clone)]
@@ -40,6 +42,7 @@ pub struct McpDouble {
     pub url: String,
     /// What it saw.
     pub seen: Arc<Mutex<Seen>>,
+    sessions: Arc<Mutex<HashSet<String>>>,
 }
 
 impl McpDouble {
@@ -68,6 +71,16 @@ impl McpDouble {
     /// (answers with the call's `params._meta`).
     pub fn mode_url(&self, mode: &str) -> String {
         self.url.replace("/mcp", &format!("/{mode}/mcp"))
+    }
+
+    /// Sessions the double ended on DELETE.
+    pub fn deleted(&self) -> Vec<String> {
+        self.seen.lock().unwrap().deleted.clone()
+    }
+
+    /// Forgets `session`, as a restarted upstream would.
+    pub fn forget_session(&self, session: &str) {
+        self.sessions.lock().unwrap().remove(session);
     }
 
     /// The params of the last tool call, as the upstream received them.
@@ -194,6 +207,7 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
                 "execution": { "taskSupport": "required" } }),
             );
             list.push(json!({ "name": "meta_echo", "inputSchema": { "type": "object" } }));
+            list.push(json!({ "name": "session", "inputSchema": { "type": "object" } }));
             json!({ "tools": tools })
         }
         "tools/list" => json!({ "tools": tools() }),
@@ -247,6 +261,7 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
                     }
                 },
                 "meta_echo" => text(msg["params"]["_meta"].to_string()),
+                "session" => text(session.clone().unwrap_or_default()),
                 "slow" => {
                     tokio::time::sleep(Duration::from_secs(5)).await;
                     text("late".into())
@@ -281,31 +296,52 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
     }
 }
 
-fn app(sse: bool) -> (Router, Arc<Mutex<Seen>>) {
+async fn delete(State(d): State<Double>, headers: HeaderMap) -> StatusCode {
+    let Some(session) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+        return StatusCode::BAD_REQUEST;
+    };
+    if d.sessions.lock().unwrap().remove(session) {
+        d.seen.lock().unwrap().deleted.push(session.to_string());
+        StatusCode::OK
+    } else {
+        StatusCode::NOT_FOUND
+    }
+}
+
+async fn delete_mode(state: State<Double>, _: Path<String>, headers: HeaderMap) -> StatusCode {
+    delete(state, headers).await
+}
+
+type Sessions = Arc<Mutex<HashSet<String>>>;
+
+fn app(sse: bool) -> (Router, Arc<Mutex<Seen>>, Sessions) {
     let seen = Arc::new(Mutex::new(Seen::default()));
+    let sessions = Sessions::default();
     let d = Double {
         seen: seen.clone(),
-        sessions: Arc::default(),
+        sessions: sessions.clone(),
         sse,
     };
     (
         Router::new()
-            .route("/mcp", post(handle))
-            .route("/{mode}/mcp", post(handle_mode))
+            .route("/mcp", post(handle).delete(delete))
+            .route("/{mode}/mcp", post(handle_mode).delete(delete_mode))
             .with_state(d),
         seen,
+        sessions,
     )
 }
 
 /// Starts a plain HTTP double; `sse` answers tool calls as event streams.
 pub async fn start(sse: bool) -> McpDouble {
-    let (router, seen) = app(sse);
+    let (router, seen, sessions) = app(sse);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
     McpDouble {
         url: format!("http://127.0.0.1:{}/mcp", addr.port()),
         seen,
+        sessions,
     }
 }
 
@@ -348,11 +384,12 @@ pub async fn start_tls(ca: &TestCa) -> McpDouble {
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let (router, seen) = app(false);
+    let (router, seen, sessions) = app(false);
     tokio::spawn(axum::serve(TlsListener { listener, acceptor }, router).into_future());
     McpDouble {
         url: format!("https://localhost:{}/mcp", addr.port()),
         seen,
+        sessions,
     }
 }
 

@@ -668,8 +668,9 @@ async fn telemetry_and_deprecation_log() {
         traces.lock().unwrap()
     );
     // Every method on the legacy route carries the signal and logs the line, whatever
-    // its status (GET and DELETE answer 405 as on the canonical route, OPTIONS and PUT
-    // get the method router's 405), and the canonical route logs nothing.
+    // its status (GET answers 405 and DELETE without a session 400, as on the canonical
+    // route; OPTIONS and PUT get the method router's 405), and the canonical route logs
+    // nothing.
     let client = reqwest::Client::new();
     let legacy = format!("{}/mcp/{conn}", server.base);
     for method in ["GET", "DELETE", "OPTIONS", "PUT"] {
@@ -680,7 +681,12 @@ async fn telemetry_and_deprecation_log() {
             .send()
             .await
             .unwrap();
-        assert_eq!(response.status(), 405, "{method}");
+        let expected = if method == reqwest::Method::DELETE {
+            400
+        } else {
+            405
+        };
+        assert_eq!(response.status(), expected, "{method}");
         assert_eq!(response.headers()["deprecation"], "@1795305600", "{method}");
         assert_eq!(
             response.headers()["link"],
