@@ -75,6 +75,11 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     /// The clock of key expiry, run leases and stream retention (the system clock).
     pub clock: Clock,
+    /// Downstream MCP sessions of the connection proxy: idle expiry
+    /// (`PLATFORM_MCP_SESSION_IDLE_MS`, default 1800000), per key
+    /// (`PLATFORM_MCP_SESSIONS_PER_KEY`, default 16) and per server
+    /// (`PLATFORM_MCP_SESSIONS_MAX`, default 4096).
+    pub mcp_sessions: crate::mcp::SessionLimits,
 }
 
 impl Config {
@@ -105,6 +110,11 @@ impl Config {
             max_connections: 512,
             shutdown_timeout: Duration::from_secs(10),
             clock: Clock::system(),
+            mcp_sessions: crate::mcp::SessionLimits {
+                idle: Duration::from_secs(1800),
+                per_key: 16,
+                max: 4096,
+            },
         }
     }
 
@@ -166,17 +176,27 @@ impl Config {
         if let Some(timeout) = millis("PLATFORM_SHUTDOWN_TIMEOUT_MS", 0)? {
             config.shutdown_timeout = timeout;
         }
-        if let Some(max) = lookup("PLATFORM_MAX_CONNECTIONS") {
-            config.max_connections =
-                max.parse::<usize>()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| {
-                        ConfigError::Invalid(
-                            "PLATFORM_MAX_CONNECTIONS",
-                            "not a positive number".into(),
-                        )
-                    })?;
+        let count = |name: &'static str| -> Result<Option<usize>, ConfigError> {
+            lookup(name)
+                .map(|n| {
+                    n.parse::<usize>()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| ConfigError::Invalid(name, "not a positive number".into()))
+                })
+                .transpose()
+        };
+        if let Some(max) = count("PLATFORM_MAX_CONNECTIONS")? {
+            config.max_connections = max;
+        }
+        if let Some(idle) = millis("PLATFORM_MCP_SESSION_IDLE_MS", 1000)? {
+            config.mcp_sessions.idle = idle;
+        }
+        if let Some(n) = count("PLATFORM_MCP_SESSIONS_PER_KEY")? {
+            config.mcp_sessions.per_key = n;
+        }
+        if let Some(n) = count("PLATFORM_MCP_SESSIONS_MAX")? {
+            config.mcp_sessions.max = n;
         }
         Ok(config)
     }
@@ -226,5 +246,34 @@ mod tests {
         .unwrap();
         assert_eq!(config.database_url, DEFAULT_DATABASE_URL);
         assert_eq!(config.llm.tier_models["smart"], "big");
+        assert_eq!(config.mcp_sessions.idle, Duration::from_secs(1800));
+        assert_eq!(
+            (config.mcp_sessions.per_key, config.mcp_sessions.max),
+            (16, 4096)
+        );
+    }
+
+    #[test]
+    fn mcp_session_limits() {
+        const KEY: (&str, &str) = (
+            "PLATFORM_WORKSPACE_ENCRYPTION_KEY",
+            "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+        );
+        let config = Config::from_lookup(lookup(&[
+            KEY,
+            ("PLATFORM_MCP_SESSION_IDLE_MS", "60000"),
+            ("PLATFORM_MCP_SESSIONS_PER_KEY", "4"),
+            ("PLATFORM_MCP_SESSIONS_MAX", "100"),
+        ]))
+        .unwrap();
+        assert_eq!(config.mcp_sessions.idle, Duration::from_secs(60));
+        assert_eq!(
+            (config.mcp_sessions.per_key, config.mcp_sessions.max),
+            (4, 100)
+        );
+        assert!(matches!(
+            Config::from_lookup(lookup(&[KEY, ("PLATFORM_MCP_SESSIONS_MAX", "0")])),
+            Err(ConfigError::Invalid("PLATFORM_MCP_SESSIONS_MAX", _))
+        ));
     }
 }

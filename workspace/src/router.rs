@@ -42,8 +42,8 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/api/{org}/mcp/{connection_id}",
             post(mcp::proxy)
-                .get(mcp::method_not_allowed)
-                .delete(mcp::method_not_allowed),
+                .get(mcp::get_not_allowed)
+                .delete(mcp::end_session),
         )
         .route(
             &format!("/api/{{org}}/mcp/{{connection_id}}{well_known}"),
@@ -56,8 +56,12 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/mcp/{connection_id}",
             post(mcp::legacy_proxy)
-                .get(mcp::method_not_allowed)
-                .delete(mcp::method_not_allowed),
+                .get(mcp::get_not_allowed)
+                .delete(mcp::legacy_end_session)
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    mcp::legacy_deprecation,
+                )),
         )
         .route(
             &format!("/mcp/{{connection_id}}{well_known}"),

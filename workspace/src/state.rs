@@ -42,6 +42,8 @@ pub struct AppState {
     pub audit: AuditSink,
     /// Agent runs and their streams.
     pub pilot: Arc<Pilot>,
+    /// Downstream MCP sessions of the connection proxy.
+    pub sessions: Arc<crate::mcp::Sessions>,
 }
 
 impl AppState {
@@ -72,6 +74,7 @@ impl AppState {
             tool_cache: Arc::new(ToolCache::default()),
             metrics: ProxyMetrics::default(),
             pilot: Arc::new(pilot),
+            sessions: Arc::default(),
             config: Arc::new(config),
         };
         crate::pilot::lease::recover(&state)

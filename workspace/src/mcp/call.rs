@@ -6,7 +6,9 @@ use std::time::Instant;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use super::jsonrpc::{self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_TIMEOUT};
+use super::jsonrpc::{
+    self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, REQUEST_TIMEOUT,
+};
 use super::schema;
 use super::tool_cache;
 use super::upstream::{Target, UpstreamError};
@@ -28,14 +30,17 @@ pub struct CallContext<'a> {
 }
 
 /// Calls `tool` on the target and returns the HTTP status and JSON-RPC response (with
-/// `rpc_id`). `allowed` is the caller's authorization verdict: a denied call is recorded
-/// and answered 403 without reaching the upstream.
+/// `rpc_id`). `params` are the caller's `tools/call` params, forwarded whole (`task`,
+/// `_meta` with a progress token, anything a newer protocol adds) with `name` set to
+/// `tool`, the name at the connection; a missing `arguments` is sent as `{}`. `allowed`
+/// is the caller's authorization verdict: a denied call is recorded and answered 403
+/// without reaching the upstream.
 pub async fn call_tool(
     state: &AppState,
     ctx: &CallContext<'_>,
     target: &Target,
     tool: &str,
-    arguments: Value,
+    params: Value,
     rpc_id: Value,
     allowed: bool,
 ) -> (StatusCode, Value) {
@@ -46,7 +51,7 @@ pub async fn call_tool(
         let body = jsonrpc::error(rpc_id, ACCESS_DENIED, &message);
         (StatusCode::FORBIDDEN, body, "denied")
     } else {
-        forward(state, target, tool, arguments, rpc_id).await
+        forward(state, target, tool, params, rpc_id).await
     };
     let success = outcome == "success";
     let error_text = response["error"]["message"].as_str().map(str::to_string);
@@ -78,9 +83,14 @@ async fn forward(
     state: &AppState,
     target: &Target,
     tool: &str,
-    mut arguments: Value,
+    params: Value,
     rpc_id: Value,
 ) -> (StatusCode, Value, &'static str) {
+    let mut params = match params {
+        Value::Object(object) => object,
+        _ => serde_json::Map::new(),
+    };
+    let mut arguments = params.remove("arguments").unwrap_or_else(|| json!({}));
     match state.tool_cache.tools(&state.upstream, target).await {
         Ok(tools) => {
             if let Some(input_schema) = tool_cache::find(&tools, tool).map(|t| &t["inputSchema"])
@@ -96,7 +106,9 @@ async fn forward(
     if let Some(args) = arguments.as_object_mut() {
         args.remove("_meta");
     }
-    let params = json!({ "name": tool, "arguments": arguments });
+    params.insert("name".into(), json!(tool));
+    params.insert("arguments".into(), arguments);
+    let params = Value::Object(params);
     match state
         .upstream
         .request(target, "tools/call", params, target.tool_timeout)
@@ -127,6 +139,9 @@ pub(super) fn upstream_failure(
         UpstreamError::Unreachable(_) => (StatusCode::SERVICE_UNAVAILABLE, INTERNAL_ERROR),
         UpstreamError::Timeout => (StatusCode::OK, REQUEST_TIMEOUT),
         UpstreamError::Protocol(_) => (StatusCode::OK, INTERNAL_ERROR),
+        // MCP: a request naming an ended session is answered 404, and the client starts
+        // a new session.
+        UpstreamError::SessionExpired => (StatusCode::NOT_FOUND, INVALID_REQUEST),
     };
     (
         status,

@@ -45,20 +45,63 @@ pub struct Catalog {
     selected: HashMap<String, Option<Vec<String>>>,
 }
 
+/// What an exposed or bare tool name resolves to.
+pub enum Resolved<'a> {
+    /// One member tool: the connection, its target, the original name and the name the
+    /// gateway lists it under.
+    Tool {
+        /// The member connection.
+        connection: &'a Connection,
+        /// How to reach it.
+        target: &'a Target,
+        /// The tool's name at its connection.
+        original: String,
+        /// The composed name (`<prefix>_<tool>`).
+        exposed: String,
+    },
+    /// A bare name that several members list: these are their composed names.
+    Ambiguous(Vec<String>),
+    /// Nothing by that name.
+    Unknown,
+}
+
 impl Catalog {
-    /// Resolves an exposed name to the member connection, its target and the original name.
-    pub fn resolve(&self, name: &str) -> Option<(&Connection, &Target, String)> {
-        let (prefix, original) = name.split_once('_')?;
-        let connection_id = self.prefixes.get(prefix)?;
-        let selected = self.selected.get(connection_id)?;
-        if selected
-            .as_ref()
-            .is_some_and(|s| !s.iter().any(|t| t == original))
+    /// Resolves a name: a composed name `<prefix>_<tool>` routes by prefix; a bare tool
+    /// name (no member's prefix) routes to the one member listing it, as the reference
+    /// gateway does, except that a name several members list is ambiguous rather than
+    /// given to the first.
+    pub fn resolve(&self, name: &str) -> Resolved<'_> {
+        if let Some((prefix, original)) = name.split_once('_')
+            && let Some(connection_id) = self.prefixes.get(prefix)
         {
-            return None;
+            let selected = self.selected.get(connection_id).and_then(Option::as_ref);
+            if selected.is_some_and(|s| !s.iter().any(|t| t == original)) {
+                return Resolved::Unknown;
+            }
+            return match self.members.get(connection_id) {
+                Some((connection, target)) => Resolved::Tool {
+                    connection,
+                    target,
+                    original: original.to_string(),
+                    exposed: name.to_string(),
+                },
+                None => Resolved::Unknown,
+            };
         }
-        let (connection, target) = self.members.get(connection_id)?;
-        Some((connection, target, original.to_string()))
+        let owners: Vec<&CatalogTool> = self.tools.iter().filter(|t| t.original == name).collect();
+        match owners.as_slice() {
+            [] => Resolved::Unknown,
+            [tool] => match self.members.get(&tool.connection_id) {
+                Some((connection, target)) => Resolved::Tool {
+                    connection,
+                    target,
+                    original: tool.original.clone(),
+                    exposed: tool.name.clone(),
+                },
+                None => Resolved::Unknown,
+            },
+            several => Resolved::Ambiguous(several.iter().map(|t| t.name.clone()).collect()),
+        }
     }
 }
 
@@ -229,29 +272,44 @@ pub async fn gateway(
             Err(error) => api_error(id, error),
         },
         "tools/call" => {
-            let (name, arguments) = match request.tool_call() {
-                Ok(call) => call,
+            let name = match request.tool_call() {
+                Ok((name, _)) => name,
                 Err(body) => return reply(StatusCode::OK, body),
             };
             let catalog = match compose(&state, &agent, &request_id).await {
                 Ok(catalog) => catalog,
                 Err(error) => return api_error(id, error),
             };
-            let Some((connection, target, original)) = catalog.resolve(&name) else {
-                return rpc_error(
-                    StatusCode::OK,
-                    id,
-                    INVALID_PARAMS,
-                    &format!("Unknown tool: {name}"),
-                );
+            let (connection, target, original, exposed) = match catalog.resolve(&name) {
+                Resolved::Tool {
+                    connection,
+                    target,
+                    original,
+                    exposed,
+                } => (connection, target, original, exposed),
+                Resolved::Ambiguous(names) => {
+                    let message = format!(
+                        "Ambiguous tool name: {name} is listed by several connections; call it as one of {}",
+                        names.join(", ")
+                    );
+                    return rpc_error(StatusCode::OK, id, INVALID_PARAMS, &message);
+                }
+                Resolved::Unknown => {
+                    return rpc_error(
+                        StatusCode::OK,
+                        id,
+                        INVALID_PARAMS,
+                        &format!("Unknown tool: {name}"),
+                    );
+                }
             };
             let public = catalog
                 .tools
                 .iter()
-                .any(|t| t.name == name && tool_cache::is_public(&t.definition));
+                .any(|t| t.name == exposed && tool_cache::is_public(&t.definition));
             let allowed = public
                 || principal.permissions.grants(&connection.id, &original)
-                || principal.permissions.grants(&agent.id, &name);
+                || principal.permissions.grants(&agent.id, &exposed);
             let ctx = CallContext {
                 org_id: &agent.org_id,
                 actor: principal.actor(),
@@ -259,7 +317,7 @@ pub async fn gateway(
                 request_id: &request_id,
             };
             let (status, body) =
-                call_tool(&state, &ctx, target, &original, arguments, id, allowed).await;
+                call_tool(&state, &ctx, target, &original, request.params, id, allowed).await;
             reply(status, body)
         }
         method => rpc_error(

@@ -8,6 +8,7 @@ pub mod jsonrpc;
 mod proxy;
 pub mod schema;
 mod self_server;
+mod sessions;
 mod target;
 mod tool_cache;
 mod transport;
@@ -15,10 +16,13 @@ mod upstream;
 
 pub use call::{CallContext, call_tool};
 pub use discovery::{protected_resource, protected_resource_prefixed};
-pub use gateway::{Catalog, CatalogTool, compose, gateway};
-pub use proxy::{legacy_proxy, proxy};
+pub use gateway::{Catalog, CatalogTool, Resolved, compose, gateway};
+pub use proxy::{
+    LEGACY_DEPRECATED_AT, end_session, legacy_deprecation, legacy_end_session, legacy_proxy, proxy,
+};
 pub use self_server::self_mcp;
+pub use sessions::{SessionLimits, Sessions};
 pub use target::target_for;
 pub use tool_cache::ToolCache;
-pub use transport::method_not_allowed;
+pub use transport::{get_not_allowed, method_not_allowed};
 pub use upstream::{Upstream, UpstreamError};

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::call::{CallContext, call_tool, upstream_failure};
 use super::jsonrpc::{self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_REQUEST};
+use super::sessions::{Ended, Owner};
 use super::target::target_for;
 use super::tool_cache;
 use super::transport::{accepted, negotiate_version, read_request, reply, rpc_error, unauthorized};
@@ -37,12 +38,13 @@ pub async fn proxy(
         &headers,
         &body,
         &resource,
+        &mut None,
     )
     .await
 }
 
 /// The legacy unscoped proxy: the organization comes from the key. Works like the
-/// scoped route, logs a deprecation line per request and sends `Deprecation: true`.
+/// scoped route; [`legacy_deprecation`] adds the deprecation signal and log line.
 pub async fn legacy_proxy(
     State(state): State<AppState>,
     Path(connection_id): Path<String>,
@@ -50,16 +52,77 @@ pub async fn legacy_proxy(
     body: Bytes,
 ) -> Response {
     let resource = format!("{}/mcp/{connection_id}", state.config.public_url);
-    let mut response = serve(&state, None, &connection_id, &headers, &body, &resource).await;
+    let mut org = None;
+    let mut response = serve(
+        &state,
+        None,
+        &connection_id,
+        &headers,
+        &body,
+        &resource,
+        &mut org,
+    )
+    .await;
+    if let Some(slug) = org {
+        response.extensions_mut().insert(CallerOrg(slug));
+    }
+    response
+}
+
+/// The date the legacy route `/mcp/:connectionId` was deprecated: 2026-11-22T00:00:00Z,
+/// the day the org-scoped route shipped (`Deprecation: @1795305600`, RFC 9745).
+pub const LEGACY_DEPRECATED_AT: i64 = 1_795_305_600;
+
+/// The slug of the caller's organization, when a valid key named it; set by the legacy
+/// POST handler so the middleware does not authenticate twice.
+#[derive(Clone)]
+struct CallerOrg(String);
+
+/// Middleware on every method of `/mcp/:connectionId` (POST, the 405 answers to GET and
+/// DELETE, and the method router's own 405 for anything else): logs one `deprecated
+/// route` warning per request and adds `Deprecation: @<unix seconds>` (RFC 9745, a
+/// structured-field date) and, when the caller's organization is known from a valid key,
+/// `Link: </api/<org>/mcp/<id>>; rel="successor-version"`. Anonymous callers get no
+/// Link: it would reveal which organization owns the connection.
+pub async fn legacy_deprecation(
+    State(state): State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let headers = request.headers().clone();
+    let mut response = next.run(request).await;
+    let connection_id = path.strip_prefix("/mcp/").unwrap_or_default().to_string();
+    let mut org = response.extensions_mut().remove::<CallerOrg>().map(|o| o.0);
+    if org.is_none()
+        && method != axum::http::Method::POST
+        && let Ok(Credential::Valid(principal)) =
+            authenticate(&state.store, &state.config.clock, &headers).await
+    {
+        org = Some(principal.org.slug);
+    }
     tracing::warn!(
         route = "/mcp/:connectionId",
+        http.method = %method,
         connection.id = %connection_id,
+        org = org.as_deref().unwrap_or(""),
         status = response.status().as_u16(),
         "deprecated route: use /api/:org/mcp/:connectionId"
     );
-    response
-        .headers_mut()
-        .insert("deprecation", HeaderValue::from_static("true"));
+    let response_headers = response.headers_mut();
+    response_headers.insert(
+        "deprecation",
+        HeaderValue::from_str(&format!("@{LEGACY_DEPRECATED_AT}"))
+            .expect("a structured-field date is a valid header value"),
+    );
+    if let Some(slug) = org
+        && let Ok(link) = HeaderValue::from_str(&format!(
+            "</api/{slug}/mcp/{connection_id}>; rel=\"successor-version\""
+        ))
+    {
+        response_headers.append(axum::http::header::LINK, link);
+    }
     response
 }
 
@@ -71,6 +134,7 @@ async fn serve(
     headers: &HeaderMap,
     body: &[u8],
     resource: &str,
+    caller_org: &mut Option<String>,
 ) -> Response {
     let request = match read_request(headers, body) {
         Ok(request) => request,
@@ -83,6 +147,7 @@ async fn serve(
     };
     let principal = match credential {
         Credential::Valid(principal) => {
+            *caller_org = Some(principal.org.slug.clone());
             if let Some(slug) = org
                 && let Err(error) = principal.require_org(slug)
             {
@@ -116,13 +181,51 @@ async fn serve(
         let message = format!("Access denied to: {}", request.method);
         return api_error(id, ApiError::Forbidden(message));
     }
+    // A request naming a downstream session runs in that session's own upstream session;
+    // an unknown, foreign, expired or stale one is 404 (MCP: the client starts a new
+    // session). Requests without one share the connection's session (stateless callers).
+    let owner = principal.as_ref().map(|p| Owner {
+        org_id: connection.org_id.clone(),
+        connection_id: connection.id.clone(),
+        key_id: p.key_id.clone(),
+    });
+    let session_id = headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let session = match (&session_id, &owner) {
+        (Some(_), _) if request.method == "initialize" => None,
+        (Some(sid), Some(owner)) => {
+            let limits = &state.config.mcp_sessions;
+            let now = state.config.clock.now_ms();
+            let (found, ended) = state
+                .sessions
+                .get(limits, now, sid, owner, connection.updated_at);
+            end_sessions(state, ended);
+            match found {
+                Some(session) => Some(session),
+                None => return session_not_found(id),
+            }
+        }
+        (Some(_), None) => return session_not_found(id),
+        (None, _) => None,
+    };
+    let forget = |response: Response| {
+        if response.status() == StatusCode::NOT_FOUND
+            && let (Some(sid), Some(owner)) = (&session_id, &owner)
+            && let Some(ended) = state.sessions.remove(sid, owner)
+        {
+            end_sessions(state, vec![ended]);
+        }
+        response
+    };
     let request_id = uuid::Uuid::new_v4().to_string();
     if request.id.is_none() {
         return accepted();
     }
     if request.method == "tools/call" {
-        let (tool, arguments) = match request.tool_call() {
-            Ok(call) => call,
+        let tool = match request.tool_call() {
+            Ok((tool, _)) => tool,
             Err(body) => return reply(StatusCode::OK, body),
         };
         // Authorize before the caller's request gets credentials. Without a grant, only
@@ -142,7 +245,10 @@ async fn serve(
         }
         let target = if allowed {
             match target_for(state, &connection, &request_id) {
-                Ok(target) => target,
+                Ok(target) => Target {
+                    session: session.clone(),
+                    ..target
+                },
                 Err(error) => return api_error(id, error),
             }
         } else {
@@ -156,37 +262,83 @@ async fn serve(
             surface: "proxy",
             request_id: &request_id,
         };
-        let (status, body) = call_tool(state, &ctx, &target, &tool, arguments, id, allowed).await;
-        return reply(status, body);
+        let (status, body) =
+            call_tool(state, &ctx, &target, &tool, request.params, id, allowed).await;
+        return forget(reply(status, body));
     }
     let target = match target_for(state, &connection, &request_id) {
-        Ok(target) => target,
+        Ok(target) => Target { session, ..target },
         Err(error) => return api_error(id, error),
     };
     match request.method.as_str() {
-        "initialize" => match state.upstream.initialize(&target).await {
-            Ok(init) => {
-                let mut result = json!({
-                    "protocolVersion": negotiate_version(&request.params),
-                    "capabilities": init.get("capabilities").cloned().unwrap_or_else(|| json!({ "tools": {} })),
-                    "serverInfo": init.get("serverInfo").cloned().unwrap_or_else(|| json!({ "name": connection.title, "version": "1.0.0" })),
-                });
-                if let Some(instructions) = init.get("instructions") {
-                    result["instructions"] = instructions.clone();
+        "initialize" => {
+            // Each initialize opens an upstream session of its own, asking for the client's
+            // version when the service speaks it: the version is negotiated per session
+            // and the one announced is the upstream's answer.
+            let Some(owner) = owner else {
+                return unauthorized(id, resource, false);
+            };
+            let asked = negotiate_version(&request.params);
+            let upstream = match state.upstream.open_session(&target, asked).await {
+                Ok(upstream) => upstream,
+                Err(error) => {
+                    let (status, body, _) = upstream_failure(error, id);
+                    return reply(status, body);
                 }
-                reply(StatusCode::OK, jsonrpc::result(id, result))
+            };
+            let init = upstream.init_result().clone();
+            let limits = &state.config.mcp_sessions;
+            let now = state.config.clock.now_ms();
+            let inserted =
+                state
+                    .sessions
+                    .insert(limits, now, owner, connection.updated_at, upstream);
+            let session_id = match inserted {
+                Ok((session_id, ended)) => {
+                    end_sessions(state, ended);
+                    session_id
+                }
+                Err((_, ended)) => {
+                    end_sessions(state, ended);
+                    return rpc_error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        id,
+                        INTERNAL_ERROR,
+                        "Too many MCP sessions on this server; end unused ones or retry later",
+                    );
+                }
+            };
+            let version = init
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .unwrap_or(asked)
+                .to_string();
+            let mut result = json!({
+                "protocolVersion": version,
+                "capabilities": deliverable_capabilities(init.get("capabilities")),
+                "serverInfo": init.get("serverInfo").cloned().unwrap_or_else(|| json!({ "name": connection.title, "version": "1.0.0" })),
+            });
+            if let Some(instructions) = init.get("instructions") {
+                result["instructions"] = instructions.clone();
             }
-            Err(error) => {
-                let (status, body, _) = upstream_failure(error, id);
-                reply(status, body)
+            let mut response = reply(StatusCode::OK, jsonrpc::result(id, result));
+            if let Ok(value) = HeaderValue::from_str(&session_id) {
+                response.headers_mut().insert("mcp-session-id", value);
             }
-        },
+            response
+        }
         "ping" => reply(StatusCode::OK, jsonrpc::result(id, json!({}))),
         method => {
             let listing = method == "tools/list" && request.params.get("cursor").is_none();
+            // `tasks/result` waits for the task's tool call: the connection's tool timeout.
+            let timeout = if method == "tasks/result" {
+                target.tool_timeout
+            } else {
+                LIST_TIMEOUT
+            };
             match state
                 .upstream
-                .request(&target, method, request.params.clone(), LIST_TIMEOUT)
+                .request(&target, method, request.params.clone(), timeout)
                 .await
             {
                 Ok(mut response) => {
@@ -211,11 +363,151 @@ async fn serve(
                 }
                 Err(error) => {
                     let (status, body, _) = upstream_failure(error, id);
-                    reply(status, body)
+                    forget(reply(status, body))
                 }
             }
         }
     }
+}
+
+/// 404 for a request naming a session this server does not have (for this key and
+/// connection): MCP clients answer it by initializing a new session.
+fn session_not_found(id: Value) -> Response {
+    rpc_error(
+        StatusCode::NOT_FOUND,
+        id,
+        INVALID_REQUEST,
+        "Session not found: initialize a new session",
+    )
+}
+
+/// Ends sessions upstream in the background; the target (and so the credentials) is
+/// rebuilt from the stored connection, which is not kept decrypted in memory between
+/// requests. A connection deleted meanwhile leaves its upstream session to expire there.
+fn end_sessions(state: &AppState, ended: Vec<Ended>) {
+    if ended.is_empty() {
+        return;
+    }
+    let state = state.clone();
+    tokio::spawn(async move {
+        for Ended { owner, upstream } in ended {
+            let Ok(Some(connection)) = state
+                .store
+                .connection(&owner.org_id, &owner.connection_id)
+                .await
+            else {
+                continue;
+            };
+            let request_id = uuid::Uuid::new_v4().to_string();
+            if let Ok(target) = target_for(&state, &connection, &request_id) {
+                state.upstream.close_session(&target, upstream);
+            }
+        }
+    });
+}
+
+/// `DELETE /api/:org/mcp/:connectionId` with `Mcp-Session-Id`: ends the caller's session
+/// here and upstream (204).
+pub async fn end_session(
+    State(state): State<AppState>,
+    Path((org, connection_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let resource = format!("{}/api/{org}/mcp/{connection_id}", state.config.public_url);
+    end(&state, Some(&org), &connection_id, &headers, &resource).await
+}
+
+/// `DELETE /mcp/:connectionId` (legacy) with `Mcp-Session-Id`.
+pub async fn legacy_end_session(
+    State(state): State<AppState>,
+    Path(connection_id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let resource = format!("{}/mcp/{connection_id}", state.config.public_url);
+    end(&state, None, &connection_id, &headers, &resource).await
+}
+
+async fn end(
+    state: &AppState,
+    org: Option<&str>,
+    connection_id: &str,
+    headers: &HeaderMap,
+    resource: &str,
+) -> Response {
+    let principal = match authenticate(&state.store, &state.config.clock, headers).await {
+        Ok(Credential::Valid(principal)) => principal,
+        Ok(other) => {
+            return unauthorized(Value::Null, resource, matches!(other, Credential::Invalid));
+        }
+        Err(error) => return api_error(Value::Null, error),
+    };
+    if let Some(slug) = org
+        && let Err(error) = principal.require_org(slug)
+    {
+        return api_error(Value::Null, error);
+    }
+    let Some(session_id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            INVALID_REQUEST,
+            "Bad Request: DELETE ends the session named by the Mcp-Session-Id header",
+        );
+    };
+    let connection = match state
+        .store
+        .connection(&principal.org.id, connection_id)
+        .await
+    {
+        Ok(Some(connection)) => connection,
+        Ok(None) => {
+            return api_error(
+                Value::Null,
+                ApiError::NotFound("Connection not found".into()),
+            );
+        }
+        Err(error) => return api_error(Value::Null, error.into()),
+    };
+    let owner = Owner {
+        org_id: connection.org_id.clone(),
+        connection_id: connection.id.clone(),
+        key_id: principal.key_id.clone(),
+    };
+    match state.sessions.remove(session_id, &owner) {
+        Some(ended) => {
+            end_sessions(state, vec![ended]);
+            StatusCode::NO_CONTENT.into_response()
+        }
+        None => session_not_found(Value::Null),
+    }
+}
+
+/// The upstream's capabilities minus what the proxy cannot deliver. Nothing the upstream
+/// sends on its own reaches the client (GET is answered 405 and notifications in an
+/// upstream event stream are not relayed), so `listChanged`, `resources.subscribe` and
+/// `logging` are dropped; `tools`, `resources`, `prompts`, `completions` and `tasks`
+/// (created by a forwarded `params.task`, then polled with `tasks/*` requests) are kept;
+/// anything else (`experimental`, capabilities of newer revisions) is dropped until it
+/// is known to work through the proxy.
+fn deliverable_capabilities(upstream: Option<&Value>) -> Value {
+    let Some(upstream) = upstream.and_then(Value::as_object) else {
+        return json!({ "tools": {} });
+    };
+    let mut out = serde_json::Map::new();
+    for (name, value) in upstream {
+        let kept = match name.as_str() {
+            "tools" | "prompts" | "resources" | "completions" | "tasks" => value.clone(),
+            _ => continue,
+        };
+        let mut kept = match kept {
+            Value::Object(object) => object,
+            _ => serde_json::Map::new(),
+        };
+        kept.remove("listChanged");
+        kept.remove("subscribe");
+        out.insert(name.clone(), Value::Object(kept));
+    }
+    Value::Object(out)
 }
 
 /// Whether a key may send `method` (other than `tools/call`, authorized per tool) to a
@@ -226,6 +518,10 @@ fn method_allowed(principal: &Principal, connection_id: &str, method: &str) -> b
     let permissions = &principal.permissions;
     match method {
         "initialize" | "ping" | "tools/list" => permissions.any_on(connection_id),
+        // A task is created by a tool call the key was granted; reading, awaiting and
+        // cancelling it by id needs some grant on the connection. Listing every task of
+        // the connection's upstream session needs `*`.
+        "tasks/get" | "tasks/result" | "tasks/cancel" => permissions.any_on(connection_id),
         m if m.starts_with("notifications/") => permissions.any_on(connection_id),
         m if m.starts_with("resources/") || m.starts_with("prompts/") => {
             permissions.grants(connection_id, m)
@@ -269,6 +565,7 @@ fn without_credentials(connection: &Connection, request_id: &str) -> Target {
         url: connection.url.clone(),
         headers: super::upstream::upstream_headers(None, &[], request_id),
         tool_timeout: std::time::Duration::from_millis(connection.tool_timeout_ms.max(1) as u64),
+        session: None,
     }
 }
 

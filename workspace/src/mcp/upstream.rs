@@ -1,7 +1,10 @@
 //! The MCP streamable-HTTP client used to reach upstream servers.
 //!
-//! One session per connection is initialized on first use and reused; an upstream that
-//! forgets the session (404) is re-initialized once. Certificates are validated.
+//! One shared session per connection is initialized on first use and reused (stateless
+//! callers, listings); an upstream that forgets it (404) is re-initialized once. A
+//! downstream MCP session gets an upstream session of its own ([`Upstream::open_session`],
+//! carried in [`Target::session`]), which is never re-initialized behind its client's
+//! back. Certificates are validated.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,8 +18,10 @@ use tokio::sync::Mutex;
 
 use crate::http::SseParser;
 
-/// The protocol version this client asks for.
-pub const CLIENT_PROTOCOL_VERSION: &str = "2025-06-18";
+/// The protocol version the shared session asks for: the newest the service speaks
+/// (tasks need 2025-11-25). A downstream session's own upstream session asks for the
+/// version its client asked for.
+pub const CLIENT_PROTOCOL_VERSION: &str = "2025-11-25";
 /// Versions the service speaks, newest first.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
     &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -38,6 +43,9 @@ pub struct Target {
     pub headers: HeaderMap,
     /// Tool-call timeout.
     pub tool_timeout: Duration,
+    /// The upstream session of one downstream MCP session; `None` uses the connection's
+    /// shared session (stateless callers).
+    pub session: Option<Arc<Session>>,
 }
 
 /// Why an upstream request failed.
@@ -52,10 +60,13 @@ pub enum UpstreamError {
     /// The upstream answered, but not with a usable JSON-RPC response.
     #[error("upstream protocol error: {0}")]
     Protocol(String),
+    /// The upstream no longer knows the downstream session's own upstream session.
+    #[error("Session not found: the upstream ended it; initialize a new session")]
+    SessionExpired,
 }
 
 /// An initialized upstream session.
-struct Session {
+pub struct Session {
     revision: i64,
     id: Option<String>,
     protocol_version: String,
@@ -90,6 +101,39 @@ impl Upstream {
         })
     }
 
+    /// A new upstream session of its own for one downstream session, asking for
+    /// `protocol_version` (the downstream client's ask, when the service speaks it).
+    pub async fn open_session(
+        &self,
+        target: &Target,
+        protocol_version: &str,
+    ) -> Result<Arc<Session>, UpstreamError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = initialize_body(id, protocol_version);
+        tokio::time::timeout(LIST_TIMEOUT, self.initialize_once(target, &body, id))
+            .await
+            .map_err(|_| UpstreamError::Timeout)?
+    }
+
+    /// Ends an upstream session in the background (HTTP DELETE with its id; an upstream
+    /// that does not allow it answers 405, which is ignored).
+    pub fn close_session(&self, target: &Target, session: Arc<Session>) {
+        let Some(id) = session.id.clone() else {
+            return;
+        };
+        let (http, target) = (self.http.clone(), target.clone());
+        tokio::spawn(async move {
+            let mut request = http
+                .delete(&target.url)
+                .headers(target.headers.clone())
+                .header("mcp-session-id", id);
+            if let Ok(v) = HeaderValue::from_str(&session.protocol_version) {
+                request = request.header("mcp-protocol-version", v);
+            }
+            let _ = tokio::time::timeout(Duration::from_secs(5), request.send()).await;
+        });
+    }
+
     /// The upstream's `initialize` result (from the cached session).
     pub async fn initialize(&self, target: &Target) -> Result<Value, UpstreamError> {
         Ok(self.session(target).await?.init_result.clone())
@@ -107,6 +151,14 @@ impl Upstream {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         let attempt = async {
+            if let Some(session) = &target.session {
+                // A downstream session's own upstream session is never silently replaced:
+                // whatever state the client built in it would be gone.
+                return match self.post(target, Some(session), &body, Some(id)).await {
+                    Err(PostError::SessionGone) => Err(UpstreamError::SessionExpired),
+                    other => other.map_err(PostError::into_upstream),
+                };
+            }
             let session = self.session(target).await?;
             match self.post(target, Some(&session), &body, Some(id)).await {
                 Err(PostError::SessionGone) => {
@@ -169,11 +221,12 @@ impl Upstream {
     pub fn notify(&self, target: &Target, method: &str, params: Value) {
         let body = json!({ "jsonrpc": "2.0", "method": method, "params": params });
         let (http, target) = (self.http.clone(), target.clone());
-        let session = self
-            .sessions
-            .try_lock()
-            .ok()
-            .and_then(|s| s.get(&target.connection_id).cloned());
+        let session = target.session.clone().or_else(|| {
+            self.sessions
+                .try_lock()
+                .ok()
+                .and_then(|s| s.get(&target.connection_id).cloned())
+        });
         tokio::spawn(async move {
             let request = build(&http, &target, session.as_deref(), &body);
             let _ = tokio::time::timeout(Duration::from_secs(5), request.send()).await;
@@ -188,14 +241,7 @@ impl Upstream {
             return Ok(s.clone());
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let body = json!({
-            "jsonrpc": "2.0", "id": id, "method": "initialize",
-            "params": {
-                "protocolVersion": CLIENT_PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": { "name": "sitefile-workspace", "version": env!("CARGO_PKG_VERSION") },
-            },
-        });
+        let body = initialize_body(id, CLIENT_PROTOCOL_VERSION);
         let init = tokio::time::timeout(LIST_TIMEOUT, self.initialize_once(target, &body, id))
             .await
             .map_err(|_| UpstreamError::Timeout)??;
@@ -264,6 +310,25 @@ impl Upstream {
             return Err(PostError::SessionGone);
         }
         read_response(response, id).await
+    }
+}
+
+/// The `initialize` request the service sends upstream.
+fn initialize_body(id: u64, protocol_version: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "initialize",
+        "params": {
+            "protocolVersion": protocol_version,
+            "capabilities": {},
+            "clientInfo": { "name": "sitefile-workspace", "version": env!("CARGO_PKG_VERSION") },
+        },
+    })
+}
+
+impl Session {
+    /// The `initialize` result the upstream answered.
+    pub fn init_result(&self) -> &Value {
+        &self.init_result
     }
 }
 

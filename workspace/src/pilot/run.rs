@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::llm::LlmEvent;
 use super::queue::MAX_QUEUED_RUNS;
 use crate::clock::now_ms;
-use crate::mcp::{CallContext, Catalog, call_tool, compose};
+use crate::mcp::{CallContext, Catalog, Resolved, call_tool, compose};
 use crate::state::AppState;
 use crate::storage::{Agent, Message, ThreadStatus};
 
@@ -221,16 +221,34 @@ async fn run_tool(
     arguments: Value,
     request_id: &str,
 ) -> Result<Value, String> {
-    let (_, target, original) = catalog
-        .resolve(name)
-        .ok_or_else(|| format!("Unknown tool: {name}"))?;
+    let (target, original) = match catalog.resolve(name) {
+        Resolved::Tool {
+            target, original, ..
+        } => (target, original),
+        Resolved::Ambiguous(names) => {
+            return Err(format!(
+                "Ambiguous tool name: {name}; call it as one of {}",
+                names.join(", ")
+            ));
+        }
+        Resolved::Unknown => return Err(format!("Unknown tool: {name}")),
+    };
     let ctx = CallContext {
         org_id: &job.org_id,
         actor: job.actor.clone(),
         surface: "run",
         request_id,
     };
-    let (_, response) = call_tool(state, &ctx, target, &original, arguments, json!(1), true).await;
+    let (_, response) = call_tool(
+        state,
+        &ctx,
+        target,
+        &original,
+        json!({ "arguments": arguments }),
+        json!(1),
+        true,
+    )
+    .await;
     if let Some(message) = response["error"]["message"].as_str() {
         return Err(message.to_string());
     }

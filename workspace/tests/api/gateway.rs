@@ -78,6 +78,43 @@ async fn gateway_composes_connections(backend: Backend) {
         body["error"]["code"], -32602,
         "unselected tools are not callable"
     );
+    // A bare tool name listed by exactly one member goes to it (`add`: only a lists it,
+    // b's selection leaves it out); one listed by several is ambiguous, naming the
+    // composed names to use; an unknown one is unknown. Both are -32602, the upstream is
+    // not called.
+    let (status, _, body) = api
+        .rpc(
+            &path,
+            Some(&api.owner),
+            call("add", json!({ "a": 2, "b": 3 })),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["content"][0]["text"], "5");
+    assert_eq!(a.calls(), vec!["add".to_string()]);
+    let (status, _, body) = api
+        .rpc(
+            &path,
+            Some(&api.owner),
+            call("echo", json!({ "text": "?" })),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_i64()),
+        (200, Some(-32602))
+    );
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("Ambiguous") && message.contains(&echo_a) && message.contains(&echo_b),
+        "{message}"
+    );
+    let (_, _, body) = api
+        .rpc(&path, Some(&api.owner), call("nope", json!({})))
+        .await;
+    assert_eq!(body["error"]["code"], -32602);
+    assert_eq!(body["error"]["message"], "Unknown tool: nope");
+    assert_eq!(a.calls(), vec!["add".to_string()]);
+    assert_eq!(b.calls(), vec!["echo".to_string()]);
     // Authorization per member connection.
     let (_, key) = api.key(json!({ conn_a.clone(): ["add"] })).await;
     assert_eq!(
@@ -89,6 +126,24 @@ async fn gateway_composes_connections(backend: Backend) {
         .await
         .0,
         200
+    );
+    assert_eq!(
+        api.rpc(&path, Some(&key), call("add", json!({ "a": 1, "b": 2 })))
+            .await
+            .0,
+        200,
+        "a bare name is authorized as the tool it resolves to"
+    );
+    let (_, echo_only) = api.key(json!({ conn_b.clone(): ["echo"] })).await;
+    assert_eq!(
+        api.rpc(
+            &path,
+            Some(&echo_only),
+            call("add", json!({ "a": 1, "b": 2 }))
+        )
+        .await
+        .0,
+        403
     );
     assert_eq!(
         api.rpc(&path, Some(&key), call(&echo_b, json!({ "text": "x" })))

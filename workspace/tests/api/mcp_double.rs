@@ -21,6 +21,12 @@ pub struct Seen {
     pub last_headers: Vec<(String, String)>,
     /// The path of every request, in order.
     pub hits: Vec<String>,
+    /// The params of the last `tools/call`.
+    pub last_params: Value,
+    /// The `protocolVersion` each `initialize` asked for.
+    pub asked_versions: Vec<String>,
+    /// Sessions ended by DELETE.
+    pub deleted: Vec<String>,
 }
 
 #[derive(Clone)]
@@ -36,6 +42,7 @@ pub struct McpDouble {
     pub url: String,
     /// What it saw.
     pub seen: Arc<Mutex<Seen>>,
+    sessions: Arc<Mutex<HashSet<String>>>,
 }
 
 impl McpDouble {
@@ -59,9 +66,26 @@ impl McpDouble {
     /// request with a 307 to `/mcp` on another host name (`localhost`), `error500`
     /// answers 500, `odd` is a working server whose listing has a tool with a
     /// non-object `_meta` and which answers other methods with JSON that is not an object,
-    /// `huge` answers every tool call with 17 MiB.
+    /// `huge` answers every tool call with 17 MiB, `old` speaks only 2025-03-26, `tasks`
+    /// also lists `task_only` (task-augmented calls only, MCP 2025-11-25) and `meta_echo`
+    /// (answers with the call's `params._meta`).
     pub fn mode_url(&self, mode: &str) -> String {
         self.url.replace("/mcp", &format!("/{mode}/mcp"))
+    }
+
+    /// Sessions the double ended on DELETE.
+    pub fn deleted(&self) -> Vec<String> {
+        self.seen.lock().unwrap().deleted.clone()
+    }
+
+    /// Forgets `session`, as a restarted upstream would.
+    pub fn forget_session(&self, session: &str) {
+        self.sessions.lock().unwrap().remove(session);
+    }
+
+    /// The params of the last tool call, as the upstream received them.
+    pub fn last_params(&self) -> Value {
+        self.seen.lock().unwrap().last_params.clone()
     }
 
     /// A header of the last tool call.
@@ -116,6 +140,7 @@ async fn handle_mode(
 
 async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: String) -> Response {
     let odd = mode.as_deref() == Some("odd");
+    let tasks = mode.as_deref() == Some("tasks");
     let huge = mode.as_deref() == Some("huge");
     let msg: Value = serde_json::from_str(&body).unwrap();
     let method = msg["method"].as_str().unwrap_or_default().to_string();
@@ -139,8 +164,31 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
         "initialize" => {
             let sid = uuid::Uuid::new_v4().to_string();
             d.sessions.lock().unwrap().insert(sid.clone());
+            let asked = msg["params"]["protocolVersion"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            d.seen.lock().unwrap().asked_versions.push(asked.clone());
+            let known = ["2025-11-25", "2025-06-18", "2025-03-26"];
+            let version = if mode.as_deref() == Some("old") {
+                "2025-03-26".to_string()
+            } else if known.contains(&asked.as_str()) {
+                asked
+            } else {
+                "2025-06-18".to_string()
+            };
+            // Everything a server may advertise, deliverable through a proxy or not.
             let body = json!({ "jsonrpc": "2.0", "id": id, "result": {
-                "protocolVersion": "2025-06-18", "capabilities": { "tools": {} },
+                "protocolVersion": version,
+                "capabilities": {
+                    "tools": { "listChanged": true },
+                    "resources": { "subscribe": true, "listChanged": true },
+                    "prompts": { "listChanged": true },
+                    "logging": {},
+                    "completions": {},
+                    "tasks": { "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } },
+                    "experimental": { "x": {} }
+                },
                 "serverInfo": { "name": "double", "version": "1.0.0" } } });
             return ([("mcp-session-id", sid)], axum::Json(body)).into_response();
         }
@@ -151,7 +199,22 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
             tools.as_array_mut().unwrap().push(json!("not a tool"));
             json!({ "tools": tools })
         }
+        "tools/list" if tasks => {
+            let mut tools = tools();
+            let list = tools.as_array_mut().unwrap();
+            list.push(
+                json!({ "name": "task_only", "inputSchema": { "type": "object" },
+                "execution": { "taskSupport": "required" } }),
+            );
+            list.push(json!({ "name": "meta_echo", "inputSchema": { "type": "object" } }));
+            list.push(json!({ "name": "session", "inputSchema": { "type": "object" } }));
+            json!({ "tools": tools })
+        }
         "tools/list" => json!({ "tools": tools() }),
+        "tasks/get" => json!({ "taskId": msg["params"]["taskId"], "status": "completed",
+            "createdAt": "2026-11-24T00:00:00Z", "lastUpdatedAt": "2026-11-24T00:00:01Z", "ttl": 60000 }),
+        "tasks/result" => json!({ "content": [{ "type": "text", "text": "task done" }],
+            "_meta": { "io.modelcontextprotocol/related-task": { "taskId": msg["params"]["taskId"] } } }),
         "resources/list" | "prompts/list" if odd => {
             return axum::Json(json!([1, 2, 3])).into_response();
         }
@@ -169,6 +232,7 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
             {
                 let mut seen = d.seen.lock().unwrap();
                 seen.calls.push(name.clone());
+                seen.last_params = msg["params"].clone();
                 seen.last_headers = headers
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string()))
@@ -186,6 +250,18 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
                     text((args["a"].as_f64().unwrap() + args["b"].as_f64().unwrap()).to_string())
                 }
                 "public_ping" | "legacy_ping" => text("pong".into()),
+                "task_only" => match msg["params"].get("task") {
+                    Some(task) => json!({ "task": { "taskId": "task-1", "status": "working",
+                        "ttl": task["ttl"], "createdAt": "2026-11-24T00:00:00Z",
+                        "lastUpdatedAt": "2026-11-24T00:00:00Z", "pollInterval": 100 } }),
+                    None => {
+                        let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32601,
+                            "message": "task_only must be called as a task" } });
+                        return axum::Json(body).into_response();
+                    }
+                },
+                "meta_echo" => text(msg["params"]["_meta"].to_string()),
+                "session" => text(session.clone().unwrap_or_default()),
                 "slow" => {
                     tokio::time::sleep(Duration::from_secs(5)).await;
                     text("late".into())
@@ -220,31 +296,52 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
     }
 }
 
-fn app(sse: bool) -> (Router, Arc<Mutex<Seen>>) {
+async fn delete(State(d): State<Double>, headers: HeaderMap) -> StatusCode {
+    let Some(session) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+        return StatusCode::BAD_REQUEST;
+    };
+    if d.sessions.lock().unwrap().remove(session) {
+        d.seen.lock().unwrap().deleted.push(session.to_string());
+        StatusCode::OK
+    } else {
+        StatusCode::NOT_FOUND
+    }
+}
+
+async fn delete_mode(state: State<Double>, _: Path<String>, headers: HeaderMap) -> StatusCode {
+    delete(state, headers).await
+}
+
+type Sessions = Arc<Mutex<HashSet<String>>>;
+
+fn app(sse: bool) -> (Router, Arc<Mutex<Seen>>, Sessions) {
     let seen = Arc::new(Mutex::new(Seen::default()));
+    let sessions = Sessions::default();
     let d = Double {
         seen: seen.clone(),
-        sessions: Arc::default(),
+        sessions: sessions.clone(),
         sse,
     };
     (
         Router::new()
-            .route("/mcp", post(handle))
-            .route("/{mode}/mcp", post(handle_mode))
+            .route("/mcp", post(handle).delete(delete))
+            .route("/{mode}/mcp", post(handle_mode).delete(delete_mode))
             .with_state(d),
         seen,
+        sessions,
     )
 }
 
 /// Starts a plain HTTP double; `sse` answers tool calls as event streams.
 pub async fn start(sse: bool) -> McpDouble {
-    let (router, seen) = app(sse);
+    let (router, seen, sessions) = app(sse);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
     McpDouble {
         url: format!("http://127.0.0.1:{}/mcp", addr.port()),
         seen,
+        sessions,
     }
 }
 
@@ -287,11 +384,12 @@ pub async fn start_tls(ca: &TestCa) -> McpDouble {
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let (router, seen) = app(false);
+    let (router, seen, sessions) = app(false);
     tokio::spawn(axum::serve(TlsListener { listener, acceptor }, router).into_future());
     McpDouble {
         url: format!("https://localhost:{}/mcp", addr.port()),
         seen,
+        sessions,
     }
 }
 

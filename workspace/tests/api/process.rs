@@ -667,8 +667,48 @@ async fn telemetry_and_deprecation_log() {
         metrics.lock().unwrap(),
         traces.lock().unwrap()
     );
+    // Every method on the legacy route carries the signal and logs the line, whatever
+    // its status (GET answers 405 and DELETE without a session 400, as on the canonical
+    // route; OPTIONS and PUT get the method router's 405), and the canonical route logs
+    // nothing.
+    let client = reqwest::Client::new();
+    let legacy = format!("{}/mcp/{conn}", server.base);
+    for method in ["GET", "DELETE", "OPTIONS", "PUT"] {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let response = client
+            .request(method.clone(), &legacy)
+            .bearer_auth(&owner)
+            .send()
+            .await
+            .unwrap();
+        let expected = if method == reqwest::Method::DELETE {
+            400
+        } else {
+            405
+        };
+        assert_eq!(response.status(), expected, "{method}");
+        assert_eq!(response.headers()["deprecation"], "@1795305600", "{method}");
+        assert_eq!(
+            response.headers()["link"],
+            format!("</api/acme/mcp/{conn}>; rel=\"successor-version\""),
+            "{method}"
+        );
+        let canonical = client.request(method.clone(), &url).send().await.unwrap();
+        assert!(canonical.headers().get("deprecation").is_none(), "{method}");
+    }
+    // Without a key: the signal, but no Link naming the organization.
+    let anonymous = client.get(&legacy).send().await.unwrap();
+    assert_eq!(anonymous.headers()["deprecation"], "@1795305600");
+    assert!(anonymous.headers().get("link").is_none());
     let log = std::fs::read_to_string(&server.stderr).unwrap();
-    assert_eq!(log.matches("deprecated route").count(), 1, "{log}");
+    assert_eq!(log.matches("deprecated route").count(), 6, "{log}");
+    for method in ["POST", "GET", "DELETE", "OPTIONS", "PUT"] {
+        assert!(
+            log.lines()
+                .any(|l| l.contains("deprecated route") && l.contains(method)),
+            "{method}: {log}"
+        );
+    }
     assert!(
         !log.contains(ENCRYPTION_KEY_B64) && !log.contains(&owner),
         "secrets never logged"

@@ -8,11 +8,14 @@ use serde_json::{Value, json};
 use crate::both_backends;
 use crate::common::{Api, Backend, call, request};
 use crate::mcp_double::{self, TestCa};
+use sitefile_workspace::clock::{ManualClock, now_ms};
 
 both_backends!(
     proxy_status_table,
     proxy_credentials_public_tools_and_validation,
-    proxy_https_and_timeout
+    proxy_https_and_timeout,
+    proxy_forwards_params_and_speaks_the_upstream_version,
+    proxy_sessions_are_per_client
 );
 
 /// Parses `key="value"` / `key=value` auth-params of a challenge.
@@ -199,6 +202,7 @@ async fn proxy_credentials_public_tools_and_validation(backend: Backend) {
     let (status, _, init) = api.rpc(&path, Some(&api.owner), json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": { "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } })).await;
     assert_eq!(status, 200);
+    // Negotiated per session: the upstream was asked the client's version and answered it.
     assert_eq!(init["result"]["protocolVersion"], "2025-03-26");
     assert_eq!(init["result"]["serverInfo"]["name"], "double");
     let notification = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
@@ -278,7 +282,13 @@ async fn proxy_credentials_public_tools_and_validation(backend: Backend) {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["deprecation"], "true");
+    // RFC 9745: the date the route was deprecated, as a structured-field date, and the
+    // canonical route of the caller's organization as the successor.
+    assert_eq!(r.headers()["deprecation"], "@1795305600");
+    assert_eq!(
+        r.headers()["link"],
+        format!("</api/acme/mcp/{conn}>; rel=\"successor-version\"")
+    );
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["result"]["content"][0]["text"], "legacy");
     // Every invocation is audited with the caller identity.
@@ -355,6 +365,278 @@ async fn proxy_https_and_timeout(backend: Backend) {
     );
     assert!(started.elapsed() < Duration::from_secs(3));
     let _ = std::fs::remove_file(ca_file);
+}
+
+async fn proxy_forwards_params_and_speaks_the_upstream_version(backend: Backend) {
+    let api = Api::start(backend).await;
+    let upstream = mcp_double::start(false).await;
+    let conn = api
+        .connection(&api.owner, &upstream.mode_url("tasks"), json!({}))
+        .await;
+    let path = format!("/api/acme/mcp/{conn}");
+    let initialize = |version: &str| {
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } })
+    };
+    // Negotiated per session: the upstream session is asked the client's version (or the
+    // newest this service speaks) and its answer is what the client is told.
+    let (status, _, init) = api
+        .rpc(&path, Some(&api.owner), initialize("2025-03-26"))
+        .await;
+    assert_eq!(status, 200, "{init}");
+    assert_eq!(init["result"]["protocolVersion"], "2025-03-26");
+    let (_, _, init) = api
+        .rpc(&path, Some(&api.owner), initialize("1999-01-01"))
+        .await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(
+        upstream.seen.lock().unwrap().asked_versions,
+        vec!["2025-03-26".to_string(), "2025-11-25".to_string()]
+    );
+    // Advertised: only what works through the proxy (no server-to-client stream).
+    assert_eq!(
+        init["result"]["capabilities"],
+        json!({ "tools": {}, "resources": {}, "prompts": {}, "completions": {},
+            "tasks": { "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } } })
+    );
+    let old = api
+        .connection(&api.owner, &upstream.mode_url("old"), json!({}))
+        .await;
+    let (_, _, init) = api
+        .rpc(
+            &format!("/api/acme/mcp/{old}"),
+            Some(&api.owner),
+            initialize("2025-11-25"),
+        )
+        .await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-03-26");
+
+    // `params` are forwarded whole: a task-augmented call reaches a task-only tool...
+    let (_, key) = api
+        .key(json!({ conn.clone(): ["task_only", "meta_echo"] }))
+        .await;
+    let task_call = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "task_only", "arguments": {}, "task": { "ttl": 60000 } } });
+    let (status, _, body) = api.rpc(&path, Some(&key), task_call).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["id"], 3);
+    assert_eq!(body["result"]["task"]["taskId"], "task-1");
+    assert_eq!(upstream.last_params()["task"], json!({ "ttl": 60000 }));
+    let (_, _, body) = api
+        .rpc(&path, Some(&key), call("task_only", json!({})))
+        .await;
+    assert_eq!(body["error"]["code"], -32601, "without a task: {body}");
+    // ... whose task the same key reads and awaits; listing every task needs `*`.
+    for method in ["tasks/get", "tasks/result"] {
+        let message = json!({ "jsonrpc": "2.0", "id": 4, "method": method,
+            "params": { "taskId": "task-1" } });
+        let (status, _, body) = api.rpc(&path, Some(&key), message).await;
+        assert_eq!(status, 200, "{method}: {body}");
+        assert!(body.get("result").is_some(), "{method}: {body}");
+    }
+    assert_eq!(
+        api.rpc(&path, Some(&key), request("tasks/list")).await.0,
+        403
+    );
+    // ... and `_meta` (a progress token) and fields this service does not know pass too.
+    let meta_call = json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "meta_echo", "_meta": { "progressToken": "p-1" }, "future": [1] } });
+    let (status, _, body) = api.rpc(&path, Some(&key), meta_call).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["content"][0]["text"],
+        json!({ "progressToken": "p-1" }).to_string()
+    );
+    assert_eq!(
+        upstream.last_params(),
+        json!({ "name": "meta_echo", "arguments": {}, "_meta": { "progressToken": "p-1" }, "future": [1] })
+    );
+    // Through the gateway too, with the member's own tool name.
+    let agent = api.agent(&api.owner, &[&conn]).await;
+    let prefix = conn.replace('-', "")[..8].to_string();
+    let gateway_call = json!({ "jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+        "name": format!("{prefix}_meta_echo"), "arguments": {}, "_meta": { "progressToken": 9 } } });
+    let (status, _, body) = api
+        .rpc(
+            &format!("/api/acme/mcp/gateway/{agent}"),
+            Some(&api.owner),
+            gateway_call,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        upstream.last_params(),
+        json!({ "name": "meta_echo", "arguments": {}, "_meta": { "progressToken": 9 } })
+    );
+}
+
+/// `initialize` with `key` on `path`; the `Mcp-Session-Id` answered.
+async fn open(api: &Api, path: &str, key: &str) -> (u16, Option<String>) {
+    let message = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } });
+    let (status, headers, _) = api.rpc(path, Some(key), message).await;
+    let session = headers
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_string());
+    (status, session)
+}
+
+/// Calls the double's `session` tool (it answers the upstream session id it saw) with `key`
+/// in `session` (none: stateless).
+async fn upstream_session(
+    api: &Api,
+    path: &str,
+    key: &str,
+    session: Option<&str>,
+) -> (u16, String) {
+    let mut request = api
+        .client
+        .post(format!("{}{path}", api.base))
+        .bearer_auth(key)
+        .header("accept", "application/json, text/event-stream")
+        .json(&call("session", json!({})));
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let body: Value = response.json().await.unwrap();
+    let text = body["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    (status, text)
+}
+
+/// `DELETE` on `path` with `key` and `session`.
+async fn end(api: &Api, path: &str, key: &str, session: Option<&str>) -> u16 {
+    let mut request = api
+        .client
+        .delete(format!("{}{path}", api.base))
+        .bearer_auth(key);
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request.send().await.unwrap().status().as_u16()
+}
+
+/// Waits until the double has seen `session` ended by DELETE.
+async fn ended_upstream(upstream: &mcp_double::McpDouble, session: &str) -> bool {
+    for _ in 0..100 {
+        if upstream.deleted().iter().any(|s| s == session) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+async fn proxy_sessions_are_per_client(backend: Backend) {
+    let clock = ManualClock::new(now_ms());
+    let api = Api::start_with(backend, |c| {
+        c.clock = clock.clock();
+        c.mcp_sessions.idle = Duration::from_secs(60);
+        c.mcp_sessions.per_key = 2;
+        c.mcp_sessions.max = 3;
+    })
+    .await;
+    let upstream = mcp_double::start(false).await;
+    let conn = api
+        .connection(&api.owner, &upstream.mode_url("tasks"), json!({}))
+        .await;
+    let path = format!("/api/acme/mcp/{conn}");
+    let (_, one) = api.key(json!({ conn.clone(): ["session"] })).await;
+    let (_, two) = api.key(json!({ conn.clone(): ["session"] })).await;
+    let tick = || clock.advance(Duration::from_secs(1));
+
+    // Each initialize gets its own session, here and upstream; stateless calls share one.
+    let (status, s1) = open(&api, &path, &one).await;
+    assert_eq!(status, 200);
+    let s1 = s1.expect("initialize answers Mcp-Session-Id");
+    let s2 = open(&api, &path, &two).await.1.unwrap();
+    assert_ne!(s1, s2);
+    let (status, u1) = upstream_session(&api, &path, &one, Some(&s1)).await;
+    assert_eq!(status, 200);
+    let u2 = upstream_session(&api, &path, &two, Some(&s2)).await.1;
+    let (status, u0) = upstream_session(&api, &path, &one, None).await;
+    assert_eq!(status, 200, "stateless callers keep working");
+    assert!(!u0.is_empty() && !u1.is_empty() && !u2.is_empty());
+    assert!(u0 != u1 && u1 != u2 && u0 != u2, "{u0} {u1} {u2}");
+    assert_eq!(upstream_session(&api, &path, &one, Some(&s1)).await.1, u1);
+    // A session is its key's, on its connection: anything else is 404 (start a new one).
+    assert_eq!(upstream_session(&api, &path, &two, Some(&s1)).await.0, 404);
+    assert_eq!(
+        upstream_session(&api, &path, &one, Some("nope")).await.0,
+        404
+    );
+    let other = api.connection(&api.owner, &upstream.url, json!({})).await;
+    let (_, both) = api
+        .key(json!({ conn.clone(): ["session"], other.clone(): ["*"] }))
+        .await;
+    let s_both = open(&api, &path, &both).await.1.unwrap();
+    let (status, _) = upstream_session(
+        &api,
+        &format!("/api/acme/mcp/{other}"),
+        &both,
+        Some(&s_both),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_eq!(end(&api, &path, &both, Some(&s_both)).await, 204);
+
+    // DELETE ends the session here and upstream.
+    assert_eq!(
+        end(&api, &path, &two, Some(&s1)).await,
+        404,
+        "not its key's"
+    );
+    assert_eq!(end(&api, &path, &one, None).await, 400);
+    assert_eq!(end(&api, &path, &one, Some(&s1)).await, 204);
+    assert!(ended_upstream(&upstream, &u1).await);
+    assert_eq!(upstream_session(&api, &path, &one, Some(&s1)).await.0, 404);
+    assert_eq!(end(&api, &path, &one, Some(&s1)).await, 404);
+    let get = api
+        .client
+        .get(format!("{}{path}", api.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status(), 405);
+    assert_eq!(get.headers()["allow"], "POST, DELETE");
+
+    // At most 2 sessions per key: a third ends the least recently used one.
+    let s3 = open(&api, &path, &one).await.1.unwrap();
+    tick();
+    let s4 = open(&api, &path, &one).await.1.unwrap();
+    tick();
+    let u4 = upstream_session(&api, &path, &one, Some(&s4)).await.1;
+    tick();
+    let u3 = upstream_session(&api, &path, &one, Some(&s3)).await.1;
+    tick();
+    let s5 = open(&api, &path, &one).await.1.unwrap();
+    assert_eq!(upstream_session(&api, &path, &one, Some(&s4)).await.0, 404);
+    assert!(ended_upstream(&upstream, &u4).await);
+    assert_eq!(upstream_session(&api, &path, &one, Some(&s3)).await.1, u3);
+    // At most 3 on the server (s2, s3, s5): a new session is refused, nothing is evicted.
+    let (status, refused) = open(&api, &path, &two).await;
+    assert_eq!((status, refused), (503, None));
+    assert_eq!(upstream_session(&api, &path, &two, Some(&s2)).await.1, u2);
+    let _ = s5;
+
+    // Sessions unused for the idle time are ended, here and upstream.
+    clock.advance(Duration::from_secs(61));
+    assert_eq!(upstream_session(&api, &path, &one, Some(&s3)).await.0, 404);
+    assert!(ended_upstream(&upstream, &u3).await);
+    assert!(ended_upstream(&upstream, &u2).await);
+
+    // An upstream that forgets a session: 404, and the session is gone here too.
+    let s6 = open(&api, &path, &two).await.1.unwrap();
+    let u6 = upstream_session(&api, &path, &two, Some(&s6)).await.1;
+    upstream.forget_session(&u6);
+    assert_eq!(upstream_session(&api, &path, &two, Some(&s6)).await.0, 404);
+    assert_eq!(end(&api, &path, &two, Some(&s6)).await, 404);
+    // Stateless callers still share the connection's session.
+    assert_eq!(upstream_session(&api, &path, &one, None).await.1, u0);
 }
 
 impl Api {
