@@ -6,9 +6,9 @@
  */
 
 import { SitefileError, native } from "./errors";
-import { type InvokeContext, type Loader, type SectionModule, Site, addon, currentSite } from "./setup";
+import { type InvokeContext, type Loader, Site, addon, currentSite } from "./setup";
 import { type ResolvedPage, drive, messageOf } from "./resolve";
-import { runSectionLoaders } from "./sections";
+import { getSection, runSectionLoaders } from "./sections";
 import type * as Native from "../index";
 
 /** `createAdminSetup` options (spec "Setup options"). */
@@ -186,13 +186,6 @@ async function runInvoke(site: Site, calls: InvokeCall[], request: Request): Pro
   return [`[${answers.join(",")}]`, flatHeaders(ctx.responseHeaders)];
 }
 
-function componentOf(module: unknown): unknown {
-  if (module !== null && typeof module === "object" && "default" in module) {
-    return (module as { default: unknown }).default;
-  }
-  return module;
-}
-
 /** Renders the resolved sections with React's server renderer, each on its own: one section's
  * failure is that section's error. */
 async function renderSections(site: Site, page: ResolvedPage): Promise<string> {
@@ -204,10 +197,8 @@ async function renderSections(site: Site, page: ResolvedPage): Promise<string> {
   const sections = await Promise.all(
     page.sections.map(async ({ component, props }) => {
       try {
-        const key = site.native.registeredSection(component) ?? component;
-        const module: SectionModule | undefined = site.sectionModules.get(key);
-        if (!module) throw new Error(`no section module is registered for ${component}`);
-        const Component = componentOf(await module()) as React.ElementType;
+        const Component = (await getSection(component, site)) as React.ElementType | undefined;
+        if (Component === undefined) throw new Error(`no section module is registered for ${component}`);
         if (typeof Component !== "function" && typeof Component !== "object") {
           throw new Error(`the module of ${component} exports no component`);
         }

@@ -64,7 +64,7 @@ export {
   type ExperimentsStore,
   resolveExperimentVariant,
 } from "./experiments";
-export { type SectionLoadersResult, runSectionLoaders, runSectionLoadersWithEffects } from "./sections";
+export { type SectionLoadersResult, getSection, runSectionLoaders, runSectionLoadersWithEffects } from "./sections";
 export { type MetadataDefaults, type PageMetadata, pageMetadata } from "./metadata";
 export {
   Audience,
@@ -80,4 +80,3 @@ export {
   SectionVariants,
   multivariate,
 } from "./flags";
-export { getSection } from "./next/sections";

@@ -17,6 +17,28 @@ interface SectionExports {
   renderJson?: unknown;
 }
 
+/** The registered key of the section a resolved page names (the core says which; it may be
+ * spelled with or without `.tsx`), or the name itself when none is registered. */
+function registeredKey(site: Site, component: string): string {
+  return native(() => site.native.registeredSection(component)) ?? component;
+}
+
+/**
+ * The component of the section a resolved page names (`site/sections/Hero.tsx`): the default
+ * export of its registered module (or the module itself when it has none); `undefined` when no
+ * module is registered for it. What a page renders each `{component, props}` of
+ * `resolveDecoPage` with.
+ */
+export async function getSection(component: string, site: Site = currentSite()): Promise<unknown> {
+  const load = site.sectionModules.get(registeredKey(site, component));
+  if (!load) return undefined;
+  const module: unknown = await load();
+  if (module !== null && typeof module === "object" && "default" in module) {
+    return (module as { default: unknown }).default;
+  }
+  return module;
+}
+
 const exportsBySite = new WeakMap<Site, Promise<Map<string, SectionExports>>>();
 
 /** Every `sections` module's exports by registered key, loaded once per site (a failed load
@@ -99,8 +121,7 @@ export async function runSectionLoadersWithEffects(
     }
     const results = await Promise.all(
       step.value.map((call) => {
-        const key = site.native.registeredSection(call.key) ?? call.key;
-        return answerCall(call.id, () => modules.get(key)?.loader?.(call.props, request));
+        return answerCall(call.id, () => modules.get(registeredKey(site, call.key))?.loader?.(call.props, request));
       }),
     );
     answers = `[${results.join(",")}]`;
@@ -116,8 +137,7 @@ export async function runSectionLoadersWithEffects(
  */
 export async function projectRenderJson(sections: ResolvedSection[], site: Site): Promise<ResolvedSection[]> {
   const modules = await sectionExports(site);
-  const projectionOf = (section: ResolvedSection): unknown =>
-    modules.get(site.native.registeredSection(section.component) ?? section.component)?.renderJson;
+  const projectionOf = (section: ResolvedSection): unknown => modules.get(registeredKey(site, section.component))?.renderJson;
   if (!sections.some((section) => typeof projectionOf(section) === "function")) return sections;
   return Promise.all(
     sections.map(async (section) => {
