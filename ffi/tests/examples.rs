@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{compile, compiler, library_dir, root, run_ok};
+use common::{compile, compiler, install, library_dir, root, run_ok};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,16 +36,7 @@ fn page(stdout: &[u8], want: &str) -> Value {
 
 #[test]
 fn the_c_host_example_builds_with_its_makefile_and_prints_the_page() {
-    let prefix = tmp("c-host-prefix");
-    let _ = std::fs::remove_dir_all(&prefix);
-    run_ok(
-        Command::new("bash")
-            .arg(root().join("scripts/install-ffi.sh"))
-            .arg("--from")
-            .arg(library_dir())
-            .arg(&prefix),
-        "installed sitefile",
-    );
+    let prefix = install("c-host-prefix");
     let exe = tmp("c-host");
     let _ = std::fs::remove_file(&exe);
     run_ok(

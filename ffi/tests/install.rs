@@ -5,24 +5,9 @@
 
 mod common;
 
-use common::{compiler, crate_dir, library_dir, root, run_ok};
-use std::path::{Path, PathBuf};
+use common::{compiler, crate_dir, install, root, run_ok};
+use std::path::Path;
 use std::process::Command;
-
-/// Installs into a fresh prefix and returns it.
-fn install(name: &str) -> PathBuf {
-    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&prefix);
-    run_ok(
-        Command::new("bash")
-            .arg(root().join("scripts/install-ffi.sh"))
-            .arg("--from")
-            .arg(library_dir())
-            .arg(&prefix),
-        "installed sitefile",
-    );
-    prefix
-}
 
 /// `pkg-config ARGS sitefile` against the prefix's `.pc` only.
 fn pkg_config(prefix: &Path, args: &[&str]) -> String {

@@ -51,6 +51,16 @@ impl Server {
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
+
+    /// `GET path` on a fresh connection.
+    async fn get(&self, path: &str) -> reqwest::Response {
+        client().get(self.url(path)).send().await.unwrap()
+    }
+
+    /// `GET path`, its body read as JSON.
+    async fn get_json(&self, path: &str) -> Value {
+        self.get(path).await.json().await.unwrap()
+    }
 }
 
 fn client() -> reqwest::Client {
@@ -87,16 +97,9 @@ async fn a_page_is_a_readable_html_view_of_its_sections_and_says_what_failed() {
 async fn page_json_answers_as_json_with_etags() {
     let server = Server::start(&[]).await;
     let client = client();
-    let legacy: Value = client
-        .get(server.url("/?asJson"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let legacy: Value = server.get_json("/?asJson").await;
     assert_eq!(legacy["props"]["name"], "Home");
-    let lean = client.get(server.url("/?renderJson")).send().await.unwrap();
+    let lean = server.get("/?renderJson").await;
     assert_eq!(lean.status(), StatusCode::OK);
     let etag = lean.headers()["etag"].to_str().unwrap().to_string();
     assert!(etag.starts_with("\"rj-"), "{etag}");
@@ -115,7 +118,7 @@ async fn page_json_answers_as_json_with_etags() {
 async fn the_admin_protocol_reads_and_reloads_content_and_the_page_changes() {
     let server = Server::start(&[("PLATFORM_RELEASE_RELOAD_TOKEN", TOKEN)]).await;
     let client = client();
-    let read = client.get(server.url("/.sitefile")).send().await.unwrap();
+    let read = server.get("/.sitefile").await;
     assert_eq!(read.status(), StatusCode::OK);
     let etag = read.headers()["etag"].to_str().unwrap().to_string();
     let content: Value = read.json().await.unwrap();
@@ -146,14 +149,7 @@ async fn the_admin_protocol_reads_and_reloads_content_and_the_page_changes() {
         .await
         .unwrap();
     assert_eq!(reloaded.status(), StatusCode::OK);
-    let page: Value = client
-        .get(server.url("/?renderJson"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let page: Value = server.get_json("/?renderJson").await;
     assert_eq!(
         page["name"], "Welcome",
         "the page serves the reloaded content"
@@ -164,20 +160,14 @@ async fn the_admin_protocol_reads_and_reloads_content_and_the_page_changes() {
 async fn what_this_server_cannot_do_is_a_clear_json_answer() {
     let server = Server::start(&[]).await;
     let client = client();
-    let meta = client
-        .get(server.url("/platform/meta"))
-        .send()
-        .await
-        .unwrap();
+    let meta = server.get("/platform/meta").await;
     assert_eq!(meta.status(), StatusCode::SERVICE_UNAVAILABLE);
     let meta: Value = meta.json().await.unwrap();
     assert_eq!(meta["error"]["code"], "schema_not_initialized");
 
-    let preview = client
-        .get(server.url("/platform/previews/site%2Fsections%2FTheme%2FTheme.tsx"))
-        .send()
-        .await
-        .unwrap();
+    let preview = server
+        .get("/platform/previews/site%2Fsections%2FTheme%2FTheme.tsx")
+        .await;
     assert_eq!(preview.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(preview.headers()["content-type"], "application/json");
     let preview: Value = preview.json().await.unwrap();
@@ -197,11 +187,7 @@ async fn what_this_server_cannot_do_is_a_clear_json_answer() {
     let posted: Value = posted.json().await.unwrap();
     assert_eq!(posted["error"]["code"], "method_not_allowed");
 
-    let liveness = client
-        .get(server.url("/platform/_liveness"))
-        .send()
-        .await
-        .unwrap();
+    let liveness = server.get("/platform/_liveness").await;
     assert_eq!(liveness.status(), StatusCode::OK);
 }
 
@@ -221,7 +207,7 @@ async fn oversized_reload_bodies_are_413_and_the_server_keeps_serving() {
         assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
     }
     // That connection may be closed; another client is served as before.
-    let page = self::client().get(server.url("/")).send().await.unwrap();
+    let page = server.get("/").await;
     assert_eq!(page.status(), StatusCode::OK);
 }
 

@@ -85,3 +85,19 @@ pub fn run_ok(command: &mut Command, expected: &str) -> Output {
     );
     run
 }
+
+/// Installs this build's library with `scripts/install-ffi.sh --from` into a fresh prefix
+/// `name` under the tests' temporary directory, and returns the prefix.
+pub fn install(name: &str) -> PathBuf {
+    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&prefix);
+    run_ok(
+        Command::new("bash")
+            .arg(root().join("scripts/install-ffi.sh"))
+            .arg("--from")
+            .arg(library_dir())
+            .arg(&prefix),
+        "installed sitefile",
+    );
+    prefix
+}
