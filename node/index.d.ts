@@ -187,6 +187,12 @@ export declare class NativeSite {
    */
   resolve(request: string): NativeResolution
   /**
+   * Resolves the page for a request (as `resolve`) and takes its first step with `host`'s
+   * callbacks: the finished page's step as JSON text (`{"step": "done", ...}`), or the
+   * resolution when loaders must run (its first `advance(null, host)` returns the step).
+   */
+  resolvePage(request: string, host: HostCallbacks): string | NativeResolution
+  /**
    * Starts resolving one value (JSON: a saved block `{"__resolveType": "<name>"}`, a section
    * or props) for a request, like a page.
    */

@@ -57,7 +57,10 @@ async function speed(site, urls) {
     JSON.stringify({ url, headers: [["user-agent", DESKTOP]], now: "2026-06-01T12:00:00Z", seed: 0 });
   const texts = new Map();
   const host = {};
-  const asText = (url) => addonSite.native.resolve(form(url)).advance(null, host);
+  const asText = (url) => {
+    const first = addonSite.native.resolvePage(form(url), host);
+    return typeof first === "string" ? first : first.advance(null, host);
+  };
   for (const url of urls) texts.set(url, asText(url));
   const object = await timed(urls, (url) => resolveDecoPage(request(url), addonSite));
   const text = await timed(urls, async (url) => asText(url));

@@ -3,6 +3,7 @@
 use crate::admin::AdminResponseOutput;
 use crate::error::{Code, JsResult, fail, guarded, thrown};
 use crate::host::{HostCallbacks, JsHost};
+use napi::bindgen_prelude::Either;
 use napi::{Env, JsString};
 use napi_derive::napi;
 use sitefile_core::matchers::ExperimentsConfig;
@@ -46,7 +47,13 @@ pub(crate) enum PageJsonFinish {
 pub struct NativeResolution {
     pub(crate) state: State,
     pub(crate) page_json: PageJsonFinish,
+    /// The step already taken (JSON), which the first `advance` returns.
+    taken: Option<Vec<u8>>,
 }
+
+/// What `NativeSite.resolvePage` answers: the finished page's step as JSON text, or, when
+/// loaders must run, the resolution, whose first `advance(null, host)` returns its first step.
+pub type FirstStep<'env> = Either<JsString<'env>, NativeResolution>;
 
 impl NativeResolution {
     /// A resolution that `start` begins at the first `advance`.
@@ -54,6 +61,25 @@ impl NativeResolution {
         NativeResolution {
             state: State::Ready(start),
             page_json: PageJsonFinish::None,
+            taken: None,
+        }
+    }
+
+    /// Takes the first step of `resolution` now: a finished page crosses as text and no
+    /// resolution object is made (most pages: no loaders, or every loader answered from the
+    /// loader cache).
+    pub(crate) fn first_step<'env>(
+        env: &'env Env,
+        mut resolution: Resolution,
+        host: &dyn Host,
+    ) -> JsResult<FirstStep<'env>> {
+        match resolution.next(host).map_err(|e| thrown(&e))? {
+            step @ Step::Done(_) => js_text(env, &step.to_json_bytes()).map(Either::A),
+            step @ Step::NeedLoaders(_) => Ok(Either::B(NativeResolution {
+                state: State::Running(Box::new(resolution)),
+                page_json: PageJsonFinish::None,
+                taken: Some(step.to_json_bytes()),
+            })),
         }
     }
 }
@@ -72,6 +98,16 @@ impl NativeResolution {
         host: HostCallbacks,
     ) -> Result<JsString<'env>, napi::Error<Code>> {
         guarded(|| {
+            if let Some(step) = self.taken.take() {
+                if answers.is_some() {
+                    self.taken = Some(step);
+                    return Err(fail(
+                        ErrorCode::InvalidRequest,
+                        "answers given before the first step was read: advance(null) first",
+                    ));
+                }
+                return js_text(env, &step);
+            }
             let host = JsHost::new(&host);
             let mut resolution = match std::mem::replace(&mut self.state, State::Gone) {
                 State::Ready(start) => Box::new(start(&host)?),
@@ -200,9 +236,14 @@ impl NativeResolution {
 /// JSON text (UTF-8) as a JS string. Pages are mostly ASCII and accented Latin letters, so
 /// when every character is Latin-1 the text is handed over as Latin-1, which V8 copies as is,
 /// instead of as UTF-8, which it must decode (the larger cost of a page at the boundary);
-/// anything else goes as UTF-16.
+/// anything else goes as UTF-16. The largest byte says which: below `0x80` the text is ASCII
+/// and already Latin-1; below `0xC4` (the first lead byte of a character beyond U+00FF) every
+/// character is Latin-1. Finding it is one vectorised pass.
 fn js_text<'env>(env: &'env Env, utf8: &[u8]) -> JsResult<JsString<'env>> {
-    let text = if encoding_rs::mem::utf8_latin1_up_to(utf8) == utf8.len() {
+    let largest = utf8.iter().fold(0u8, |largest, &b| largest.max(b));
+    let text = if largest < 0x80 {
+        env.create_string_latin1(utf8)
+    } else if largest < 0xC4 {
         let mut latin1 = vec![0u8; utf8.len()];
         let written = encoding_rs::mem::convert_utf8_to_latin1_lossy(utf8, &mut latin1);
         latin1.truncate(written);

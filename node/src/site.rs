@@ -3,10 +3,12 @@
 use crate::admin::{AdminRequestInput, NativeAdminOutcome, flat_headers, header_pairs};
 use crate::edge::NativeEdgePlan;
 use crate::error::{Code, JsResult, fail, guarded, thrown};
+use crate::host::{HostCallbacks, JsHost};
 use crate::page_json::NativePageJson;
-use crate::resolution::NativeResolution;
+use crate::resolution::{FirstStep, NativeResolution};
 use crate::section_loaders::NativeSectionLoaders;
 use chrono::{DateTime, Utc};
+use napi::Env;
 use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
 use sitefile_core::admin::{self, AdminRequest, AdminSite, MatcherSchema, RenderShell, Schema};
@@ -161,6 +163,23 @@ impl NativeSite {
             Ok(NativeResolution::starting(Box::new(move |host| {
                 Ok(site.resolve_page(request, host))
             })))
+        })
+    }
+
+    /// Resolves the page for a request (as `resolve`) and takes its first step with `host`'s
+    /// callbacks: the finished page's step as JSON text (`{"step": "done", ...}`), or the
+    /// resolution when loaders must run (its first `advance(null, host)` returns the step).
+    #[napi(ts_return_type = "string | NativeResolution")]
+    pub fn resolve_page<'env>(
+        &self,
+        env: &'env Env,
+        request: String,
+        host: HostCallbacks,
+    ) -> Result<FirstStep<'env>, napi::Error<Code>> {
+        guarded(|| {
+            let request = request_of(&request)?;
+            let host = JsHost::new(&host);
+            NativeResolution::first_step(env, self.site.resolve_page(request, &host), &host)
         })
     }
 

@@ -75,7 +75,8 @@ function headerPairs(headers: unknown): Array<[string, string]> {
   if (Array.isArray(headers)) return headers.map(([name, value]) => [String(name), String(value)]);
   if (typeof headers === "object") {
     const pairs: Array<[string, string]> = [];
-    for (const [name, value] of Object.entries(headers)) {
+    for (const name of Object.keys(headers)) {
+      const value: unknown = (headers as Record<string, unknown>)[name];
       if (Array.isArray(value)) for (const v of value) pairs.push([name, String(v)]);
       else if (value !== undefined) pairs.push([name, String(value)]);
     }
@@ -100,35 +101,40 @@ function edgeGeo(input: object): Record<string, string | number> | null {
   return Object.keys(geo).length > 0 ? geo : null;
 }
 
-/** The request's JSON form for the addon.
+/** The request's JSON form for the addon, written in one `JSON.stringify` of one object (it is
+ * on every resolution's path).
  * @internal */
 export function requestJson(input: RequestInput, site: Site): string {
   if (input === null || typeof input !== "object") {
     throw new SitefileError("INVALID_REQUEST", "resolveDecoPage takes a Request or {url, headers, cookies}");
   }
-  const form = isFetchRequest(input)
-    ? { url: input.url, method: input.method, headers: headerPairs(input.headers), cookies: [] }
-    : {
-        url: input.url,
-        method: input.method,
-        headers: headerPairs(input.headers),
-        cookies: Object.entries(input.cookies ?? {}).map(([name, value]) => [name, String(value)]),
-      };
-  const geo = edgeGeo(input);
-  if (typeof form.url !== "string") {
+  const url: unknown = input.url;
+  if (typeof url !== "string") {
     throw new SitefileError("INVALID_REQUEST", "the request has no url");
   }
   const random = site.options.random ? site.options.random() : Math.random();
   if (!(random >= 0 && random < 1)) {
     throw new SitefileError("INVALID_CONFIG", `random() answered ${random}, not a number in [0, 1)`);
   }
-  return JSON.stringify({
-    ...form,
-    ...(geo ? { geo } : {}),
+  const fetchRequest = isFetchRequest(input);
+  const form: Record<string, unknown> = {
+    url,
+    method: input.method,
+    headers: headerPairs(input.headers),
+    cookies: fetchRequest ? [] : cookiePairs((input as { cookies?: Record<string, unknown> }).cookies),
     now: site.now().toISOString(),
     // 53 bits: every number in [0, 1) Math.random can answer seeds a distinct source.
     seed: Math.floor(random * 2 ** 53),
-  });
+  };
+  const geo = edgeGeo(input);
+  if (geo) form.geo = geo;
+  return JSON.stringify(form);
+}
+
+function cookiePairs(cookies: Record<string, unknown> | undefined): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  if (cookies) for (const name of Object.keys(cookies)) pairs.push([name, String(cookies[name])]);
+  return pairs;
 }
 
 /** @internal */
@@ -235,7 +241,15 @@ function callbacks(site: Site, request: RequestInput): HostCallbacks {
  * @internal
  */
 export async function drive(site: Site, resolution: NativeResolution, request: RequestInput): Promise<ResolvedPage> {
-  const host = callbacks(site, request);
+  return driveWith(site, resolution, request, callbacks(site, request));
+}
+
+async function driveWith(
+  site: Site,
+  resolution: NativeResolution,
+  request: RequestInput,
+  host: HostCallbacks,
+): Promise<ResolvedPage> {
   const inScope = experimentScope(resolution, request.url, site.options.experiments);
   let answers: string | null = null;
   for (;;) {
@@ -257,5 +271,9 @@ export async function resolveDecoPage(request: RequestInput, site: Site = curren
     throw new SitefileError("INVALID_CONFIG", "resolveDecoPage: the second argument is not a site from createSiteSetup");
   }
   const form = requestJson(request, site);
-  return drive(site, native(() => site.native.resolve(form)), request);
+  const host = callbacks(site, request);
+  // A page without loaders to run comes back finished from this one call.
+  const first = native(() => site.native.resolvePage(form, host));
+  if (typeof first === "string") return (JSON.parse(first) as Extract<Step, { step: "done" }>).value;
+  return driveWith(site, first, request, host);
 }
