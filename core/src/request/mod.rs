@@ -7,6 +7,7 @@ pub use form::{Coordinate, GeoForm, Pairs, RequestForm};
 use crate::device::Device;
 use chrono::{DateTime, Utc};
 use percent_encoding::percent_decode_str;
+use std::sync::OnceLock;
 use url::Url;
 
 /// A request to resolve. Time and randomness are inputs, so resolution is deterministic.
@@ -23,6 +24,9 @@ pub struct Request {
     pub now: DateTime<Utc>,
     /// The random source for `random.ts` draws.
     pub random: RandomSource,
+    /// The device class and crawler verdict of the `User-Agent`, read once: matchers, caches
+    /// and the assembly of the page each ask.
+    agent: OnceLock<(Device, bool)>,
 }
 
 /// Why a request could not be built.
@@ -61,6 +65,7 @@ impl Request {
             host_geo: None,
             now: DateTime::<Utc>::UNIX_EPOCH,
             random: RandomSource::new(0),
+            agent: OnceLock::new(),
         })
     }
 
@@ -77,6 +82,7 @@ impl Request {
             self.cookies.extend(parse_cookie_header(value));
         }
         self.headers.push((name, value.trim().to_string()));
+        self.agent = OnceLock::new();
         self
     }
 
@@ -154,7 +160,14 @@ impl Request {
 
     /// The device class of the user agent.
     pub fn device(&self) -> Device {
-        Device::from_user_agent(self.user_agent())
+        self.agent().0
+    }
+
+    fn agent(&self) -> (Device, bool) {
+        *self.agent.get_or_init(|| {
+            let ua = self.user_agent();
+            (Device::from_user_agent(ua), is_bot_user_agent(ua))
+        })
     }
 
     /// The first value of a query parameter, decoded (`+` is a space).
@@ -167,7 +180,7 @@ impl Request {
 
     /// Whether the user agent looks like a crawler.
     pub fn is_bot(&self) -> bool {
-        is_bot_user_agent(self.user_agent())
+        self.agent().1
     }
 
     /// Whether every section must render at once: a crawler, `?__bot=1` or
