@@ -380,6 +380,21 @@ enum sitefile_status sitefile_site_from_content(const char *content_json,
                                                 struct sitefile_site **out_site);
 
 /**
+ * Creates a site from a bundle in memory: `bundle_len` bytes of a `blocks.gen.json` (what
+ * `sitefile bundle` writes; a JSON object of blocks), e.g. embedded in the host's binary or
+ * mapped from a file, with `setup_json` (NULL for the default setup). The bytes are copied; the
+ * caller keeps them. On success `*out_site` is the new site, freed with `sitefile_site_free`.
+ *
+ * # Safety
+ * `bundle` is NULL or readable for `bundle_len` bytes; `setup_json` is NULL or a
+ * NUL-terminated string; `out_site` is NULL or writable.
+ */
+enum sitefile_status sitefile_site_from_bundle(const uint8_t *bundle,
+                                               size_t bundle_len,
+                                               const char *setup_json,
+                                               struct sitefile_site **out_site);
+
+/**
  * Frees a site. NULL is a no-op. No call on the site may be running.
  *
  * # Safety

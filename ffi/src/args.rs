@@ -26,6 +26,21 @@ pub(crate) unsafe fn text<'a>(p: *const c_char, what: &str) -> Outcome<&'a str> 
     })
 }
 
+/// A required byte buffer argument of `len` bytes.
+///
+/// # Safety
+/// `p` is NULL or readable for `len` bytes that live for `'a`.
+pub(crate) unsafe fn bytes<'a>(p: *const u8, len: usize, what: &str) -> Outcome<&'a [u8]> {
+    if p.is_null() {
+        return Err(Failure::new(
+            sitefile_status::NullArgument,
+            format!("{what} is NULL"),
+        ));
+    }
+    // SAFETY: non-NULL, and the caller promises `len` readable bytes living for 'a.
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
 /// An optional string argument: NULL is `None`.
 ///
 /// # Safety

@@ -1,6 +1,6 @@
 //! `sitefile_site`: one site — its content, setup and reloads.
 
-use crate::args::{handle, optional_text, out, owned_string, text};
+use crate::args::{bytes, handle, optional_text, out, owned_string, text};
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
 use chrono::{DateTime, Utc};
 use sitefile_core::{ErrorCode, Site, SiteSetup, Value};
@@ -26,6 +26,13 @@ fn boxed(site: Site) -> *mut sitefile_site {
     Box::into_raw(Box::new(sitefile_site {
         site: Arc::new(site),
     }))
+}
+
+/// A new site serving the content map (bundle) `bundle`.
+fn from_bundle_bytes(bundle: Vec<u8>, setup: Option<&str>) -> Outcome<*mut sitefile_site> {
+    let snapshot = sitefile_core::content::load_bundle(bundle).map_err(|e| Failure::of(&e))?;
+    let site = Site::new(snapshot, setup_of(setup)?).map_err(|e| Failure::of(&e))?;
+    Ok(boxed(site))
 }
 
 /// Creates a site from a site directory (`.platform/blocks/`, `blocks/`, a directory of block
@@ -78,10 +85,36 @@ pub unsafe extern "C" fn sitefile_site_from_content(
                 optional_text(setup_json, "setup_json")?,
             )
         };
-        let snapshot = sitefile_core::content::load_bundle(content.as_bytes().to_vec())
-            .map_err(|e| Failure::of(&e))?;
-        let site = Site::new(snapshot, setup_of(setup)?).map_err(|e| Failure::of(&e))?;
-        *out_site = boxed(site);
+        *out_site = from_bundle_bytes(content.as_bytes().to_vec(), setup)?;
+        Ok(())
+    })
+}
+
+/// Creates a site from a bundle in memory: `bundle_len` bytes of a `blocks.gen.json` (what
+/// `sitefile bundle` writes; a JSON object of blocks), e.g. embedded in the host's binary or
+/// mapped from a file, with `setup_json` (NULL for the default setup). The bytes are copied; the
+/// caller keeps them. On success `*out_site` is the new site, freed with `sitefile_site_free`.
+///
+/// # Safety
+/// `bundle` is NULL or readable for `bundle_len` bytes; `setup_json` is NULL or a
+/// NUL-terminated string; `out_site` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_from_bundle(
+    bundle: *const u8,
+    bundle_len: usize,
+    setup_json: *const c_char,
+    out_site: *mut *mut sitefile_site,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_site, bundle, setup) = unsafe {
+            (
+                out(out_site, "out_site")?,
+                bytes(bundle, bundle_len, "bundle")?,
+                optional_text(setup_json, "setup_json")?,
+            )
+        };
+        *out_site = from_bundle_bytes(bundle.to_vec(), setup)?;
         Ok(())
     })
 }
@@ -119,12 +152,13 @@ pub unsafe extern "C" fn sitefile_site_reload(
 ) -> sitefile_status {
     guard(|| {
         // SAFETY: the caller's promises, forwarded.
-        let (out_json, site) = unsafe { (out(out_json, "out_json")?, handle(site, "site")?) };
-        if body.is_null() {
-            return Err(Failure::new(sitefile_status::NullArgument, "body is NULL"));
-        }
-        // SAFETY: non-NULL, and the caller promises `body_len` readable bytes.
-        let body = unsafe { std::slice::from_raw_parts(body, body_len) };
+        let (out_json, site, body) = unsafe {
+            (
+                out(out_json, "out_json")?,
+                handle(site, "site")?,
+                bytes(body, body_len, "body")?,
+            )
+        };
         let now = DateTime::<Utc>::from_timestamp_millis(now_ms).ok_or_else(|| {
             Failure::code(
                 ErrorCode::InvalidRequest,

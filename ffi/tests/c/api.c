@@ -85,6 +85,31 @@ static void content_site(void) {
   sitefile_site_free(site);
 }
 
+/* A bundle is read for exactly its length: no NUL needed, nothing past it read. */
+static void bundle_site(void) {
+  static const char bytes[] = "{\"Header\": {\"alert\": \"from a bundle\"}}TRAILING GARBAGE";
+  const size_t len = strlen(bytes) - strlen("TRAILING GARBAGE");
+  sitefile_site *site = NULL;
+  EXPECT(sitefile_site_from_bundle((const uint8_t *)bytes, len, NULL, &site), SITEFILE_STATUS_OK, "");
+  CHECK(site != NULL);
+  char *block = NULL;
+  EXPECT(sitefile_site_block(site, "Header", &block), SITEFILE_STATUS_OK, "");
+  CHECK(contains(block, "\"alert\":\"from a bundle\""));
+  sitefile_string_free(block);
+  sitefile_site_free(site);
+
+  site = NULL;
+  EXPECT(sitefile_site_from_bundle((const uint8_t *)bytes, strlen(bytes), NULL, &site),
+         SITEFILE_STATUS_INVALID_JSON, "");
+  CHECK(site == NULL);
+  EXPECT(sitefile_site_from_bundle(NULL, 0, NULL, &site), SITEFILE_STATUS_NULL_ARGUMENT,
+         "bundle is NULL");
+  EXPECT(sitefile_site_from_bundle((const uint8_t *)bytes, len, "{\"bogus\": 1}", &site),
+         SITEFILE_STATUS_INVALID_CONFIG, "");
+  EXPECT(sitefile_site_from_bundle((const uint8_t *)bytes, len, NULL, NULL),
+         SITEFILE_STATUS_NULL_ARGUMENT, "out_site is NULL");
+}
+
 static void site_calls(sitefile_site *site) {
   char *revision = NULL;
   EXPECT(sitefile_site_revision(site, &revision), SITEFILE_STATUS_OK, "");
@@ -249,6 +274,7 @@ int main(int argc, char **argv) {
   version();
   site_errors(dir);
   content_site();
+  bundle_site();
 
   sitefile_site *site = NULL;
   EXPECT(sitefile_site_from_dir(dir, NULL, &site), SITEFILE_STATUS_OK, "");
