@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 /// A desktop browser's User-Agent.
 pub const DESKTOP: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36";
 
+/// A phone browser's User-Agent.
+pub const MOBILE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+
 /// Where the corpus lives: `$SITEFILE_CORPUS`, else `../shared/corpus` relative to the
 /// repository root.
 pub fn corpus_dir() -> PathBuf {

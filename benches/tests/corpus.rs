@@ -4,12 +4,12 @@
 //! serde_json writes. Without a corpus it says so and passes,
 //! unless `CI=true`.
 
-use sitefile_benches::{DESKTOP, bundle_snapshot, corpus_available, load_site, site_bundle, urls};
+use sitefile_benches::{
+    DESKTOP, MOBILE, bundle_snapshot, corpus_available, load_site, site_bundle, urls,
+};
 use sitefile_core::Request;
 use sitefile_core::resolve::{ResolveConfig, Runtime};
 use sitefile_core::value::{Value, intern};
-
-const MOBILE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
 
 #[derive(Default, Debug)]
 struct Counts {

@@ -660,10 +660,34 @@ impl LongStrings {
         };
         self.by_address.insert(address(text), Arc::new(kept));
         if self.by_address.len() >= (2 * self.swept).max(LONG_STRINGS_SWEEP_MIN) {
-            self.by_address
-                .retain(|_, kept| Arc::strong_count(&kept.text) > 1);
-            self.swept = self.by_address.len();
+            self.sweep();
         }
+    }
+
+    /// Drops the entries whose text only the table holds, and the table's room when none is
+    /// left.
+    fn sweep(&mut self) {
+        self.by_address
+            .retain(|_, kept| Arc::strong_count(&kept.text) > 1);
+        if self.by_address.is_empty() {
+            self.by_address = Default::default();
+        }
+        self.swept = self.by_address.len();
+    }
+}
+
+/// Held last by a site: when the site is dropped, after its content, the long strings that
+/// content alone held leave [`LONG_STRINGS`] at once (a host that frees its site gets their
+/// memory back, and a leak checker sees nothing left) rather than at the next sweep.
+#[derive(Debug)]
+pub(crate) struct LongStringsRelease;
+
+impl Drop for LongStringsRelease {
+    fn drop(&mut self) {
+        LONG_STRINGS
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .sweep();
     }
 }
 

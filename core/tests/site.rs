@@ -1007,3 +1007,26 @@ fn the_environment_switches_the_loader_cache_of_a_site() {
     );
     assert_eq!(calls_over_two_requests(&[("NODE_ENV", "development")]), 2);
 }
+
+/// A long string of content (1 KB and more) is kept in a process-wide table with room for its
+/// JSON; dropping the site that alone held it frees it at once, not at some later sweep.
+#[test]
+fn dropping_a_site_frees_the_long_strings_of_its_content() {
+    let long = "a".repeat(4096);
+    let bundle = json!({"Notice": {"text": long}}).to_string();
+    let snapshot = sitefile_core::content::load_bundle(bundle.into_bytes()).unwrap();
+    let site = Site::new(snapshot, SiteSetup::default()).unwrap();
+    let text = match site.snapshot().block("Notice") {
+        Some(Value::Object(notice)) => match notice.get("text") {
+            Some(Value::String(text)) => std::sync::Arc::downgrade(text),
+            other => panic!("not a string: {other:?}"),
+        },
+        other => panic!("not an object: {other:?}"),
+    };
+    assert!(text.upgrade().is_some(), "the site holds its content");
+    drop(site);
+    assert!(
+        text.upgrade().is_none(),
+        "the long string outlived the site that alone held it"
+    );
+}

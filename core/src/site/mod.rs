@@ -96,6 +96,8 @@ pub struct Site {
     purge_index: PurgeIndex,
     schema: RwLock<Option<Arc<Schema>>>,
     derived: Arc<DerivedFacts>,
+    /// Last, so it drops after the content: lets go of the long strings only it held.
+    _long_strings: crate::value::LongStringsRelease,
 }
 
 impl Site {
@@ -138,6 +140,7 @@ impl Site {
             purge_index: PurgeIndex::new(),
             schema: RwLock::new(None),
             derived,
+            _long_strings: crate::value::LongStringsRelease,
         })
     }
 

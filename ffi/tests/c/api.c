@@ -13,21 +13,6 @@
 #include "check.h"
 
 
-/* The ids of a needLoaders step, in order: each call is serialised as {"id":N,"key":...}. */
-static size_t call_ids(const char *step, size_t *ids, size_t max) {
-  size_t n = 0;
-  const char *p = step;
-  while (n < max && (p = strstr(p, "{\"id\":")) != NULL) {
-    char *end = NULL;
-    unsigned long id = strtoul(p + 6, &end, 10);
-    if (end != p + 6 && strncmp(end, ",\"key\":", 7) == 0) {
-      ids[n++] = (size_t)id;
-    }
-    p += 6;
-  }
-  return n;
-}
-
 static void version(void) {
   char expected[64];
   snprintf(expected, sizeof expected, "%d.%d.%d", SITEFILE_VERSION_MAJOR,
@@ -197,7 +182,7 @@ static void resolve_shoes(sitefile_site *site) {
   char *step = NULL;
   EXPECT(sitefile_resolution_next(res, NULL), SITEFILE_STATUS_NULL_ARGUMENT, "out_json is NULL");
   EXPECT(sitefile_resolution_next(res, &step), SITEFILE_STATUS_OK, "");
-  CHECK(contains(step, "\"step\":\"needLoaders\""));
+  CHECK(is_loader_round(step));
   CHECK(contains(step, "vtex/loaders/intelligentSearch/productListingPage.ts"));
   CHECK(contains(step, "\"value\":\"shoes\""));
 
@@ -225,7 +210,7 @@ static void resolve_shoes(sitefile_site *site) {
   int rounds = 0;
   for (;;) {
     EXPECT(sitefile_resolution_next(res, &step), SITEFILE_STATUS_OK, "");
-    if (step == NULL || !contains(step, "\"step\":\"needLoaders\"") || ++rounds > 8) break;
+    if (!is_loader_round(step) || ++rounds > 8) break;
     /* Any further round: every loader answered with an error, as a failing host would. */
     n = call_ids(step, ids, 16);
     for (size_t i = 0; i < n; i++) {

@@ -1,6 +1,7 @@
 /*
  * What the C test programs share: a failure count, CHECK for a condition, EXPECT for a call's
- * status and the thread's last error, and `contains`. Included by each test program.
+ * status and the thread's last error, `contains`, and the ids of a loader round. Included by
+ * each test program.
  */
 #ifndef SITEFILE_TEST_CHECK_H
 #define SITEFILE_TEST_CHECK_H
@@ -8,6 +9,7 @@
 #include "sitefile.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int failures = 0;
@@ -39,8 +41,29 @@ static void expect(sitefile_status got, sitefile_status want, const char *messag
 }
 #define EXPECT(call, want, message) expect((call), (want), (message), __LINE__)
 
-static int contains(const char *haystack, const char *needle) {
+static inline int contains(const char *haystack, const char *needle) {
   return haystack != NULL && strstr(haystack, needle) != NULL;
+}
+
+/* Whether a step (JSON) is a loader round rather than the finished page. */
+static inline int is_loader_round(const char *step) {
+  static const char round[] = "{\"step\":\"needLoaders\"";
+  return step != NULL && strncmp(step, round, sizeof round - 1) == 0;
+}
+
+/* The ids of a needLoaders step, in order: each call is serialised as {"id":N,"key":...}. */
+static inline size_t call_ids(const char *step, size_t *ids, size_t max) {
+  size_t n = 0;
+  const char *p = step;
+  while (n < max && (p = strstr(p, "{\"id\":")) != NULL) {
+    char *end = NULL;
+    unsigned long id = strtoul(p + 6, &end, 10);
+    if (end != p + 6 && strncmp(end, ",\"key\":", 7) == 0) {
+      ids[n++] = (size_t)id;
+    }
+    p += 6;
+  }
+  return n;
 }
 
 #endif

@@ -101,3 +101,25 @@ pub fn install(name: &str) -> PathBuf {
     );
     prefix
 }
+
+/// The request forms of a corpus site's URLs, for a desktop and a mobile visitor (the input of
+/// `tests/c/corpus.c`), and the file holding them one per line, in `CARGO_TARGET_TMPDIR`.
+pub fn corpus_requests(site: &str, urls: &[String]) -> (Vec<String>, PathBuf) {
+    use sitefile_benches::{DESKTOP, MOBILE};
+    let forms: Vec<String> = urls
+        .iter()
+        .flat_map(|url| [DESKTOP, MOBILE].map(|ua| (url, ua)))
+        .map(|(url, ua)| {
+            serde_json::json!({
+                "url": url,
+                "headers": [["user-agent", ua]],
+                "now": "2026-06-01T12:00:00Z",
+                "seed": 7,
+            })
+            .to_string()
+        })
+        .collect();
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("corpus-{site}.jsonl"));
+    std::fs::write(&file, forms.join("\n")).expect("the requests file is writable");
+    (forms, file)
+}
