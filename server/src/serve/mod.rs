@@ -66,6 +66,14 @@ pub fn run(args: ServeArgs) -> ExitCode {
             Err(e) => return crate::fail(&format!("cannot listen on {}: {e}", args.listen)),
         };
         let address = listener.local_addr().unwrap_or(args.listen);
+        // The signal handlers are installed (the future polled once) before the address is
+        // printed: a script that reads it and signals at once is heard, not killed outright.
+        let mut shutdown = Box::pin(shutdown_signal());
+        tokio::select! {
+            biased;
+            () = &mut shutdown => return ExitCode::SUCCESS,
+            () = std::future::ready(()) => {}
+        }
         let revision = opened.site.revision();
         // The first line of output names where to go: scripts and tests read it.
         let front = origin
@@ -80,13 +88,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         let edge = origin
             .map(|origin| Arc::new(edge::Edge::new(site.clone(), origin, args.cache_max_bytes)));
         let router = app::router(site, edge);
-        serve(
-            listener,
-            router,
-            &ConnectionLimits::default(),
-            shutdown_signal(),
-        )
-        .await;
+        serve(listener, router, &ConnectionLimits::default(), shutdown).await;
         ExitCode::SUCCESS
     })
 }
