@@ -265,6 +265,7 @@ async fn sigterm_stops_the_server_promptly() {
 /// A small origin on loopback: counts the requests to each path and query, answers batch
 /// invoke (the product list loader with one product, any other key with an error), previews,
 /// and pages (`/slow` waits for [`TestOrigin::release`], `/cookie` sets a private cookie,
+/// `/echo-cookie` answers the `Cookie` header it got, `/degraded` is marked degraded,
 /// `/big/<n>` is `n` bytes).
 struct TestOrigin {
     base: String,
@@ -364,6 +365,24 @@ async fn origin_answer(
     }
     if path == "/slow" {
         state.gate.acquire().await.unwrap().forget();
+    }
+    if path == "/echo-cookie" {
+        let cookie = request
+            .headers()
+            .get("cookie")
+            .map_or("", |v| v.to_str().unwrap())
+            .to_string();
+        return ([("content-type", "text/plain")], cookie).into_response();
+    }
+    if path == "/degraded" {
+        return (
+            [
+                ("content-type", "text/html"),
+                ("x-platform-degraded", "true"),
+            ],
+            "half a page",
+        )
+            .into_response();
     }
     if path == "/cookie" {
         return (
@@ -512,6 +531,48 @@ async fn a_page_is_a_miss_then_a_hit_with_the_profile_headers() {
     assert_eq!(second.text().await.unwrap(), first);
     assert_eq!(origin.hits("/camisetas?utm_source=mail"), 1);
     assert_eq!(origin.hits("/camisetas"), 0);
+    let head = client()
+        .head(server.url("/camisetas"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        header(&head, "x-cache-reason"),
+        "method:HEAD",
+        "the core's rule"
+    );
+    assert!(head.text().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_edge_adds_and_strips_what_the_core_says() {
+    let (origin, server) = with_origin(&[], &[]).await;
+    let page = server.get("/camisetas").await;
+    assert!(
+        header(&page, "content-security-policy").starts_with("frame-ancestors 'self'"),
+        "security headers on HTML"
+    );
+    let echoed = server
+        .get_with("/echo-cookie", ("cf-ipcountry", "BR"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        echoed, "__cf_geo_country=BR",
+        "the visitor's location goes to the origin as a cookie"
+    );
+    for _ in 0..2 {
+        let degraded = server.get("/degraded").await;
+        assert_eq!(header(&degraded, "x-cache"), "BYPASS");
+        assert_eq!(header(&degraded, "x-cache-reason"), "degraded");
+        assert!(degraded.headers().get("x-platform-degraded").is_none());
+    }
+    assert_eq!(
+        origin.hits("/degraded"),
+        2,
+        "a degraded page is never stored"
+    );
 }
 
 #[tokio::test]

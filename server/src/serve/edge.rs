@@ -7,7 +7,6 @@
 use super::origin::{Origin, OriginRequest, Reply};
 use super::store::{MemoryStore, Stored};
 use axum::body::Bytes;
-use axum::http::Method;
 use sitefile_core::edge::{EdgeAction, EdgePlan, StoredState};
 use sitefile_core::site::{EdgeHints, OriginAnswer, OriginOutcome};
 use sitefile_core::{Request, Site};
@@ -99,10 +98,6 @@ impl Edge {
                 .headers
                 .retain(|(n, _)| !n.eq_ignore_ascii_case(name));
             onward.headers.push((name.clone(), value.clone()));
-        }
-        // What is stored serves GET and HEAD alike: the origin is asked for the body.
-        if onward.method == Method::HEAD {
-            onward.method = Method::GET;
         }
         match plan.key.as_ref() {
             Some(key) if plan.action != EdgeAction::Bypass => {
@@ -283,6 +278,7 @@ mod tests {
 
     use super::*;
     use crate::open_site;
+    use axum::http::Method;
     use sitefile_core::edge::WorkerOptions;
     use std::path::Path;
     use std::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
