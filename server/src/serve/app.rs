@@ -42,10 +42,11 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
     let (parts, body) = request.into_parts();
     let site = &app.site;
     let is_admin = sitefile_core::admin::is_admin_route(parts.uri.path());
-    let limit = if is_admin {
-        site.admin_config().body_limit(parts.uri.path())
-    } else {
-        origin::MAX_BODY_BYTES
+    // A page's body is only read to send it on to the origin.
+    let limit = match (is_admin, &app.edge) {
+        (true, _) => site.admin_config().body_limit(parts.uri.path()),
+        (false, Some(_)) => origin::MAX_BODY_BYTES,
+        (false, None) => 0,
     };
     let body = match read_limited(body, limit).await {
         Ok(body) => body,
