@@ -710,3 +710,13 @@ async fn the_cache_keeps_no_more_bytes_than_its_cap() {
         "larger than the whole cache: never kept"
     );
 }
+
+#[tokio::test]
+async fn an_origin_answer_over_the_size_cap_is_an_origin_failure() {
+    let (_origin, server) = with_origin(&[], &[]).await;
+    let over = 32 * 1024 * 1024 + 1;
+    let huge = server.get(&format!("/big/{over}")).await;
+    assert_error(huge, StatusCode::BAD_GATEWAY, "origin_unavailable").await;
+    let fits = server.get("/big/10").await;
+    assert_eq!(fits.status(), StatusCode::OK, "the server goes on serving");
+}
