@@ -3,7 +3,9 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -21,8 +23,14 @@ impl Server {
     /// Starts the binary on a free loopback port with a clean environment plus `env`, and
     /// reads the address it prints.
     async fn start(env: &[(&str, &str)]) -> Server {
+        Server::start_with(&[], env).await
+    }
+
+    /// [`Server::start`] with more command-line arguments.
+    async fn start_with(args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sitefile"))
             .args(["serve", STOREFRONT, "--listen", "127.0.0.1:0"])
+            .args(args)
             .env_clear()
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
@@ -57,10 +65,37 @@ impl Server {
         client().get(self.url(path)).send().await.unwrap()
     }
 
+    /// `POST path` with `body` on a fresh connection.
+    async fn post(&self, path: &str, body: &'static str) -> reqwest::Response {
+        client()
+            .post(self.url(path))
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// `GET path` with one more header.
+    async fn get_with(&self, path: &str, (name, value): (&str, &str)) -> reqwest::Response {
+        client()
+            .get(self.url(path))
+            .header(name, value)
+            .send()
+            .await
+            .unwrap()
+    }
+
     /// `GET path`, its body read as JSON.
     async fn get_json(&self, path: &str) -> Value {
         self.get(path).await.json().await.unwrap()
     }
+}
+
+/// Asserts that `response` is the JSON error `code` with `status`.
+async fn assert_error(response: reqwest::Response, status: StatusCode, code: &str) {
+    assert_eq!(response.status(), status);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], code, "{body}");
 }
 
 fn client() -> reqwest::Client {
@@ -161,9 +196,12 @@ async fn what_this_server_cannot_do_is_a_clear_json_answer() {
     let server = Server::start(&[]).await;
     let client = client();
     let meta = server.get("/platform/meta").await;
-    assert_eq!(meta.status(), StatusCode::SERVICE_UNAVAILABLE);
-    let meta: Value = meta.json().await.unwrap();
-    assert_eq!(meta["error"]["code"], "schema_not_initialized");
+    assert_error(
+        meta,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "schema_not_initialized",
+    )
+    .await;
 
     let preview = server
         .get("/platform/previews/site%2Fsections%2FTheme%2FTheme.tsx")
@@ -173,12 +211,9 @@ async fn what_this_server_cannot_do_is_a_clear_json_answer() {
     let preview: Value = preview.json().await.unwrap();
     assert_eq!(preview["error"]["code"], "renderer_unavailable");
 
-    let invoke = client
-        .post(server.url("/platform/invoke/site/loaders/x.ts"))
-        .body("{}")
-        .send()
-        .await
-        .unwrap();
+    let invoke = server
+        .post("/platform/invoke/site/loaders/x.ts", "{}")
+        .await;
     assert_eq!(invoke.status(), StatusCode::NOT_FOUND);
 
     let posted = client.post(server.url("/")).body("x").send().await.unwrap();
@@ -225,4 +260,463 @@ async fn sigterm_stops_the_server_promptly() {
         .expect("the server stops within the shutdown deadline")
         .unwrap();
     assert!(exit.success(), "{exit:?}");
+}
+
+/// A small origin on loopback: counts the requests to each path and query, answers batch
+/// invoke (the product list loader with one product, any other key with an error), previews,
+/// and pages (`/slow` waits for [`TestOrigin::release`], `/cookie` sets a private cookie,
+/// `/echo-cookie` answers the `Cookie` header it got, `/degraded` is marked degraded,
+/// `/big/<n>` is `n` bytes).
+struct TestOrigin {
+    base: String,
+    state: OriginState,
+    task: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Clone)]
+struct OriginState {
+    hits: Arc<Mutex<HashMap<String, usize>>>,
+    invokes: Arc<Mutex<Vec<Value>>>,
+    gate: Arc<tokio::sync::Semaphore>,
+}
+
+impl TestOrigin {
+    async fn start() -> TestOrigin {
+        let state = OriginState {
+            hits: Arc::default(),
+            invokes: Arc::default(),
+            gate: Arc::new(tokio::sync::Semaphore::new(0)),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let router = axum::Router::new()
+            .fallback(origin_answer)
+            .with_state(state.clone());
+        let task = tokio::spawn(async move {
+            axum::serve(listener, router).await.unwrap();
+        });
+        TestOrigin { base, state, task }
+    }
+
+    /// How many requests for `target` (path and query) reached the origin.
+    fn hits(&self, target: &str) -> usize {
+        self.state
+            .hits
+            .lock()
+            .unwrap()
+            .get(target)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Lets every request waiting at `/slow` go on.
+    fn release(&self) {
+        self.state.gate.add_permits(1000);
+    }
+}
+
+impl Drop for TestOrigin {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn origin_answer(
+    axum::extract::State(state): axum::extract::State<OriginState>,
+    request: axum::extract::Request,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or("/".to_string(), |p| p.to_string());
+    let path = request.uri().path().to_string();
+    let method = request.method().to_string();
+    let count = {
+        let mut hits = state.hits.lock().unwrap();
+        let n = hits.entry(target.clone()).or_default();
+        *n += 1;
+        *n
+    };
+    if path == "/platform/invoke" {
+        let body = axum::body::to_bytes(request.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        let batch: Value = serde_json::from_slice(&body).unwrap();
+        state.invokes.lock().unwrap().push(batch.clone());
+        let mut answer = serde_json::Map::new();
+        for (alias, call) in batch.as_object().unwrap() {
+            let key = call["__resolveType"].as_str().unwrap_or("");
+            let result = if key.ends_with("productList.ts") {
+                json!({"products": [{"name": "Origin shoe"}]})
+            } else {
+                json!({"error": {"code": "invoke_failed", "message": format!("{key} failed")}})
+            };
+            answer.insert(alias.clone(), result);
+        }
+        return axum::Json(Value::Object(answer)).into_response();
+    }
+    if path.contains("/previews/") {
+        return (
+            [("content-type", "text/html")],
+            format!("<p>rendered by the origin: {path}</p>"),
+        )
+            .into_response();
+    }
+    if path == "/slow" {
+        state.gate.acquire().await.unwrap().forget();
+    }
+    if path == "/echo-cookie" {
+        let cookie = request
+            .headers()
+            .get("cookie")
+            .map_or("", |v| v.to_str().unwrap())
+            .to_string();
+        return ([("content-type", "text/plain")], cookie).into_response();
+    }
+    if path == "/degraded" {
+        return (
+            [
+                ("content-type", "text/html"),
+                ("x-platform-degraded", "true"),
+            ],
+            "half a page",
+        )
+            .into_response();
+    }
+    if path == "/cookie" {
+        return (
+            [("content-type", "text/html"), ("set-cookie", "session=abc")],
+            "private",
+        )
+            .into_response();
+    }
+    if let Some(size) = path.strip_prefix("/big/") {
+        return (
+            [("content-type", "text/plain")],
+            "x".repeat(size.parse().unwrap()),
+        )
+            .into_response();
+    }
+    (
+        [("content-type", "text/html; charset=utf-8")],
+        format!("<html>{method} {target} #{count}</html>"),
+    )
+        .into_response()
+}
+
+/// A test origin and a server in front of it, started with `args` and `env`.
+async fn with_origin(args: &[&str], env: &[(&str, &str)]) -> (TestOrigin, Server) {
+    let origin = TestOrigin::start().await;
+    let mut all = vec!["--origin", origin.base.as_str()];
+    all.extend_from_slice(args);
+    let server = Server::start_with(&all, env).await;
+    (origin, server)
+}
+
+/// An origin address where nothing listens.
+async fn nothing_listening() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    format!("http://{}", listener.local_addr().unwrap())
+}
+
+fn header<'a>(response: &'a reqwest::Response, name: &str) -> &'a str {
+    response
+        .headers()
+        .get(name)
+        .map_or("", |v| v.to_str().unwrap())
+}
+
+#[tokio::test]
+async fn loaders_run_on_the_origin_in_one_batch_per_round_and_reach_the_page() {
+    let (origin, server) = with_origin(&[], &[]).await;
+    let page = server.get("/?asJson").await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let page = page.text().await.unwrap();
+    assert!(page.contains("Origin shoe"), "{page}");
+    let invokes = origin.state.invokes.lock().unwrap().clone();
+    assert_eq!(invokes.len(), 1, "the home page has one round: {invokes:?}");
+    let call = invokes[0].as_object().unwrap().values().next().unwrap();
+    assert_eq!(
+        call["__resolveType"],
+        "vtex/loaders/intelligentSearch/productList.ts"
+    );
+    assert_eq!(call["props"]["query"], "best-sellers", "{call}");
+}
+
+#[tokio::test]
+async fn an_unreachable_origin_fails_the_loaders_and_the_pages_not_the_server() {
+    let down = nothing_listening().await;
+    let server = Server::start_with(&["--origin", &down], &[]).await;
+    let page = server.get("/?asJson").await;
+    assert_eq!(
+        page.status(),
+        StatusCode::OK,
+        "page JSON without its loaders"
+    );
+    let page: Value = page.json().await.unwrap();
+    assert_eq!(page["props"]["name"], "Home");
+    assert!(!page.to_string().contains("Origin shoe"));
+
+    let html = server.get("/").await;
+    assert_eq!(header(&html, "cache-control"), "no-store");
+    assert_error(html, StatusCode::BAD_GATEWAY, "origin_unavailable").await;
+
+    let preview = server
+        .get("/platform/previews/site%2Fsections%2FTheme%2FTheme.tsx")
+        .await;
+    assert_error(
+        preview,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "renderer_unavailable",
+    )
+    .await;
+    assert_eq!(
+        server.get("/platform/_liveness").await.status(),
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn previews_and_invokes_are_answered_by_the_origin() {
+    let (origin, server) = with_origin(&[], &[]).await;
+    let preview = server
+        .get("/platform/previews/site%2Fsections%2FTheme%2FTheme.tsx?path=/")
+        .await;
+    assert_eq!(preview.status(), StatusCode::OK);
+    let preview = preview.text().await.unwrap();
+    assert!(preview.contains("rendered by the origin"), "{preview}");
+    assert_eq!(
+        origin.hits("/platform/previews/site%2Fsections%2FTheme%2FTheme.tsx?path=/"),
+        1
+    );
+
+    let client = client();
+    let batch = json!({
+        "list": {"__resolveType": "vtex/loaders/intelligentSearch/productList.ts"},
+        "other": {"__resolveType": "site/loaders/missing.ts"},
+    });
+    let invoked = client
+        .post(server.url("/platform/invoke"))
+        .header("content-type", "application/json")
+        .body(batch.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(invoked.status(), StatusCode::OK);
+    let invoked: Value = invoked.json().await.unwrap();
+    assert_eq!(invoked["list"]["products"][0]["name"], "Origin shoe");
+    assert_eq!(invoked["other"]["error"]["code"], "invoke_failed");
+    assert_eq!(
+        invoked["other"]["error"]["message"],
+        "site/loaders/missing.ts failed"
+    );
+}
+
+#[tokio::test]
+async fn a_page_is_a_miss_then_a_hit_with_the_profile_headers() {
+    let (origin, server) = with_origin(&[], &[]).await;
+    let first = server.get("/camisetas?utm_source=mail").await;
+    assert_eq!(first.status(), StatusCode::OK);
+    assert_eq!(header(&first, "x-cache"), "MISS");
+    assert_eq!(header(&first, "x-cache-profile"), "listing");
+    assert!(header(&first, "cache-control").contains("stale-while-revalidate"));
+    let first = first.text().await.unwrap();
+    let second = server.get("/camisetas").await;
+    assert_eq!(
+        header(&second, "x-cache"),
+        "HIT",
+        "tracking parameters are not in the key"
+    );
+    assert_eq!(second.text().await.unwrap(), first);
+    assert_eq!(origin.hits("/camisetas?utm_source=mail"), 1);
+    assert_eq!(origin.hits("/camisetas"), 0);
+    let head = client()
+        .head(server.url("/camisetas"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        header(&head, "x-cache-reason"),
+        "method:HEAD",
+        "the core's rule"
+    );
+    assert!(head.text().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_edge_adds_and_strips_what_the_core_says() {
+    let (origin, server) = with_origin(&[], &[]).await;
+    let page = server.get("/camisetas").await;
+    assert!(
+        header(&page, "content-security-policy").starts_with("frame-ancestors 'self'"),
+        "security headers on HTML"
+    );
+    let echoed = server
+        .get_with("/echo-cookie", ("cf-ipcountry", "BR"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        echoed, "__cf_geo_country=BR",
+        "the visitor's location goes to the origin as a cookie"
+    );
+    for _ in 0..2 {
+        let degraded = server.get("/degraded").await;
+        assert_eq!(header(&degraded, "x-cache"), "BYPASS");
+        assert_eq!(header(&degraded, "x-cache-reason"), "degraded");
+        assert!(degraded.headers().get("x-platform-degraded").is_none());
+    }
+    assert_eq!(
+        origin.hits("/degraded"),
+        2,
+        "a degraded page is never stored"
+    );
+}
+
+#[tokio::test]
+async fn bypassed_requests_always_go_to_the_origin() {
+    let (origin, server) =
+        with_origin(&[], &[("PLATFORM_ALLOWED_PREVIEW_HOSTS", "preview.test")]).await;
+    for _ in 0..2 {
+        let path = server.get("/_build/manifest").await;
+        assert_eq!(header(&path, "x-cache"), "BYPASS");
+        assert_eq!(header(&path, "x-cache-reason"), "bypass-path");
+        let cart = server.get("/checkout").await;
+        assert_eq!(header(&cart, "x-cache-reason"), "non-cacheable:cart");
+        let cookie = server.get("/cookie").await;
+        assert_eq!(header(&cookie, "x-cache-reason"), "private-set-cookie");
+        assert_eq!(header(&cookie, "set-cookie"), "session=abc");
+        let forced = server
+            .get_with("/forced", ("x-platform-matchers-override", "A=1"))
+            .await;
+        assert_eq!(header(&forced, "x-cache-reason"), "matcher-override");
+        let draft = server
+            .get_with(
+                "/drafted?__draft=api.platformcms.com/d@v1",
+                ("host", "preview.test"),
+            )
+            .await;
+        assert_eq!(header(&draft, "x-cache-reason"), "draft");
+        assert_eq!(header(&draft, "cache-control"), "no-store, private");
+        let posted = server.post("/form", "a=1").await;
+        assert_eq!(header(&posted, "x-cache-reason"), "method:POST");
+        assert_eq!(
+            posted.text().await.unwrap(),
+            format!("<html>POST /form #{}</html>", origin.hits("/form"))
+        );
+    }
+    for target in [
+        "/_build/manifest",
+        "/checkout",
+        "/cookie",
+        "/forced",
+        "/drafted?__draft=api.platformcms.com/d@v1",
+        "/form",
+    ] {
+        assert_eq!(origin.hits(target), 2, "{target}");
+    }
+}
+
+#[tokio::test]
+async fn concurrent_misses_for_one_key_are_one_origin_request() {
+    let (origin, server) = with_origin(&[], &[]).await;
+    let server = Arc::new(server);
+    let requests: Vec<_> = (0..8)
+        .map(|_| {
+            let server = server.clone();
+            tokio::spawn(async move {
+                let response = server.get("/slow").await;
+                let state = header(&response, "x-cache").to_string();
+                (response.status(), state, response.text().await.unwrap())
+            })
+        })
+        .collect();
+    while origin.hits("/slow") == 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Give the other requests time to reach the server and wait behind the first.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    origin.release();
+    for request in requests {
+        let (status, state, body) = request.await.unwrap();
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(
+            state, "MISS",
+            "every request was a miss, answered by the one fetch"
+        );
+        assert_eq!(body, "<html>GET /slow #1</html>");
+    }
+    assert_eq!(origin.hits("/slow"), 1);
+}
+
+#[tokio::test]
+async fn a_purge_drops_the_stored_copies_of_a_path() {
+    let (origin, server) = with_origin(&[], &[("PURGE_TOKEN", TOKEN)]).await;
+    assert_eq!(header(&server.get("/camisetas").await, "x-cache"), "MISS");
+    assert_eq!(header(&server.get("/camisetas").await, "x-cache"), "HIT");
+    let purged = client()
+        .post(server.url("/_cache/purge"))
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .body(json!({"paths": ["/camisetas"]}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(purged.status(), StatusCode::OK);
+    let purged: Value = purged.json().await.unwrap();
+    assert_eq!(purged["total"], 1, "{purged}");
+    assert_eq!(header(&server.get("/camisetas").await, "x-cache"), "MISS");
+    assert_eq!(origin.hits("/camisetas"), 2);
+}
+
+#[tokio::test]
+async fn content_redirects_are_answered_at_the_edge() {
+    let (origin, server) = with_origin(&[], &[("PLATFORM_RELEASE_RELOAD_TOKEN", TOKEN)]).await;
+    let redirect = json!({"blocks": {"redirect-old": {
+        "__resolveType": "website/loaders/redirect.ts",
+        "redirect": {"from": "/old", "to": "/new", "type": "permanent"},
+    }}});
+    let reloaded = client()
+        .post(server.url("/.sitefile"))
+        .header("authorization", TOKEN)
+        .body(redirect.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reloaded.status(), StatusCode::OK);
+    let moved = server.get("/old?a=1").await;
+    assert_eq!(moved.status(), StatusCode::MOVED_PERMANENTLY);
+    assert_eq!(header(&moved, "location"), "/new?a=1");
+    assert_eq!(origin.hits("/old?a=1"), 0);
+}
+
+#[tokio::test]
+async fn the_cache_keeps_no_more_bytes_than_its_cap() {
+    let (origin, server) = with_origin(&["--cache-max-bytes", "1000"], &[]).await;
+    assert_eq!(header(&server.get("/big/600").await, "x-cache"), "MISS");
+    assert_eq!(header(&server.get("/big/600").await, "x-cache"), "HIT");
+    assert_eq!(header(&server.get("/big/500").await, "x-cache"), "MISS");
+    assert_eq!(
+        header(&server.get("/big/600").await, "x-cache"),
+        "MISS",
+        "evicted to make room"
+    );
+    assert_eq!(origin.hits("/big/600"), 2);
+    assert_eq!(header(&server.get("/big/2000").await, "x-cache"), "MISS");
+    assert_eq!(
+        header(&server.get("/big/2000").await, "x-cache"),
+        "MISS",
+        "larger than the whole cache: never kept"
+    );
+}
+
+#[tokio::test]
+async fn an_origin_answer_over_the_size_cap_is_an_origin_failure() {
+    let (_origin, server) = with_origin(&[], &[]).await;
+    let over = 32 * 1024 * 1024 + 1;
+    let huge = server.get(&format!("/big/{over}")).await;
+    assert_error(huge, StatusCode::BAD_GATEWAY, "origin_unavailable").await;
+    let fits = server.get("/big/10").await;
+    assert_eq!(fits.status(), StatusCode::OK, "the server goes on serving");
 }

@@ -9,7 +9,7 @@ use super::request::AdminRequest;
 use super::response::AdminResponse;
 use crate::edge::headers;
 use crate::uri::decode_uri_component_or_keep;
-use crate::value::{Key, Value, intern};
+use crate::value::{Key, RESOLVE_TYPE, Value, intern};
 use serde::{Deserialize, Serialize};
 
 /// Whether the request named one key or sent a batch.
@@ -276,4 +276,173 @@ pub(crate) fn parse(
         development: config.development,
         cors: cors.clone(),
     })
+}
+
+/// The body of a batch invoke (`POST /platform/invoke`) asking another server — the origin a
+/// binding sits in front of — to run `calls`: `{"<alias>": {"__resolveType": "<key>",
+/// ...props}}`, the form [`parse`] reads. Props that are no object are sent as none.
+pub fn batch_body(calls: &[InvokeCall]) -> Vec<u8> {
+    let entries = calls
+        .iter()
+        .map(|call| {
+            let mut payload = vec![(intern(RESOLVE_TYPE), Value::string(&call.key))];
+            if let Some(props) = call.props.as_object() {
+                payload.extend(
+                    props
+                        .entries()
+                        .iter()
+                        .filter(|(k, _)| &**k != RESOLVE_TYPE)
+                        .cloned(),
+                );
+            }
+            (intern(&call.alias), Value::object(payload))
+        })
+        .collect();
+    Value::object(entries).to_json_string().into_bytes()
+}
+
+/// Reads the answer to [`batch_body`] (`{alias: result | {"error": {"code", "message"}}}`, what
+/// [`InvokeJob::finish`] writes for a batch): one result per call, in order. An entry that is an
+/// object holding only `error` is that call's failure (`unknown_handler`: no such loader); a
+/// call the answer leaves out failed. A body that is not a JSON object is an error.
+pub fn read_batch_answer(calls: &[InvokeCall], body: &[u8]) -> Result<Vec<InvokeResult>, String> {
+    let answer =
+        Value::from_slice(body).map_err(|e| format!("the batch answer is not JSON: {e}"))?;
+    let answer = answer
+        .as_object()
+        .ok_or("the batch answer is not a JSON object")?;
+    Ok(calls
+        .iter()
+        .map(|call| match answer.get(&call.alias) {
+            None => InvokeResult::Failed {
+                message: format!("the batch answer has no result for {}", call.alias),
+                stack: None,
+            },
+            Some(result) => batch_entry(result),
+        })
+        .collect())
+}
+
+/// One entry of a batch answer.
+fn batch_entry(result: &Value) -> InvokeResult {
+    let error = result
+        .as_object()
+        .filter(|o| o.entries().len() == 1)
+        .and_then(|o| o.get("error"));
+    let Some(error) = error else {
+        return InvokeResult::Value(result.clone());
+    };
+    let code = error.get("code").and_then(Value::as_str);
+    if code == Some("unknown_handler") {
+        return InvokeResult::Unknown;
+    }
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .or(error.as_str())
+        .map_or_else(|| error.to_json_string(), str::to_string);
+    InvokeResult::Failed {
+        message,
+        stack: error
+            .get("stack")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    }
+}
+
+impl InvokeResult {
+    /// The result as a resolution takes a loader's (`Resolution::provide`): the value, or why
+    /// the loader `key` gave none.
+    pub fn into_loader_result(self, key: &str) -> Result<Value, String> {
+        match self {
+            InvokeResult::Value(v) => Ok(v),
+            InvokeResult::Unknown => Err(format!("no loader is registered under {key}")),
+            InvokeResult::Failed { message, .. } => Err(message),
+        }
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+
+    fn call(alias: &str, key: &str, props: &str) -> InvokeCall {
+        InvokeCall {
+            alias: alias.into(),
+            key: key.into(),
+            props: Value::from_json_str(props).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_batch_body_names_each_key_beside_its_props() {
+        let calls = [
+            call(
+                "0",
+                "site/loaders/a.ts",
+                r#"{"q":1,"__resolveType":"other"}"#,
+            ),
+            call("1", "site/loaders/b.ts", "null"),
+        ];
+        let body = String::from_utf8(batch_body(&calls)).unwrap();
+        assert_eq!(
+            body,
+            r#"{"0":{"__resolveType":"site/loaders/a.ts","q":1},"1":{"__resolveType":"site/loaders/b.ts"}}"#
+        );
+    }
+
+    #[test]
+    fn a_batch_answer_gives_each_call_its_value_or_error() {
+        let calls = [
+            call("0", "a", "{}"),
+            call("1", "b", "{}"),
+            call("2", "c", "{}"),
+            call("3", "d", "{}"),
+            call("4", "e", "{}"),
+        ];
+        let body = br#"{"0":{"items":[1]},"1":{"error":{"code":"invoke_failed","message":"boom"}},
+            "2":{"error":{"code":"unknown_handler","message":"Unknown handler: c"}},
+            "4":{"error":"plain","other":1}}"#;
+        let results = read_batch_answer(&calls, body).unwrap();
+        assert_eq!(
+            results[0],
+            InvokeResult::Value(Value::from_json_str(r#"{"items":[1]}"#).unwrap())
+        );
+        assert_eq!(
+            results[1],
+            InvokeResult::Failed {
+                message: "boom".into(),
+                stack: None
+            }
+        );
+        assert_eq!(results[2], InvokeResult::Unknown);
+        assert!(
+            matches!(&results[3], InvokeResult::Failed { message, .. } if message.contains("no result for 3"))
+        );
+        assert!(
+            matches!(&results[4], InvokeResult::Value(_)),
+            "an object with more than an error is a result"
+        );
+        assert_eq!(
+            results[2].clone().into_loader_result("c"),
+            Err("no loader is registered under c".into())
+        );
+        assert!(read_batch_answer(&calls, b"[1]").is_err());
+        assert!(read_batch_answer(&calls, b"<html>").is_err());
+    }
+
+    #[test]
+    fn a_batch_body_is_read_back_as_the_same_calls() {
+        let calls = [call("0", "site/loaders/a.ts", r#"{"q":"x"}"#)];
+        let request = AdminRequest {
+            method: "POST".into(),
+            path: "/platform/invoke".into(),
+            query: String::new(),
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: batch_body(&calls),
+        };
+        let job = parse(None, &AdminConfig::default(), &request, &Cors::default()).unwrap();
+        assert_eq!(job.calls[0].key, "site/loaders/a.ts");
+        assert_eq!(job.calls[0].alias, "0");
+    }
 }

@@ -36,7 +36,9 @@ pub use error::{AdminError, AdminErrorCode};
 pub(crate) use etag::if_none_match;
 pub use handle::{AdminOutcome, handle, unknown_route};
 pub use html::escape as escape_html;
-pub use invoke::{InvokeAnswer, InvokeCall, InvokeJob, InvokeResult, InvokeShape};
+pub use invoke::{
+    InvokeAnswer, InvokeCall, InvokeJob, InvokeResult, InvokeShape, batch_body, read_batch_answer,
+};
 pub use preview::{
     OVERLAY_KEY, PAGE_COMPONENT, PreviewJob, RenderAnswer, RenderedSection, RenderedSectionAnswer,
 };

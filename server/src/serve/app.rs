@@ -1,18 +1,22 @@
 //! The router: every request goes to one handler, which asks the core what the request is — an
-//! admin route, page JSON, or a page — and moves bytes.
+//! admin route, page JSON, or a page — and moves bytes. With an origin, pages go through the
+//! edge cache to it, loaders and previews run there; without one, this server answers pages
+//! itself with a built-in HTML view.
 
+use super::edge::Edge;
+use super::origin::{self, OriginRequest, Reply, header_pairs};
 use super::page_view;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request as HttpRequest, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use http_body_util::BodyExt;
 use sitefile_core::admin::{AdminOutcome, AdminRequest, InvokeResult};
 use sitefile_core::page_json::PageJsonOutcome;
-use sitefile_core::resolve::ResolvedPage;
+use sitefile_core::resolve::{ResolutionMisuse, ResolvedPage, Step};
 use sitefile_core::{NoHost, Request, Site};
 use std::sync::Arc;
 
@@ -20,16 +24,35 @@ use std::sync::Arc;
 const NO_RENDERER: &str =
     "Previews and renders need the site's renderer; this server runs without an origin";
 
-/// The router of a site.
-pub fn router(site: Arc<Site>) -> Router {
-    Router::new().fallback(handle).with_state(site)
+/// What every request sees: the site, and the edge in front of the origin when there is one.
+#[derive(Clone)]
+pub struct App {
+    site: Arc<Site>,
+    edge: Option<Arc<Edge>>,
 }
 
-async fn handle(State(site): State<Arc<Site>>, request: HttpRequest) -> Response {
+/// The router of a site, in front of `edge`'s origin when there is one.
+pub fn router(site: Arc<Site>, edge: Option<Arc<Edge>>) -> Router {
+    Router::new()
+        .fallback(handle)
+        .with_state(App { site, edge })
+}
+
+async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
     let (parts, body) = request.into_parts();
-    if sitefile_core::admin::is_admin_route(parts.uri.path())
-        && let Some(response) = admin(&site, &parts, body).await
-    {
+    let site = &app.site;
+    let is_admin = sitefile_core::admin::is_admin_route(parts.uri.path());
+    // A page's body is only read to send it on to the origin.
+    let limit = match (is_admin, &app.edge) {
+        (true, _) => site.admin_config().body_limit(parts.uri.path()),
+        (false, Some(_)) => origin::MAX_BODY_BYTES,
+        (false, None) => 0,
+    };
+    let body = match read_limited(body, limit).await {
+        Ok(body) => body,
+        Err(message) => return json_error(StatusCode::BAD_REQUEST, "invalid_body", &message),
+    };
+    if is_admin && let Some(response) = admin(&app, &parts, &body).await {
         return response;
     }
     let request = match core_request(&parts) {
@@ -37,7 +60,26 @@ async fn handle(State(site): State<Arc<Site>>, request: HttpRequest) -> Response
         Err(message) => return json_error(StatusCode::BAD_REQUEST, "invalid_request", &message),
     };
     if let Some(outcome) = site.page_json(&request) {
-        return page_json(&site, request, outcome);
+        return page_json(&app, request, outcome).await;
+    }
+    if let Some(edge) = &app.edge {
+        if body.len() > limit {
+            return json_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                &format!("request bodies sent on to the origin are at most {limit} bytes"),
+            );
+        }
+        return match edge.handle(&request, onward(&parts, body)).await {
+            Ok(reply) => reply_response(reply),
+            Err(why) => {
+                let mut response = json_error(StatusCode::BAD_GATEWAY, "origin_unavailable", &why);
+                response
+                    .headers_mut()
+                    .insert("cache-control", HeaderValue::from_static("no-store"));
+                response
+            }
+        };
     }
     if !matches!(parts.method, Method::GET | Method::HEAD) {
         let mut response = json_error(
@@ -53,7 +95,10 @@ async fn handle(State(site): State<Arc<Site>>, request: HttpRequest) -> Response
             .insert("allow", HeaderValue::from_static("GET, HEAD"));
         return response;
     }
-    let page = resolve(&site, request);
+    let page = match resolve(&app, request).await {
+        Ok(page) => page,
+        Err(misuse) => return resolution_failed(&misuse),
+    };
     let status = if page.page.is_some() {
         StatusCode::OK
     } else {
@@ -71,15 +116,59 @@ async fn handle(State(site): State<Arc<Site>>, request: HttpRequest) -> Response
         .into_response()
 }
 
-/// Resolves the page for `request`. Without an origin no loader can run: each call fails with
-/// that reason, so the page is marked degraded and says why.
-fn resolve(site: &Site, request: Request) -> ResolvedPage {
-    site.resolve_page(request, &NoHost).run(|call| {
-        Err(format!(
-            "no origin is configured to run the loader {}",
-            call.key
-        ))
-    })
+/// Resolves the page for `request`. Each round's loaders run on the origin as one batch; without
+/// an origin each call fails with that reason, so the page is marked degraded and says why.
+async fn resolve(app: &App, request: Request) -> Result<ResolvedPage, ResolutionMisuse> {
+    let mut resolution = app.site.resolve_page(request, &NoHost);
+    loop {
+        let calls = match resolution.next(&NoHost)? {
+            Step::Done(page) => return Ok(*page),
+            Step::NeedLoaders(calls) => calls,
+        };
+        let results = match &app.edge {
+            Some(edge) => edge.origin().run_loaders(&calls).await,
+            None => calls
+                .iter()
+                .map(|call| {
+                    Err(format!(
+                        "no origin is configured to run the loader {}",
+                        call.key
+                    ))
+                })
+                .collect(),
+        };
+        for (call, result) in calls.iter().zip(results) {
+            resolution.provide(call.id, result)?;
+        }
+    }
+}
+
+/// The answer when this server drove a resolution out of order (a bug of its own).
+fn resolution_failed(misuse: &ResolutionMisuse) -> Response {
+    json_error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "resolution_failed",
+        &misuse.to_string(),
+    )
+}
+
+/// The request to send on to the origin: the visitor's, as it came.
+fn onward(parts: &Parts, body: Vec<u8>) -> OriginRequest {
+    OriginRequest {
+        method: parts.method.clone(),
+        target: parts
+            .uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_string(),
+        host: parts
+            .headers
+            .get("host")
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_string),
+        headers: header_pairs(&parts.headers),
+        body: Bytes::from(body),
+    }
 }
 
 /// The core's request for `parts`: the URL from the `Host` header (loopback when absent), the
@@ -108,51 +197,69 @@ fn core_request(parts: &Parts) -> Result<Request, String> {
 }
 
 /// Page JSON: answered at once, or the page resolved and handed back to the core.
-fn page_json(site: &Site, request: Request, outcome: PageJsonOutcome) -> Response {
+async fn page_json(app: &App, request: Request, outcome: PageJsonOutcome) -> Response {
     match outcome {
         PageJsonOutcome::Respond(response) => {
             http_response(response.status, &response.headers, response.body.to_vec())
         }
         PageJsonOutcome::Resolve(job) => {
             // This server knows no section modules: none leaves the JSON and none has a loader.
-            let page = resolve(site, request);
+            let page = match resolve(app, request).await {
+                Ok(page) => page,
+                Err(misuse) => return resolution_failed(&misuse),
+            };
             let response = job.finish(&page, &[]);
             http_response(response.status, &response.headers, response.body.to_vec())
         }
     }
 }
 
-/// An admin request: its body read up to the route's limit (one byte past it tells the core it
-/// is too large), then the core's outcome carried out; `None` when the core passes it on.
-async fn admin(site: &Site, parts: &Parts, body: Body) -> Option<Response> {
-    let limit = site.admin_config().body_limit(parts.uri.path());
-    let body = match read_limited(body, limit).await {
-        Ok(body) => body,
-        Err(message) => {
-            return Some(json_error(
-                StatusCode::BAD_REQUEST,
-                "invalid_body",
-                &message,
-            ));
-        }
-    };
+/// An admin request, its body read up to the route's limit (one byte past it tells the core it
+/// is too large): the core's outcome carried out — previews, renders and invokes by the origin
+/// when there is one, purges in the edge's store —; `None` when the core passes it on.
+async fn admin(app: &App, parts: &Parts, body: &[u8]) -> Option<Response> {
     let request = AdminRequest {
         method: parts.method.to_string(),
         path: parts.uri.path().to_string(),
         query: parts.uri.query().unwrap_or("").to_string(),
         headers: header_pairs(&parts.headers),
-        body,
+        body: body.to_vec(),
     };
+    let site = &app.site;
     let response = match site.handle_admin(&request, Utc::now()) {
         AdminOutcome::Pass => return None,
         AdminOutcome::Respond(response) => response,
-        AdminOutcome::Reload(job) => job.apply_in_memory(site),
-        // No edge storage yet: the purge index names nothing stored here.
-        AdminOutcome::Purge(job) => job.finish(),
-        AdminOutcome::Preview(job) => job.unavailable(NO_RENDERER),
+        AdminOutcome::Reload(job) => job.apply_in_memory(site.as_ref()),
+        AdminOutcome::Purge(job) => {
+            if let Some(edge) = &app.edge {
+                edge.delete(job.keys());
+            }
+            job.finish()
+        }
+        AdminOutcome::Preview(job) => match &app.edge {
+            // The origin renders: the request goes to it as it came.
+            Some(edge) => match edge.origin().forward(&onward(parts, body.to_vec())).await {
+                Ok(reply) => return Some(reply_response(reply)),
+                Err(why) => job.unavailable(&format!("the origin could not render it: {why}")),
+            },
+            None => job.unavailable(NO_RENDERER),
+        },
         AdminOutcome::Invoke(job) => {
-            // This server has no loaders or actions of its own.
-            let results = job.calls.iter().map(|_| InvokeResult::Unknown).collect();
+            let results = match &app.edge {
+                Some(edge) => match edge.origin().invoke(&job.calls).await {
+                    Ok(results) => results,
+                    Err(why) => job
+                        .calls
+                        .iter()
+                        .map(|_| InvokeResult::Failed {
+                            message: why.clone(),
+                            stack: None,
+                        })
+                        .collect(),
+                },
+                // This server has no loaders or actions of its own.
+                None => job.calls.iter().map(|_| InvokeResult::Unknown).collect(),
+            };
             job.finish(results, Vec::new())
         }
     };
@@ -180,11 +287,11 @@ async fn read_limited(mut body: Body, limit: usize) -> Result<Vec<u8>, String> {
     Ok(read)
 }
 
-fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
-    headers
-        .iter()
-        .filter_map(|(n, v)| Some((n.as_str().to_string(), v.to_str().ok()?.to_string())))
-        .collect()
+/// A response read whole (the origin's or the edge's).
+fn reply_response(reply: Reply) -> Response {
+    let mut response = http_response(reply.status, &reply.headers, Vec::new());
+    *response.body_mut() = Body::from(reply.body);
+    response
 }
 
 /// A response from the core's status, headers and body.

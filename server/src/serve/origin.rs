@@ -1,0 +1,199 @@
+//! The origin `sitefile serve --origin URL` sits in front of: requests forwarded to it, and each
+//! resolution round's loaders sent to it as one batch invoke. Bounded: a connect timeout, a
+//! total timeout per request, and a cap on the bytes read from an answer.
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, Method};
+use sitefile_core::admin::{InvokeCall, InvokeResult, batch_body, read_batch_answer};
+use sitefile_core::resolve::LoaderCall;
+use sitefile_core::value::Value;
+use std::time::Duration;
+
+/// How long connecting to the origin may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one origin request may take, body included.
+const TOTAL_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most bytes read from one origin answer (and sent in one forwarded request body).
+pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+/// Headers that belong to one connection, never forwarded either way (RFC 9110 §7.6.1), plus
+/// the ones the client library writes itself.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "content-length",
+    "host",
+];
+
+/// A request to forward: what the visitor sent, headers as the edge left them.
+#[derive(Debug, Clone)]
+pub struct OriginRequest {
+    /// The method.
+    pub method: Method,
+    /// The path and query.
+    pub target: String,
+    /// The visitor's `Host`, sent on as `X-Forwarded-Host`.
+    pub host: Option<String>,
+    /// The headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Bytes,
+}
+
+/// A response read whole: what the origin answered, or what the edge answers.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The status code.
+    pub status: u16,
+    /// Every header but the hop-by-hop ones, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Bytes,
+}
+
+/// An origin and the client that reaches it.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    base: String,
+    client: reqwest::Client,
+}
+
+impl Origin {
+    /// The origin at `url` (`http://` or `https://`, no query); the message names what is wrong.
+    pub fn new(url: &str) -> Result<Origin, String> {
+        let parsed = url::Url::parse(url).map_err(|e| format!("--origin {url}: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.query().is_some() {
+            return Err(format!(
+                "--origin {url}: an http:// or https:// URL without a query"
+            ));
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(TOTAL_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("--origin {url}: {e}"))?;
+        Ok(Origin {
+            base: parsed.as_str().trim_end_matches('/').to_string(),
+            client,
+        })
+    }
+
+    /// The origin's URL.
+    pub fn url(&self) -> &str {
+        &self.base
+    }
+
+    /// Forwards `request`; an unreachable origin, a timeout or an answer over the size cap is
+    /// an error naming it.
+    pub async fn forward(&self, request: &OriginRequest) -> Result<Reply, String> {
+        let mut outgoing = self
+            .client
+            .request(
+                request.method.clone(),
+                format!("{}{}", self.base, request.target),
+            )
+            .body(request.body.clone());
+        for (name, value) in &request.headers {
+            // Asked for identity bodies: a stored copy serves every visitor, whatever encodings
+            // each accepts.
+            if !is_hop_by_hop(name) && !name.eq_ignore_ascii_case("accept-encoding") {
+                outgoing = outgoing.header(name.as_str(), value.as_str());
+            }
+        }
+        if let Some(host) = &request.host {
+            outgoing = outgoing.header("x-forwarded-host", host.as_str());
+        }
+        self.send(outgoing).await
+    }
+
+    /// Runs `calls` on the origin as one batch invoke (`POST /platform/invoke`): one result per
+    /// call, or why the whole batch failed.
+    pub async fn invoke(&self, calls: &[InvokeCall]) -> Result<Vec<InvokeResult>, String> {
+        let request = self
+            .client
+            .post(format!("{}/platform/invoke", self.base))
+            .header("content-type", "application/json")
+            .body(batch_body(calls));
+        let reply = self.send(request).await?;
+        if reply.status != 200 {
+            return Err(format!(
+                "the origin answered the batch invoke with status {}",
+                reply.status
+            ));
+        }
+        read_batch_answer(calls, &reply.body)
+    }
+
+    /// One resolution round's loaders, run on the origin as one batch: each call's value or
+    /// error, in order; a failed batch fails every call with its reason.
+    pub async fn run_loaders(&self, calls: &[LoaderCall]) -> Vec<Result<Value, String>> {
+        let batch: Vec<InvokeCall> = calls
+            .iter()
+            .map(|call| InvokeCall {
+                alias: call.id.to_string(),
+                key: call.key.clone(),
+                props: call.props.clone(),
+            })
+            .collect();
+        match self.invoke(&batch).await {
+            Ok(results) => results
+                .into_iter()
+                .zip(calls)
+                .map(|(result, call)| result.into_loader_result(&call.key))
+                .collect(),
+            Err(why) => calls
+                .iter()
+                .map(|call| Err(format!("the loader {} did not run: {why}", call.key)))
+                .collect(),
+        }
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<Reply, String> {
+        let mut response = request
+            .send()
+            .await
+            .map_err(|e| format!("the origin {} could not be reached: {e}", self.base))?;
+        let status = response.status().as_u16();
+        let mut headers = header_pairs(response.headers());
+        headers.retain(|(name, _)| !is_hop_by_hop(name));
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| format!("the origin's answer could not be read: {e}"))?
+        {
+            if body.len() + chunk.len() > MAX_BODY_BYTES {
+                return Err(format!(
+                    "the origin's answer is larger than {MAX_BODY_BYTES} bytes"
+                ));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Reply {
+            status,
+            headers,
+            body: Bytes::from(body),
+        })
+    }
+}
+
+/// Whether `name` is a header never forwarded (see [`HOP_BY_HOP`]).
+pub fn is_hop_by_hop(name: &str) -> bool {
+    HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h))
+}
+
+/// The headers as pairs, in order; values that are not visible ASCII are left out.
+pub fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter_map(|(n, v)| Some((n.as_str().to_string(), v.to_str().ok()?.to_string())))
+        .collect()
+}
