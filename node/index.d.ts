@@ -345,6 +345,19 @@ export interface HostCallbacks {
 export declare function pageMetadata(seo: string, defaults: string): string
 
 /**
+ * The admin path (`/platform/previews/<target>`) of what the preview page shows, from its
+ * path segments as the router hands them over (decoded).
+ */
+export declare function previewPageAdminPath(segments: Array<string>): string
+
+/**
+ * The Next.js binding's answer to an admin request before the core handles it: a preview
+ * `GET` is a 307 to the preview page (`/platform/preview/<target>`, query kept); `null` for
+ * every other request.
+ */
+export declare function previewPageRedirect(request: AdminRequestInput): AdminResponseOutput | null
+
+/**
  * The section key a `sections` module key registers under (`./sections/Hero.tsx` →
  * `site/sections/Hero.tsx`).
  */

@@ -23,7 +23,10 @@ mod resolution;
 mod section_loaders;
 mod site;
 
-pub use admin::{AdminRequestInput, AdminResponseOutput, NativeAdminOutcome, unknown_admin_route};
+pub use admin::{
+    AdminRequestInput, AdminResponseOutput, NativeAdminOutcome, preview_page_admin_path,
+    preview_page_redirect, unknown_admin_route,
+};
 pub use edge::{DraftSignals, NativeEdgePlan, cache_profiles, draft_signals, storage_url};
 pub use error::Code;
 pub use host::HostCallbacks;

@@ -83,3 +83,27 @@ test("a second page and the not-found page render in the browser", async () => {
   await page.screenshot({ path: path.join(shots, "not-found.png"), fullPage: true });
   await page.close();
 });
+
+test("a preview opened at /live/previews lands on the preview page, where the client section is interactive", async () => {
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  const props = encodeURIComponent(JSON.stringify({ label: "Preview me", start: 5 }));
+  const response = await page.goto(`${BASE}/live/previews/site%2Fsections%2FCounter.tsx?props=${props}`, { waitUntil: "load" });
+  assert.equal(response.status(), 200);
+  assert.equal(new URL(page.url()).pathname, "/platform/preview/site%2Fsections%2FCounter.tsx", "followed the 307");
+  const section = page.locator('[data-manifest-key="site/sections/Counter.tsx"]');
+  assert.ok(await section.isVisible());
+  const button = section.locator("button");
+  const count = section.locator('[data-testid="count"]');
+  assert.equal(await button.textContent(), "Preview me");
+  const deadline = Date.now() + 15000;
+  while ((await count.textContent()) === "5") {
+    assert.ok(Date.now() < deadline, "the previewed counter never reacted: the client component did not hydrate");
+    await button.click();
+    await page.waitForTimeout(100);
+  }
+  await page.screenshot({ path: path.join(shots, "preview.png"), fullPage: true });
+  assert.deepEqual(errors, [], "no script errors");
+  await page.close();
+});

@@ -26,15 +26,59 @@ test("pages render their sections in order, with loader data, a client component
   const main = mainOf(html);
   assert.match(main, /data-page="pages-home"/);
   const order = [...main.matchAll(/data-section="(\w+)"/g)].map((m) => m[1]);
-  assert.deepEqual(order, ["hero", "shelf", "counter", "footer"]);
+  assert.deepEqual(order, ["hero", "shelf", "counter", "features", "greeting", "footer"]);
   assert.match(main, /<h1>Welcome to the example store<\/h1>/);
   assert.equal((main.match(/<li>/g) ?? []).length, 3, "the products loader ran with count 3");
   assert.match(main, /<button type="button">Add one<\/button>/, "the client component is server-rendered");
   assert.match(main, /© sitefile example/);
+  assert.match(main, /<article data-feature="Fast delivery">Fast delivery<\/article><article data-feature="Free returns">/, "nested sections render as components");
+  assert.match(main, /Hello <!-- -->visitor<!-- -->, this is <!-- -->\//, "the section loader ran");
 
   const about = mainOf(await (await get("/about")).text());
   assert.match(about, /data-page="pages-about"/);
   assert.match(about, /<h1>About us<\/h1>/);
+});
+
+/** The document head of `html`. */
+const headOf = (html) => /<head>[\s\S]*<\/head>/.exec(html)?.[0] ?? "";
+
+test("createDecoPage's metadata: title, description, canonical and robots from the page's SEO, with the defaults", async () => {
+  let head = headOf(await (await get("/")).text());
+  assert.match(head, /<meta name="description" content="The example home page"\/>/);
+  assert.match(head, /<link rel="canonical" href="https:\/\/example.sitefile.dev\/"\/>/);
+  assert.doesNotMatch(head, /name="robots"/);
+  head = headOf(await (await get("/private")).text());
+  assert.match(head, /<title>Members only<\/title>/);
+  assert.match(head, /<meta name="robots" content="noindex, nofollow"\/>/);
+  head = headOf(await (await get("/about")).text());
+  assert.match(head, /<title>sitefile example<\/title>/, "siteName when the page has no title");
+  assert.match(head, /<meta name="description" content="A Next.js site served by sitefile"\/>/, "defaultDescription");
+});
+
+test("preview GETs redirect (307) to the preview page, which renders the section with the site's components", async () => {
+  const props = encodeURIComponent(JSON.stringify({ label: "Preview me", start: 5 }));
+  let response = await get(`/live/previews/site%2Fsections%2FCounter.tsx?props=${props}`);
+  assert.equal(response.status, 307);
+  const location = response.headers.get("location");
+  assert.equal(new URL(location, BASE).pathname, "/platform/preview/site%2Fsections%2FCounter.tsx");
+  response = await get(location);
+  assert.equal(response.status, 200);
+  const html = await response.text();
+  assert.match(html, /<div data-theme="light" data-platform-preview="">/);
+  assert.match(html, /<section data-manifest-key="site\/sections\/Counter.tsx"><section data-section="counter"><button type="button">Preview me<\/button><output data-testid="count">5<\/output>/);
+
+  // A page preview: its sections, each wrapped, its section loaders run for the previewed path.
+  response = await get(`/platform/preview/Footer`);
+  assert.match(await response.text(), /<section data-manifest-key="site\/sections\/Footer.tsx"><footer data-section="footer">/);
+  const page = encodeURIComponent(JSON.stringify({ sections: [{ __resolveType: "site/sections/Greeting.tsx", name: "editor" }] }));
+  response = await get(`/live/previews/website%2Fpages%2FPage.tsx?path=%2Fsale&props=${page}`);
+  assert.equal(response.status, 307);
+  assert.match(await (await get(response.headers.get("location"))).text(), /Hello <!-- -->editor<!-- -->, this is <!-- -->\/sale/);
+
+  // POST previews (the editor's props in the body) are rendered by the admin route.
+  response = await post("/live/previews/site%2Fsections%2FHero.tsx", { props: { title: "Posted" } });
+  assert.equal(response.status, 200);
+  assert.match(await response.text(), /<h1>Posted<\/h1>/);
 });
 
 test("a path without a page is the Next not-found page", async () => {

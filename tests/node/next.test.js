@@ -1,6 +1,6 @@
 // The Next.js binding's server pieces, called as Next calls them: `createNextSetup`
-// (`sitefile/setup`), the catch-all admin route (`sitefile/route-handlers`) and the config
-// wrapper (`sitefile/config`).
+// (`sitefile/setup`), the catch-all admin route (`sitefile/route-handlers`), the config
+// wrapper (`sitefile/config`), the page and the preview page (`sitefile/page`).
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
@@ -326,4 +326,144 @@ test("getSection: the component a resolved section names, from the set-up's modu
   const components = await Promise.all(page.sections.map(({ component }) => getSection(component, site)));
   assert.deepEqual(components, [Hero, Raw], "the default export, or the module itself");
   assert.equal(await getSection("site/sections/Missing.tsx", site), undefined);
+});
+
+// `sitefile/page` reads the request through `next/headers` and ends with `notFound()` of
+// `next/navigation`; Next is not installed here, so both are stand-ins with Next's behaviour
+// (one headers object per request; notFound throws its 404 digest).
+const Module = require("node:module");
+const { renderToStaticMarkup } = require("react-dom/server");
+const nextStandIns = {
+  "next/headers": { headers: async () => nextRequestHeaders },
+  "next/navigation": {
+    notFound() {
+      throw Object.assign(new Error("NEXT_HTTP_ERROR_FALLBACK;404"), { digest: "NEXT_HTTP_ERROR_FALLBACK;404" });
+    },
+  },
+};
+let nextRequestHeaders = new Headers();
+const resolveFilename = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  return Object.hasOwn(nextStandIns, request) ? request : resolveFilename.call(this, request, ...rest);
+};
+for (const [id, exports] of Object.entries(nextStandIns)) require.cache[id] = { id, filename: id, loaded: true, exports };
+const { createDecoPage, createDecoPreviewPage } = require("sitefile/page");
+
+/** Renders `page` for a request to `url` (a new request: new headers). */
+async function renderPage(page, url, headers = {}) {
+  const { pathname, searchParams, host } = new URL(url);
+  nextRequestHeaders = new Headers({ host, ...headers });
+  const props = {
+    params: Promise.resolve(pathname === "/" ? {} : { slug: pathname.slice(1).split("/").map(decodeURIComponent) }),
+    searchParams: Promise.resolve(Object.fromEntries(searchParams)),
+  };
+  const metadata = await page.generateMetadata(props);
+  return { metadata, html: renderToStaticMarkup(await page.default(props)) };
+}
+
+const Card = ({ label }) => React.createElement("b", null, label);
+const Grid = ({ items }) => React.createElement("div", { "data-grid": "" }, items.map((item, i) => React.createElement(item.Component, { key: i, ...item.props })));
+const Greeting = ({ who }) => React.createElement("p", null, `hello ${who}`);
+const pageSections = {
+  ...sections,
+  "./sections/Card.tsx": async () => ({ default: Card }),
+  "./sections/Grid.tsx": async () => ({ default: Grid }),
+  "./sections/Greeting.tsx": async () => ({ default: Greeting, loader: (props, req) => ({ who: `${props.who} via ${new URL(req.url).pathname}` }) }),
+};
+/** A Next set-up of `blocks` with `pageSections`. */
+const pageSite = (blocks, options = {}) => createNextSetup({ name: uniq(), sections: pageSections, blocks, ...options });
+
+test("createDecoPage: renders the path's page, nested sections as components, and its metadata from the core", async () => {
+  const ensureSetup = pageSite({
+    "pages-home": {
+      path: "/",
+      seo: { title: "Home", description: "The home page", canonical: "https://shop.example/" },
+      sections: [
+        hero("Welcome"),
+        { __resolveType: "site/sections/Grid.tsx", items: [{ __resolveType: "site/sections/Card.tsx", label: "one" }, { __resolveType: "site/sections/Card.tsx", label: "two" }] },
+      ],
+    },
+    "pages-hidden": { path: "/hidden/:id", seo: { noIndexing: true }, sections: [hero("hidden")] },
+  });
+  const page = createDecoPage({ siteName: "Shop", defaultDescription: "A shop", setup: ensureSetup });
+  let { metadata, html } = await renderPage(page, `${ORIGIN}/`);
+  assert.deepEqual(metadata, { title: "Home", description: "The home page", alternates: { canonical: "https://shop.example/" } });
+  assert.equal(html, '<main data-page="pages-home"><h1>Welcome</h1><div data-grid=""><b>one</b><b>two</b></div></main>');
+
+  ({ metadata, html } = await renderPage(page, `${ORIGIN}/hidden/a%20b`));
+  assert.deepEqual(metadata, { title: "Shop", description: "A shop", robots: { index: false, follow: false } });
+  assert.match(html, /data-page="pages-hidden"/);
+  const titled = createDecoPage({ siteName: "Shop", defaultTitle: "Shop home", setup: ensureSetup });
+  assert.equal((await renderPage(titled, `${ORIGIN}/hidden/1`)).metadata.title, "Shop home");
+
+  await assert.rejects(renderPage(page, `${ORIGIN}/no/such/page`), (e) => e.digest === "NEXT_HTTP_ERROR_FALLBACK;404");
+  assert.throws(() => createDecoPage({}), /createDecoPage takes \{ siteName \}/);
+});
+
+test("createDecoPage: the path and user agent only by default; fullRequest passes cookies and the query and runs section loaders", async () => {
+  const ensureSetup = pageSite({
+    "pages-home": {
+      path: "/",
+      sections: {
+        __resolveType: "website/flags/multivariate.ts",
+        variants: [
+          { rule: { __resolveType: "website/matchers/cookie.ts", name: "vip", value: "1" }, value: [hero("vip")] },
+          { rule: { __resolveType: "website/matchers/device.ts", mobile: true }, value: [hero("mobile")] },
+          { rule: { __resolveType: "website/matchers/always.ts" }, value: [{ __resolveType: "site/sections/Greeting.tsx", who: "everyone" }] },
+        ],
+      },
+    },
+  });
+  const plain = createDecoPage({ siteName: "Shop", setup: ensureSetup });
+  const full = createDecoPage({ siteName: "Shop", setup: ensureSetup, fullRequest: true });
+  const phone = { "user-agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148" };
+  assert.match((await renderPage(plain, `${ORIGIN}/`, phone)).html, /<h1>mobile<\/h1>/, "the user agent reaches matchers");
+  assert.match((await renderPage(plain, `${ORIGIN}/`, { cookie: "vip=1" })).html, /<p>hello everyone<\/p>/, "no cookies, no section loaders");
+  assert.match((await renderPage(full, `${ORIGIN}/`, { cookie: "vip=1" })).html, /<h1>vip<\/h1>/);
+  assert.match((await renderPage(full, `${ORIGIN}/?x=1`)).html, /<p>hello everyone via \/<\/p>/, "the section loader ran");
+});
+
+test("preview GETs redirect (307) to the preview page, which renders the previewed section, block or page", async () => {
+  const ensureSetup = pageSite(
+    {
+      Hello: { __resolveType: "site/sections/Greeting.tsx", who: "block" },
+      "pages-about": { path: "/about", sections: [hero("About"), { __resolveType: "Hello" }] },
+    },
+    { renderShell: { css: "/styles.css", fonts: ["/font.css"] } },
+  );
+  let setups = 0;
+  const setup = Object.assign(() => ((setups += 1), ensureSetup()), ensureSetup);
+  const { GET, POST } = createDecoRouteHandlers({ setup });
+  for (const path of ["/live/previews/site%2Fsections%2FHero.tsx", "/platform/previews/site%2Fsections%2FHero.tsx"]) {
+    const response = await GET(request(`${path}?props=${encodeURIComponent(JSON.stringify({ title: "Hi" }))}&path=%2Fabout`, { headers: { origin: "https://editor.example" } }));
+    assert.equal(response.status, 307);
+    assert.equal(response.headers.get("location"), `/platform/preview/site%2Fsections%2FHero.tsx?props=%7B%22title%22%3A%22Hi%22%7D&path=%2Fabout`);
+    assert.equal(response.headers.get("access-control-allow-origin"), "https://editor.example");
+  }
+  assert.equal(setups, 0, "the redirect needs no set-up");
+  const posted = await POST(request("/live/previews/site%2Fsections%2FHero.tsx", { method: "POST", body: JSON.stringify({ props: { title: "Posted" } }) }));
+  assert.equal(posted.status, 200, "POST previews are rendered by the route");
+  assert.match(await posted.text(), /<h1>Posted<\/h1>/);
+  assert.equal((await GET(request("/live/previews"))).status, 200, "the empty preview frame is not redirected");
+
+  const preview = createDecoPreviewPage({ setup });
+  const show = async (segments, query) => {
+    nextRequestHeaders = new Headers({ host: "shop.example" });
+    return renderToStaticMarkup(await preview({ params: Promise.resolve({ path: segments }), searchParams: Promise.resolve(query) }));
+  };
+  assert.equal(
+    await show(["site/sections/Hero.tsx"], { props: JSON.stringify({ title: "Hi" }) }),
+    '<div data-theme="light" data-platform-preview=""><link rel="stylesheet" href="/font.css"/><link rel="stylesheet" href="/styles.css"/>' +
+      '<section data-manifest-key="site/sections/Hero.tsx"><h1>Hi</h1></section></div>',
+  );
+  assert.match(await show(["Hello"], {}), /<section data-manifest-key="site\/sections\/Greeting.tsx"><p>hello block via \/<\/p><\/section>/, "a saved block, its section loader run");
+  const whole = await show(["website", "pages", "Page.tsx"], { path: "/about", props: JSON.stringify({ sections: [hero("Whole"), { __resolveType: "Hello" }] }) });
+  assert.match(whole, /<section data-manifest-key="site\/sections\/Hero.tsx"><h1>Whole<\/h1><\/section><section data-manifest-key="site\/sections\/Greeting.tsx"><p>hello block via \/about<\/p><\/section>/);
+  const broken = createDecoPreviewPage({
+    setup: createNextSetup({ name: uniq(), sections: { "./sections/Broken.tsx": async () => Promise.reject(new Error("boom")) }, blocks: {} }),
+  });
+  nextRequestHeaders = new Headers({ host: "shop.example" });
+  const failed = renderToStaticMarkup(await broken({ params: Promise.resolve({ path: ["site/sections/Broken.tsx"] }) }));
+  assert.match(failed, /<div class="platform-render-error" role="alert">Render error: boom<\/div>/, "errors render inline");
+  assert.throws(() => createDecoPreviewPage({}), /createDecoPreviewPage takes \{ setup: ensureSetup \}/);
 });

@@ -103,6 +103,9 @@ export type EnsureSetup = (() => Promise<Site>) & {
   /** The conventions given to `createNextSetup`.
    * @internal */
   readonly conventions: SectionConventions;
+  /** The preview stylesheet and fonts given to `createNextSetup` (the preview page links them).
+   * @internal */
+  readonly renderShell: { css?: string; fonts?: string[] };
 };
 
 const OWN_KEYS: ReadonlyArray<keyof NextSetupOptions> = [
@@ -219,5 +222,5 @@ export function createNextSetup(options: NextSetupOptions): EnsureSetup {
     }
     return setup;
   };
-  return Object.assign(ensureSetup, { conventions: options.conventions ?? {} });
+  return Object.assign(ensureSetup, { conventions: options.conventions ?? {}, renderShell: options.renderShell ?? {} });
 }
