@@ -23,6 +23,9 @@ test.before(async () => {
   context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-chromium-")), {
     executablePath: CHROMIUM,
     headless: true,
+    // Headless Chromium's own user agent (HeadlessChrome) is a bot to the core, and bots get
+    // every deferred section at once: browse as a visitor.
+    userAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36",
     args: [
       "--headless",
       "--no-sandbox",
@@ -105,5 +108,24 @@ test("a preview opened at /live/previews lands on the preview page, where the cl
   }
   await page.screenshot({ path: path.join(shots, "preview.png"), fullPage: true });
   assert.deepEqual(errors, [], "no script errors");
+  await page.close();
+});
+
+test("a deferred section shows its fallback until scrolled near, then the section", async () => {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 1280, height: 720 });
+  const response = await page.goto(`${BASE}/reviews`, { waitUntil: "load" });
+  assert.equal(response.status(), 200);
+  const fallback = page.locator('[data-testid="reviews-loading"]');
+  const reviews = page.locator('[data-section="reviews"]');
+  assert.equal(await fallback.textContent(), "Loading What customers say…");
+  assert.equal(await reviews.isVisible(), false, "the section waits below the fold");
+  assert.ok(await page.locator('platform-deferred').evaluate((el) => !el.hasAttribute("data-loaded")));
+  await page.screenshot({ path: path.join(shots, "deferred-before.png"), fullPage: true });
+  await page.mouse.wheel(0, 2400);
+  await reviews.waitFor({ state: "visible", timeout: 15000 });
+  assert.equal(await fallback.isVisible(), false, "the fallback is gone");
+  assert.equal(await reviews.locator("li").count(), 2);
+  await page.screenshot({ path: path.join(shots, "deferred-after.png"), fullPage: true });
   await page.close();
 });

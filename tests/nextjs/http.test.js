@@ -55,6 +55,19 @@ test("createDecoPage's metadata: title, description, canonical and robots from t
   assert.match(head, /<meta name="description" content="A Next.js site served by sitefile"\/>/, "defaultDescription");
 });
 
+test("a deferred section: its loading fallback first and the section hidden; a bot gets the whole page", async () => {
+  const browser = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36" };
+  let main = mainOf(await (await get("/reviews", { headers: browser })).text());
+  assert.match(
+    main,
+    /<platform-deferred style="display:block" data-component="site\/sections\/Reviews.tsx"><div data-platform-fallback=""><p data-testid="reviews-loading">Loading <!-- -->What customers say<!-- -->…<\/p><\/div><div data-platform-deferred-content="" hidden=""><section data-section="reviews"><h2>What customers say<\/h2>/,
+  );
+  main = mainOf(await (await get("/reviews", { headers: { "user-agent": "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)" } })).text());
+  assert.doesNotMatch(main, /<platform-deferred/);
+  assert.doesNotMatch(main, /reviews-loading/);
+  assert.match(main, /<div data-section="spacer" style="height:2400px"><\/div><section data-section="reviews"><h2>What customers say<\/h2>/);
+});
+
 test("preview GETs redirect (307) to the preview page, which renders the section with the site's components", async () => {
   const props = encodeURIComponent(JSON.stringify({ label: "Preview me", start: 5 }));
   let response = await get(`/live/previews/site%2Fsections%2FCounter.tsx?props=${props}`);

@@ -370,6 +370,8 @@ const pageSections = {
   "./sections/Grid.tsx": async () => ({ default: Grid }),
   "./sections/Greeting.tsx": async () => ({ default: Greeting, loader: (props, req) => ({ who: `${props.who} via ${new URL(req.url).pathname}` }) }),
 };
+/** The script every page ends with (it defines the deferred-section element). */
+const deferredScript = `<script>${require("sitefile/page").DEFERRED_SCRIPT}</script>`;
 /** A Next set-up of `blocks` with `pageSections`. */
 const pageSite = (blocks, options = {}) => createNextSetup({ name: uniq(), sections: pageSections, blocks, ...options });
 
@@ -388,7 +390,7 @@ test("createDecoPage: renders the path's page, nested sections as components, an
   const page = createDecoPage({ siteName: "Shop", defaultDescription: "A shop", setup: ensureSetup });
   let { metadata, html } = await renderPage(page, `${ORIGIN}/`);
   assert.deepEqual(metadata, { title: "Home", description: "The home page", alternates: { canonical: "https://shop.example/" } });
-  assert.equal(html, '<main data-page="pages-home"><h1>Welcome</h1><div data-grid=""><b>one</b><b>two</b></div></main>');
+  assert.equal(html, `<main data-page="pages-home"><h1>Welcome</h1><div data-grid=""><b>one</b><b>two</b></div>${deferredScript}</main>`);
 
   ({ metadata, html } = await renderPage(page, `${ORIGIN}/hidden/a%20b`));
   assert.deepEqual(metadata, { title: "Shop", description: "A shop", robots: { index: false, follow: false } });
@@ -466,4 +468,38 @@ test("preview GETs redirect (307) to the preview page, which renders the preview
   const failed = renderToStaticMarkup(await broken({ params: Promise.resolve({ path: ["site/sections/Broken.tsx"] }) }));
   assert.match(failed, /<div class="platform-render-error" role="alert">Render error: boom<\/div>/, "errors render inline");
   assert.throws(() => createDecoPreviewPage({}), /createDecoPreviewPage takes \{ setup: ensureSetup \}/);
+});
+
+test("createDecoPage: a deferred section renders its loading fallback first, the section hidden; bots get it at once", async () => {
+  const Reviews = ({ stars }) => React.createElement("p", null, `${stars} stars`);
+  const ReviewsLoading = ({ stars }) => React.createElement("i", null, `loading ${stars}`);
+  const lazy = (section) => ({ __resolveType: "website/sections/Rendering/Lazy.tsx", section });
+  const blocks = {
+    "pages-home": {
+      path: "/",
+      sections: [hero("Top"), lazy({ __resolveType: "site/sections/Reviews.tsx", stars: 5 }), lazy({ __resolveType: "site/sections/Card.tsx", label: "no fallback" })],
+    },
+  };
+  const sectionsWith = { ...pageSections, "./sections/Reviews.tsx": async () => ({ default: Reviews, LoadingFallback: ReviewsLoading }) };
+  const page = createDecoPage({ siteName: "Shop", setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks }) });
+  let { html } = await renderPage(page, `${ORIGIN}/`, { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/120" });
+  assert.equal(
+    html,
+    '<main data-page="pages-home"><h1>Top</h1>' +
+      '<platform-deferred style="display:block" data-component="site/sections/Reviews.tsx"><div data-platform-fallback=""><i>loading 5</i></div><div data-platform-deferred-content="" hidden=""><p>5 stars</p></div></platform-deferred>' +
+      '<platform-deferred style="display:block" data-component="site/sections/Card.tsx"><div data-platform-fallback=""></div><div data-platform-deferred-content="" hidden=""><b>no fallback</b></div></platform-deferred>' +
+      `${deferredScript}</main>`,
+  );
+  ({ html } = await renderPage(page, `${ORIGIN}/`, { "user-agent": "Mozilla/5.0 (compatible; Googlebot/2.1)" }));
+  assert.equal(html, `<main data-page="pages-home"><h1>Top</h1><p>5 stars</p><b>no fallback</b>${deferredScript}</main>`, "a bot gets the full page");
+
+  // A fallback from the set-up's conventions wins over the module's; asyncRendering: false defers nothing.
+  const Skeleton = () => React.createElement("hr");
+  const conventional = createDecoPage({
+    siteName: "Shop",
+    setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks, conventions: { loadingFallbacks: { "./sections/Reviews.tsx": Skeleton } } }),
+  });
+  assert.match((await renderPage(conventional, `${ORIGIN}/`)).html, /<div data-platform-fallback=""><hr\/><\/div><div data-platform-deferred-content="" hidden=""><p>5 stars<\/p>/);
+  const eager = createDecoPage({ siteName: "Shop", setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks, asyncRendering: false }) });
+  assert.doesNotMatch((await renderPage(eager, `${ORIGIN}/`)).html, /<platform-deferred/);
 });

@@ -7,4 +7,6 @@ export const sections = {
   "./sections/Features.tsx": () => import("../sections/Features"),
   "./sections/Feature.tsx": () => import("../sections/Feature"),
   "./sections/Greeting.tsx": () => import("../sections/Greeting"),
+  "./sections/Spacer.tsx": () => import("../sections/Spacer"),
+  "./sections/Reviews.tsx": () => import("../sections/Reviews"),
 };

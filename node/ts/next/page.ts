@@ -12,7 +12,8 @@
  *
  * The page resolves the site's page for the request path with `resolveDecoPage`, calls Next's
  * `notFound()` when no page serves it, and renders its sections in order (nested sections as
- * components). `generateMetadata` is the page's
+ * components; a deferred section's loading fallback first, the section when it nears the
+ * viewport — see `deferred.ts`). `generateMetadata` is the page's
  * document head from the core's `pageMetadata`.
  */
 
@@ -22,6 +23,8 @@ import { type MetadataDefaults, pageMetadata } from "../metadata";
 import { type ResolvedPage, resolveDecoPage } from "../resolve";
 import { runSectionLoaders } from "../sections";
 import { type RequestInput, Site, currentSite } from "../setup";
+import { deferredScript, deferredSection } from "./deferred";
+import type { SectionConventions } from "./setup";
 import { type SearchParams, originOf, queryOf, react, renderSections, requestHeaders } from "./render";
 
 /** What Next passes a page at `app/[[...slug]]/page.tsx` (and its `generateMetadata`). */
@@ -136,10 +139,11 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
     return { site, page: found, request };
   };
 
+  const conventions = (options.setup as { conventions?: SectionConventions } | undefined)?.conventions ?? {};
   const Page = async (props: DecoPageProps): Promise<React.ReactElement> => {
     const { site, page } = await pageFor(props);
-    const sections = await renderSections(site, page.sections);
-    return react().createElement("main", { "data-page": page.page }, sections);
+    const sections = await renderSections(site, page.sections, { deferred: deferredSection(site, conventions) });
+    return react().createElement("main", { "data-page": page.page }, ...sections, deferredScript());
   };
 
   const generateMetadata = async (props: DecoPageProps): Promise<DecoMetadata> => {
@@ -157,3 +161,4 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
 }
 
 export { type DecoPreviewPageOptions, type DecoPreviewPageProps, createDecoPreviewPage } from "./preview-page";
+export { DEFERRED_ELEMENT, DEFERRED_SCRIPT } from "./deferred";
