@@ -358,6 +358,13 @@ export declare function previewPageAdminPath(segments: Array<string>): string
 export declare function previewPageRedirect(request: AdminRequestInput): AdminResponseOutput | null
 
 /**
+ * The root layout's extras (JSON `{analytics: {src, siteKey} | null, liveControls: string |
+ * null}`) for the environment `env` (JSON object of variables) and the site's name (else
+ * `PLATFORM_SITE_NAME`). An invalid variable is `INVALID_CONFIG` naming it.
+ */
+export declare function rootLayout(env: string, siteName?: string | undefined | null): string
+
+/**
  * The section key a `sections` module key registers under (`./sections/Hero.tsx` →
  * `site/sections/Hero.tsx`).
  */

@@ -848,6 +848,7 @@ module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.pageMetadata = nativeBinding.pageMetadata
 module.exports.previewPageAdminPath = nativeBinding.previewPageAdminPath
 module.exports.previewPageRedirect = nativeBinding.previewPageRedirect
+module.exports.rootLayout = nativeBinding.rootLayout
 module.exports.sectionKey = nativeBinding.sectionKey
 module.exports.storageUrl = nativeBinding.storageUrl
 module.exports.unknownAdminRoute = nativeBinding.unknownAdminRoute

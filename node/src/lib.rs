@@ -17,6 +17,7 @@ mod admin;
 mod edge;
 mod error;
 mod host;
+mod layout;
 mod metadata;
 mod page_json;
 mod resolution;
@@ -30,6 +31,7 @@ pub use admin::{
 pub use edge::{DraftSignals, NativeEdgePlan, cache_profiles, draft_signals, storage_url};
 pub use error::Code;
 pub use host::HostCallbacks;
+pub use layout::root_layout;
 pub use metadata::page_metadata;
 pub use page_json::NativePageJson;
 pub use resolution::NativeResolution;

@@ -129,3 +129,22 @@ test("a deferred section shows its fallback until scrolled near, then the sectio
   await page.screenshot({ path: path.join(shots, "deferred-after.png"), fullPage: true });
   await page.close();
 });
+
+test("live controls: `.` opens the site in the editor, Ctrl + `.` in a new tab", async () => {
+  const page = await context.newPage();
+  const editor = "https://studio.platformcms.com/sites/sitefile-example";
+  // The editor is not reachable from here: answer its pages locally.
+  await context.route(`${editor}**`, (route) => route.fulfill({ status: 200, contentType: "text/html", body: "<p>editor</p>" }));
+  await page.goto(`${BASE}/about?x=1`, { waitUntil: "load" });
+  const opened = context.waitForEvent("page");
+  await page.keyboard.press("Control+.");
+  const tab = await opened;
+  await tab.waitForLoadState();
+  assert.equal(tab.url(), `${editor}?path=${encodeURIComponent("/about?x=1")}`);
+  assert.equal(new URL(page.url()).pathname, "/about", "Ctrl + . leaves the page where it is");
+  await tab.close();
+  await Promise.all([page.waitForURL(`${editor}**`), page.keyboard.press(".")]);
+  assert.equal(page.url(), `${editor}?path=${encodeURIComponent("/about?x=1")}`);
+  await context.unroute(`${editor}**`);
+  await page.close();
+});

@@ -55,6 +55,16 @@ test("createDecoPage's metadata: title, description, canonical and robots from t
   assert.match(head, /<meta name="description" content="A Next.js site served by sitefile"\/>/, "defaultDescription");
 });
 
+test("the root layout: the analytics tag (scripts/nextjs.sh enables it) and the live controls on every page", async () => {
+  for (const path of ["/", "/about", "/reviews"]) {
+    const html = await (await get(path)).text();
+    assert.match(html, /<html lang="en">/);
+    const tags = html.match(/<script defer="" src="[^"]*\/_platform\/analytics.js"[^>]*>/g) ?? [];
+    assert.deepEqual(tags, [`<script defer="" src="${BASE}/_platform/analytics.js" data-site-key="example-key">`], path);
+    assert.match(html, /<script data-platform-live-controls="">[^<]*const editor="https:\/\/studio.platformcms.com\/sites\/sitefile-example"/, path);
+  }
+});
+
 test("a deferred section: its loading fallback first and the section hidden; a bot gets the whole page", async () => {
   const browser = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36" };
   let main = mainOf(await (await get("/reviews", { headers: browser })).text());

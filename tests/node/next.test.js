@@ -503,3 +503,24 @@ test("createDecoPage: a deferred section renders its loading fallback first, the
   const eager = createDecoPage({ siteName: "Shop", setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks, asyncRendering: false }) });
   assert.doesNotMatch((await renderPage(eager, `${ORIGIN}/`)).html, /<platform-deferred/);
 });
+
+test("DecoRootLayout: html and body, the analytics tag exactly when PLATFORM_ANALYTICS_ENABLED=true, live controls", () => {
+  const { DecoRootLayout } = require("sitefile/layout");
+  const render = (props) => renderToStaticMarkup(React.createElement(DecoRootLayout, props, React.createElement("main", null, "page")));
+  const enabled = { PLATFORM_ANALYTICS_ENABLED: "true", PLATFORM_ANALYTICS_ORIGIN: "https://analytics.example", PLATFORM_ANALYTICS_SITE_KEY: "key-1" };
+  const html = render({ siteName: "my-store", lang: "pt-BR", theme: "light", bodyClassName: "site", env: enabled });
+  const controls = /<script data-platform-live-controls="">(.*?)<\/script>/.exec(html);
+  assert.ok(controls, html);
+  assert.equal(
+    html,
+    '<html lang="pt-BR" data-theme="light"><head><script defer="" src="https://analytics.example/_platform/analytics.js" data-site-key="key-1"></script></head>' +
+      `<body class="site"><main>page</main>${controls[0]}</body></html>`,
+  );
+  assert.match(controls[1], /const editor="https:\/\/studio.platformcms.com\/sites\/my-store"/);
+  assert.match(render({ siteName: "s", env: { PLATFORM_ANALYTICS_ENABLED: "true" } }), /<head><script defer="" src="\/_platform\/analytics.js"><\/script><\/head>/, "same origin, no key");
+  for (const value of ["TRUE", "1", "false", undefined]) {
+    assert.match(render({ siteName: "s", env: { ...enabled, PLATFORM_ANALYTICS_ENABLED: value } }), /<head><\/head>/, `PLATFORM_ANALYTICS_ENABLED=${value}`);
+  }
+  assert.match(render({ env: { PLATFORM_SITE_NAME: "from-env" } }), /sites\/from-env/, "PLATFORM_SITE_NAME names the site");
+  assert.equal(render({ env: {} }), '<html lang="en"><head></head><body><main>page</main></body></html>', "no site name: no live controls");
+});
