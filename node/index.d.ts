@@ -67,6 +67,14 @@ export declare class NativeEdgePlan {
    */
   get json(): string
   /**
+   * The plan's draft-preview decision, what a front such as the Next.js middleware applies:
+   * JSON `{state: "preview"|"normal", setCookie: string|null, headers: [[name, value]...],
+   * forward: [name, value]|null}` — the cookie to set or clear, the response headers of a
+   * draft render (`Vary` to merge, the others to replace) and the request header carrying
+   * the pointer to the renderer (a client's own copy is to be removed first).
+   */
+  get draft(): string
+  /**
    * The decision once the origin answered (JSON `{status, headers: [[name, value]...]}`):
    * the plan merged with the visitor's headers, plus `originStatus`, `storeHeaders` (`null`:
    * do not store), `storeMaxAge` (seconds the stored copy can be served) and `evict` (stored
@@ -311,6 +319,8 @@ export interface DraftSignals {
   param: string
   /** The cookie that keeps it (`__platform_draft`). */
   cookie: string
+  /** The request header a front forwards the pointer to the renderer in (`x-platform-draft`). */
+  header: string
   /** The headers of a response that renders a draft, as `[name, value]` pairs. */
   headers: Array<Array<string>>
 }

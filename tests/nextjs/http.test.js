@@ -11,6 +11,16 @@ if (!BASE || !TOKEN) throw new Error("SITEFILE_NEXT_URL and PLATFORM_RELEASE_REL
 const get = (path, init = {}) => fetch(`${BASE}${path}`, { redirect: "manual", ...init });
 const post = (path, body, headers = {}) =>
   get(path, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
+/** A GET sent with another `Host` header (fetch sends the URL's): `{status, headers}`. */
+const getWithHost = (path, host) =>
+  new Promise((resolve, reject) => {
+    require("node:http")
+      .get(`${BASE}${path}`, { headers: { host } }, (res) => {
+        res.resume();
+        res.on("end", () => resolve({ status: res.statusCode, headers: res.headers }));
+      })
+      .on("error", reject);
+  });
 const mainOf = (html) => {
   const match = /<main[^>]*>[\s\S]*<\/main>/.exec(html);
   assert.ok(match, "the page has its <main>");
@@ -151,6 +161,29 @@ test("draft renders are kept out of shared caches and search indexes", async () 
   assert.match(response.headers.get("cache-control"), /no-store/);
   assert.match(response.headers.get("cache-control"), /private/);
   assert.equal((await get("/")).headers.get("x-robots-tag"), null);
+});
+
+test("draft middleware: ?__draft enters preview on an allowed host, the cookie keeps it, off leaves it; another host is inert", async () => {
+  // scripts/nextjs.sh allows drafts on the test address (PLATFORM_ALLOWED_PREVIEW_HOSTS).
+  const pointer = encodeURIComponent(`${new URL(BASE).host}/drafts/home@v1`);
+  let response = await get(`/?__draft=${pointer}`);
+  assert.equal(response.status, 200);
+  const cookie = response.headers.get("set-cookie");
+  assert.match(cookie, /^__platform_draft=[^;]+; Path=\/; HttpOnly; Secure; SameSite=None; Partitioned; Max-Age=1800/);
+  assert.equal(response.headers.get("x-robots-tag"), "noindex, nofollow");
+  assert.match(response.headers.get("cache-control"), /no-store/);
+  const jar = cookie.split(";")[0];
+  response = await get("/about", { headers: { cookie: jar } });
+  assert.equal(response.headers.get("set-cookie"), null);
+  assert.equal(response.headers.get("x-robots-tag"), "noindex, nofollow", "the cookie keeps the preview");
+  assert.match(response.headers.get("cache-control"), /no-store/);
+  response = await get("/?__draft=off", { headers: { cookie: jar } });
+  assert.match(response.headers.get("set-cookie"), /^__platform_draft=; .*Max-Age=0/, "off clears the cookie");
+  // Another host: the middleware does nothing (the config wrapper's static rules still mark any
+  // ?__draft or draft-cookie request no-store and noindex, as they cannot see the host).
+  const other = await getWithHost(`/?__draft=${pointer}`, "other.example");
+  assert.equal(other.status, 200);
+  assert.equal(other.headers["set-cookie"], undefined, "another host: no draft cookie");
 });
 
 test("/.sitefile: read with its revision, 401 without the token, a delta reload changes the page", async () => {

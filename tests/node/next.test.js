@@ -335,6 +335,12 @@ const Module = require("node:module");
 const { renderToStaticMarkup } = require("react-dom/server");
 const nextStandIns = {
   "next/headers": { headers: async () => nextRequestHeaders },
+  "next/server": {
+    NextResponse: {
+      // What the middleware hands on: the request headers the app sees, on the response.
+      next: ({ request }) => Object.assign(new Response(null, { headers: { "x-middleware-next": "1" } }), { forwarded: request.headers }),
+    },
+  },
   "next/navigation": {
     notFound() {
       throw Object.assign(new Error("NEXT_HTTP_ERROR_FALLBACK;404"), { digest: "NEXT_HTTP_ERROR_FALLBACK;404" });
@@ -523,4 +529,37 @@ test("DecoRootLayout: html and body, the analytics tag exactly when PLATFORM_ANA
   }
   assert.match(render({ env: { PLATFORM_SITE_NAME: "from-env" } }), /sites\/from-env/, "PLATFORM_SITE_NAME names the site");
   assert.equal(render({ env: {} }), '<html lang="en"><head></head><body><main>page</main></body></html>', "no site name: no live controls");
+});
+
+test("draft middleware: the spec's state table, the core's decision, the pointer forwarded", async () => {
+  const { createDraftMiddleware } = require("sitefile/middleware");
+  const middleware = createDraftMiddleware({
+    setup: createNextSetup({ name: uniq(), sections, blocks: { site: { __resolveType: "site/apps/site.ts", previewHosts: ["shop.example"] } }, env: {} }),
+  });
+  const pointer = "shop.example/drafts/home@v1";
+  // normal → draft preview: allowed host, ?__draft=<pointer>.
+  let response = await middleware(request(`/?__draft=${encodeURIComponent(pointer)}`, { headers: { "x-platform-draft": "forged" } }));
+  const cookie = response.headers.get("set-cookie");
+  assert.match(cookie, /^__platform_draft=[^;]+; Path=\/; HttpOnly; Secure; SameSite=None; Partitioned; Max-Age=1800$/);
+  assert.equal(response.headers.get("cache-control"), "no-store, private");
+  assert.equal(response.headers.get("vary"), "Cookie");
+  assert.equal(response.headers.get("x-robots-tag"), "noindex, nofollow");
+  assert.equal(response.forwarded.get("x-platform-draft"), pointer, "the page gets the pointer, not the client's header");
+  // draft preview continues with the cookie.
+  response = await middleware(request("/about", { headers: { cookie: cookie.split(";")[0] } }));
+  assert.equal(response.headers.get("set-cookie"), null);
+  assert.equal(response.headers.get("x-robots-tag"), "noindex, nofollow");
+  assert.equal(response.forwarded.get("x-platform-draft"), pointer);
+  // draft preview → normal: ?__draft=off clears the cookie.
+  response = await middleware(request("/?__draft=off", { headers: { cookie: cookie.split(";")[0] } }));
+  assert.match(response.headers.get("set-cookie"), /^__platform_draft=; .*Max-Age=0$/);
+  assert.equal(response.headers.get("x-robots-tag"), null);
+  assert.equal(response.forwarded.get("x-platform-draft"), null);
+  // A host that may not preview: nothing happens, a client's pointer header is dropped.
+  response = await middleware(new Request(`https://other.example/?__draft=${encodeURIComponent(pointer)}`, { headers: { "x-platform-draft": pointer } }));
+  assert.equal(response.headers.get("set-cookie"), null);
+  assert.equal(response.headers.get("x-robots-tag"), null);
+  assert.equal(response.headers.get("cache-control"), null);
+  assert.equal(response.forwarded.get("x-platform-draft"), null);
+  assert.throws(() => createDraftMiddleware({}), /createDraftMiddleware takes \{ setup: ensureSetup \}/);
 });
