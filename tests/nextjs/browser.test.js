@@ -1,5 +1,6 @@
 // examples/nextjs in Chromium (Debian's, driven by playwright-core): sections visible, the
-// client section interactive after hydration, the not-found page rendered; screenshots under
+// client section interactive after hydration (on a page and on the preview page), the
+// not-found page rendered, a deferred section revealed by scrolling, the live controls; screenshots under
 // target/nextjs/<bundler>/ (SITEFILE_SHOTS). Run by scripts/nextjs.sh (SITEFILE_NEXT_URL, SITEFILE_PLAYWRIGHT, CHROMIUM).
 "use strict";
 const test = require("node:test");
