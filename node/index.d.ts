@@ -325,6 +325,12 @@ export interface DraftSignals {
   headers: Array<Array<string>>
 }
 
+/**
+ * The `Content-Security-Policy` value that lets the editor frame a site's pages
+ * (`frame-ancestors 'self'` and the editor's origins), what the edge sets on HTML by default.
+ */
+export declare function editorFrameAncestors(): string
+
 /** Every stable error code the addon may throw, in the core's order, then `PANIC`. */
 export declare function errorCodes(): Array<string>
 

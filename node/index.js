@@ -844,6 +844,7 @@ module.exports.NativeSite = nativeBinding.NativeSite
 module.exports.cacheProfiles = nativeBinding.cacheProfiles
 module.exports.corsHeaders = nativeBinding.corsHeaders
 module.exports.draftSignals = nativeBinding.draftSignals
+module.exports.editorFrameAncestors = nativeBinding.editorFrameAncestors
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.pageMetadata = nativeBinding.pageMetadata
 module.exports.previewPageAdminPath = nativeBinding.previewPageAdminPath

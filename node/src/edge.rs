@@ -157,3 +157,11 @@ pub fn draft_signals() -> DraftSignals {
             .collect(),
     }
 }
+
+/// The `Content-Security-Policy` value that lets the editor frame a site's pages
+/// (`frame-ancestors 'self'` and the editor's origins), what the edge sets on HTML by default.
+#[napi]
+pub fn editor_frame_ancestors() -> String {
+    use sitefile_core::config::hosts::EDITOR_ORIGINS;
+    sitefile_core::edge::security::frame_ancestors(&EDITOR_ORIGINS.map(String::from))
+}

@@ -28,7 +28,10 @@ pub use admin::{
     AdminRequestInput, AdminResponseOutput, NativeAdminOutcome, preview_page_admin_path,
     preview_page_redirect, unknown_admin_route,
 };
-pub use edge::{DraftSignals, NativeEdgePlan, cache_profiles, draft_signals, storage_url};
+pub use edge::{
+    DraftSignals, NativeEdgePlan, cache_profiles, draft_signals, editor_frame_ancestors,
+    storage_url,
+};
 pub use error::Code;
 pub use host::HostCallbacks;
 pub use layout::root_layout;

@@ -64,9 +64,11 @@ test("createDecoPage's metadata: title, description, canonical and robots from t
   assert.match(html, /<meta name="description" content="A Next.js site served by sitefile"\/>/, "defaultDescription");
 });
 
-test("the root layout: the analytics tag (scripts/nextjs.sh enables it) and the live controls on every page", async () => {
+test("the root layout: the analytics tag (scripts/nextjs.sh enables it), the live controls and the editor's frame-ancestors on every page", async () => {
   for (const path of ["/", "/about", "/reviews"]) {
-    const html = await (await get(path)).text();
+    const response = await get(path);
+    assert.equal(response.headers.get("content-security-policy"), "frame-ancestors 'self' https://studio.platformcms.com https://*.platform.studio", "the editor may frame the page");
+    const html = await response.text();
     assert.match(html, /<html lang="en">/);
     const tags = html.match(/<script defer="" src="[^"]*\/_platform\/analytics.js"[^>]*>/g) ?? [];
     assert.deepEqual(tags, [`<script defer="" src="${BASE}/_platform/analytics.js" data-site-key="example-key">`], path);

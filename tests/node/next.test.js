@@ -269,18 +269,23 @@ test("config: the three rewrites before the app's, array and object forms", asyn
   assert.deepEqual(object, { beforeFiles: [...SITEFILE_REWRITES, own], fallback: [own] });
 });
 
-test("config: draft renders kept out of shared caches and indexes, before the app's headers", async () => {
+test("config: the editor may frame pages; draft renders kept out of shared caches and indexes; before the app's headers", async () => {
   const config = withSitefile({ headers: async () => [{ source: "/x", headers: [{ key: "X-Own", value: "1" }] }] });
   const rules = await config.headers();
-  assert.equal(rules.length, 3);
-  assert.equal(rules[2].source, "/x");
-  assert.deepEqual(rules.slice(0, 2).map((r) => r.has), [[{ type: "query", key: "__draft" }], [{ type: "cookie", key: "__platform_draft" }]]);
-  for (const rule of rules.slice(0, 2)) {
+  assert.equal(rules.length, 4);
+  assert.deepEqual(rules[0], {
+    source: "/:path*",
+    headers: [{ key: "Content-Security-Policy", value: "frame-ancestors 'self' https://studio.platformcms.com https://*.platform.studio" }],
+  });
+  assert.equal(rules[3].source, "/x");
+  const drafts = rules.slice(1, 3);
+  assert.deepEqual(drafts.map((r) => r.has), [[{ type: "query", key: "__draft" }], [{ type: "cookie", key: "__platform_draft" }]]);
+  for (const rule of drafts) {
     assert.equal(rule.source, "/:path*");
     const headers = Object.fromEntries(rule.headers.map((h) => [h.key, h.value]));
     assert.deepEqual(headers, { "Cache-Control": "no-store, private", Vary: "Cookie", "X-Robots-Tag": "noindex, nofollow" });
   }
-  assert.deepEqual(SITEFILE_DRAFT_HEADERS, rules.slice(0, 2));
+  assert.deepEqual(SITEFILE_DRAFT_HEADERS, drafts);
 });
 
 test("config: the package stays external (webpack and Turbopack), other settings kept", async () => {
