@@ -308,6 +308,27 @@ export interface AdminResponseOutput {
 export declare function cacheProfiles(): Array<string>
 
 /**
+ * The content bundle of the site at `site_dir` (a site root holding `.platform/blocks/` or
+ * `blocks/`, or a blocks directory): read, checked and serialised exactly as `sitefile bundle`
+ * does. Throws `NOT_FOUND` when there is no blocks directory.
+ */
+export declare function contentBundle(siteDir: string): ContentBundle
+
+/** A site's content bundle, not yet written. */
+export interface ContentBundle {
+  /** Where `sitefile bundle` writes it: `blocks.gen.json` beside the blocks directory. */
+  out: string
+  /** The bundle's bytes, identical to `sitefile bundle`'s. */
+  bytes: Buffer
+  /** How many blocks it holds. */
+  blocks: number
+  /** The content's revision. */
+  revision: string
+  /** The files skipped (invalid JSON, symbolic links, ...), one message each. */
+  problems: Array<string>
+}
+
+/**
  * The CORS headers of an admin response to a request with these headers (alternating names
  * and values), alternating names and values.
  */

@@ -842,6 +842,7 @@ module.exports.NativeResolution = nativeBinding.NativeResolution
 module.exports.NativeSectionLoaders = nativeBinding.NativeSectionLoaders
 module.exports.NativeSite = nativeBinding.NativeSite
 module.exports.cacheProfiles = nativeBinding.cacheProfiles
+module.exports.contentBundle = nativeBinding.contentBundle
 module.exports.corsHeaders = nativeBinding.corsHeaders
 module.exports.draftSignals = nativeBinding.draftSignals
 module.exports.editorFrameAncestors = nativeBinding.editorFrameAncestors

@@ -14,6 +14,7 @@
 #![allow(clippy::type_complexity)]
 
 mod admin;
+mod bundle;
 mod edge;
 mod error;
 mod host;
@@ -28,6 +29,7 @@ pub use admin::{
     AdminRequestInput, AdminResponseOutput, NativeAdminOutcome, preview_page_admin_path,
     preview_page_redirect, unknown_admin_route,
 };
+pub use bundle::{ContentBundle, content_bundle};
 pub use edge::{
     DraftSignals, NativeEdgePlan, cache_profiles, draft_signals, editor_frame_ancestors,
     storage_url,
