@@ -25,6 +25,10 @@ git diff --exit-code -- node/index.js node/index.d.ts || {
 
 npx tsc -p tsconfig.json
 
+# tests/node/generate.test.js compares the generator's bundle with the Rust CLI's
+# (`sitefile bundle`); quick when scripts/test.sh has built the workspace already.
+cargo build -p sitefile-server --bin sitefile --locked
+
 echo "node --test on $(node --version)"
 node --test tests/node/*.test.js
 

@@ -1,0 +1,121 @@
+/**
+ * `sitefile generate`: from an app's root, writes `.platform/meta.gen.json` (the schema), the
+ * section registry (`sections.gen.ts` beside the sections directory) and the content bundle
+ * `.platform/blocks.gen.json` (the core's bundle writer, byte for byte `sitefile bundle`'s).
+ */
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { SitefileError } from "../errors";
+import { addon } from "../setup";
+import { registryModule } from "./registry";
+import { type BlockModule, buildMeta } from "./schema";
+
+/** `generate` options. */
+export interface GenerateOptions {
+  /** The app's root (default: the working directory). */
+  root?: string;
+  /** The sections directory (default: `src/sections`, else `sections`, under `root`). */
+  sections?: string;
+  /** Fail when a content file is skipped, or a section has no exported `Props`. */
+  strict?: boolean;
+  /** Progress and warnings, one line each (default: standard error). */
+  log?: (line: string) => void;
+}
+
+/** What `generate` wrote. */
+export interface GenerateReport {
+  /** The schema document's path. */
+  meta: string;
+  /** The section registry module's path. */
+  registry: string;
+  /** The content bundle's path, or `null` when the app has no blocks directory. */
+  bundle: string | null;
+  /** The warnings logged. */
+  warnings: string[];
+}
+
+/** The sections directories looked for, in order, under an app's root. */
+export const SECTIONS_DIRS = ["src/sections", "sections"] as const;
+
+/** The block modules under `dir` with extension `ext`, keyed `site/<prefix>/<path>`, sorted. */
+function blockModules(dir: string, prefix: string, ext: string): BlockModule[] {
+  const found: BlockModule[] = [];
+  const walk = (at: string) => {
+    for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
+      const file = path.join(at, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else if (entry.isFile() && entry.name.endsWith(ext) && !entry.name.endsWith(`.d${ext}`)) {
+        found.push({ key: `site/${prefix}/${path.relative(dir, file).split(path.sep).join("/")}`, file });
+      }
+    }
+  };
+  walk(dir);
+  return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+function packageVersion(): string {
+  const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as {
+    version: string;
+  };
+  return manifest.version;
+}
+
+/** Runs the generator. Throws a {@link SitefileError} `NOT_FOUND` when there is no sections
+ * directory (the message names where it looked), `INVALID_CONTENT` under `strict` when
+ * something was skipped. */
+export function generate(options: GenerateOptions = {}): GenerateReport {
+  const root = path.resolve(options.root ?? ".");
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const candidates = options.sections !== undefined ? [options.sections] : SECTIONS_DIRS;
+  const sectionsDir = candidates.map((dir) => path.resolve(root, dir)).find((dir) => fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory());
+  if (sectionsDir === undefined) {
+    const looked = candidates.map((dir) => path.resolve(root, dir)).join(", ");
+    throw new SitefileError("NOT_FOUND", `no sections directory: looked for ${looked}`);
+  }
+  const sourceRoot = path.dirname(sectionsDir);
+  const sections = blockModules(sectionsDir, "sections", ".tsx");
+  const loadersDir = path.join(sourceRoot, "loaders");
+  const loaders = fs.existsSync(loadersDir) ? blockModules(loadersDir, "loaders", ".ts") : [];
+  log(`sitefile generate: ${sections.length} section(s) in ${path.relative(root, sectionsDir) || "."}, ${loaders.length} loader(s)`);
+
+  const warnings: string[] = [];
+  const warn = (message: string) => {
+    warnings.push(message);
+    log(`warning: ${message}`);
+  };
+  const { meta, warnings: schemaWarnings } = buildMeta({ root, sourceRoot, sections, loaders, version: packageVersion() });
+  schemaWarnings.forEach(warn);
+
+  const bundle = bundleOf(root, log, warn);
+  if (options.strict && warnings.length > 0) {
+    throw new SitefileError("INVALID_CONTENT", `${warnings.length} warning(s); nothing written (--strict)`);
+  }
+
+  const platform = path.join(root, ".platform");
+  fs.mkdirSync(platform, { recursive: true });
+  const metaFile = path.join(platform, "meta.gen.json");
+  fs.writeFileSync(metaFile, `${JSON.stringify(meta, null, 2)}\n`);
+  log(`wrote ${path.relative(root, metaFile)}`);
+  const registry = path.join(sourceRoot, "sections.gen.ts");
+  fs.writeFileSync(registry, registryModule(registry, sections));
+  log(`wrote ${path.relative(root, registry)}`);
+  if (bundle) {
+    fs.writeFileSync(bundle.out, bundle.bytes);
+    log(`wrote ${path.relative(root, bundle.out)} (${bundle.blocks} blocks, revision ${bundle.revision}, ${bundle.problems.length} skipped)`);
+  }
+  return { meta: metaFile, registry, bundle: bundle?.out ?? null, warnings };
+}
+
+/** The app's content bundle (a warning per skipped file), or `null` (said in the log) when it
+ * has no blocks directory. */
+function bundleOf(root: string, log: (line: string) => void, warn: (message: string) => void) {
+  const blocks = [path.join(root, ".platform", "blocks"), path.join(root, "blocks")];
+  if (!blocks.some((dir) => fs.existsSync(dir))) {
+    log(`no blocks directory (looked for ${blocks.join(", ")}): no content bundle written`);
+    return null;
+  }
+  const bundle = addon.contentBundle(root);
+  bundle.problems.forEach(warn);
+  return bundle;
+}
