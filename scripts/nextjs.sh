@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # examples/nextjs end to end: install the package into the example as a real directory (its
-# .npmrc sets install-links), `next build` (Next 16 with Turbopack and with webpack, then Next 15), `next start` on
-# a loopback port, then tests/nextjs/http.test.js over HTTP and tests/nextjs/browser.test.js in
+# .npmrc sets install-links), `npx sitefile generate` there, `next build` (Next 16 with
+# Turbopack and with webpack, then Next 15), `next start` on a loopback port, then
+# tests/nextjs/http.test.js over HTTP and tests/nextjs/browser.test.js in
 # Debian's Chromium driven by playwright-core (installed when missing; screenshots in
 # target/nextjs/<bundler>/).
 # The server is stopped by the pid of next/dist/bin/next whatever happens; any failure fails
@@ -52,6 +53,13 @@ git -C "$root" diff --exit-code -- examples/nextjs/package-lock.json || {
 }
 [ -d node_modules/sitefile ] && [ ! -L node_modules/sitefile ] || {
   echo "node_modules/sitefile must be a real directory for Next to load the addon" >&2
+  exit 1
+}
+# The generator, as a user runs it before building: the schema, the section registry and the
+# content bundle. The committed schema and registry must be what it writes.
+npx sitefile generate
+git -C "$root" diff --exit-code -- examples/nextjs/.platform/meta.gen.json examples/nextjs/sections.gen.ts || {
+  echo "npx sitefile generate changed the example's generated files: commit them" >&2
   exit 1
 }
 server=""

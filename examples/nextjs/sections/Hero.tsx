@@ -3,11 +3,13 @@ export interface Props {
   title: string;
   /** @title Subtitle */
   subtitle?: string;
+  /** Where the title sits. */
+  align?: "left" | "center" | "right";
 }
 
-export default function Hero({ title, subtitle }: Props) {
+export default function Hero({ title, subtitle, align = "left" }: Props) {
   return (
-    <section data-section="hero">
+    <section data-section="hero" style={{ textAlign: align }}>
       <h1>{title}</h1>
       {subtitle ? <p>{subtitle}</p> : null}
     </section>
