@@ -40,6 +40,9 @@ peer_port=$(free_port)
 
 # A 20 KB page, as a storefront page's HTML.
 mkdir -p "$work/www" "$work/cache"
+# nginx workers run as an unprivileged user: they must read the page and write the cache.
+chmod 755 "$work" "$work/www"
+chmod 777 "$work/cache"
 python3 -c 'print("<!DOCTYPE html><html><body>" + "<p>sitefile edge bench</p>" * 800 + "</body></html>")' \
   >"$work/www/index.html"
 cat >"$work/nginx.conf" <<CONF
