@@ -937,3 +937,22 @@ async fn kv_sync_pushes_a_site_that_a_server_then_starts_from_and_migrate_carrie
     let (code, _, err) = kv(&["sync", STOREFRONT], &store).await;
     assert_eq!(code, 2, "no deployment id: {err}");
 }
+
+#[tokio::test]
+async fn fast_deploy_with_its_store_down_serves_the_directory_and_refuses_reloads() {
+    let down = nothing_listening().await.replace("http://", "redis://");
+    let (server, line) = Server::start_in(STOREFRONT, &[], &fast_deploy_env(&down, "d1")).await;
+    assert!(line.contains("storefront"), "the directory: {line}");
+    let page: Value = server.get_json("/?renderJson").await;
+    assert_eq!(page["name"], "Home");
+    let refused = client()
+        .post(server.url("/.sitefile"))
+        .header("authorization", TOKEN)
+        .body(json!({"blocks": {"pages-home": null}}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_error(refused, StatusCode::SERVICE_UNAVAILABLE, "kv_write_failed").await;
+    let page: Value = server.get_json("/?renderJson").await;
+    assert_eq!(page["name"], "Home", "the content did not change");
+}
