@@ -5,7 +5,8 @@
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// How long connecting to Redis may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(1000);
@@ -36,11 +37,15 @@ pub async fn bounded<T>(call: impl Future<Output = redis::RedisResult<T>>) -> Re
     }
 }
 
-/// Logs Redis failures once per burst: the first failure after a success, and the first success
-/// after failures.
+/// How long a caller leaves Redis alone after a failed call (see [`FailureLog::resting`]).
+const REST: Duration = Duration::from_secs(1);
+
+/// Logs Redis failures once per burst (the first failure after a success, and the first
+/// success after failures), and remembers the last one so callers can rest after it.
 pub struct FailureLog {
     name: &'static str,
     failing: AtomicBool,
+    failed_at: Mutex<Option<Instant>>,
 }
 
 impl FailureLog {
@@ -49,7 +54,17 @@ impl FailureLog {
         FailureLog {
             name,
             failing: AtomicBool::new(false),
+            failed_at: Mutex::new(None),
         }
+    }
+
+    /// Whether a call failed less than a second ago: callers that may do without Redis skip it
+    /// meanwhile, so a Redis that hangs slows one request a second, not every one.
+    pub fn resting(&self) -> bool {
+        self.failed_at
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some_and(|at| at.elapsed() < REST)
     }
 
     /// The value of a call doing `what`, or `None` when it failed (`then` says what happens
@@ -63,6 +78,10 @@ impl FailureLog {
                 Some(value)
             }
             Err(why) => {
+                *self
+                    .failed_at
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
                 if !self.failing.swap(true, Ordering::Relaxed) {
                     eprintln!("sitefile: {} failed ({what}: {why}); {then}", self.name);
                 }

@@ -181,7 +181,8 @@ const PATH_PREFIX: &str = "sitefile:edge:path:";
 
 /// Copies in Redis, shared by every server using the same Redis. A copy expires by Redis's
 /// clock after the core's stored-copy lifetime; a purge index per path (expiring no earlier
-/// than its longest-lived copy) lets any server purge copies another stored.
+/// than its longest-lived copy) lets any server purge copies another stored. For a second after
+/// a failed call Redis is left alone: reads are misses, writes and deletes are skipped.
 pub struct RedisStore {
     connection: ConnectionManager,
     log: FailureLog,
@@ -200,6 +201,9 @@ impl RedisStore {
 impl Store for RedisStore {
     fn get<'a>(&'a self, key: &'a str, _now: f64) -> StoreFuture<'a, Option<Stored>> {
         Box::pin(async move {
+            if self.log.resting() {
+                return None;
+            }
             let mut connection = self.connection.clone();
             let read = bounded(
                 redis::cmd("GET")
@@ -221,6 +225,9 @@ impl Store for RedisStore {
         max_age: Option<u32>,
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
+            if self.log.resting() {
+                return;
+            }
             let mut connection = self.connection.clone();
             let index = format!("{PATH_PREFIX}{}", key.path());
             let mut pipe = redis::pipe();
@@ -259,7 +266,7 @@ impl Store for RedisStore {
 
     fn delete<'a>(&'a self, keys: &'a [String]) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            if keys.is_empty() {
+            if keys.is_empty() || self.log.resting() {
                 return;
             }
             let mut connection = self.connection.clone();
@@ -274,6 +281,9 @@ impl Store for RedisStore {
 
     fn purge<'a>(&'a self, scopes: &'a [PurgeScope]) -> StoreFuture<'a, ()> {
         Box::pin(async move {
+            if self.log.resting() {
+                return;
+            }
             for scope in scopes {
                 let mut connection = self.connection.clone();
                 let index = format!("{PATH_PREFIX}{}", scope.path);
