@@ -113,10 +113,56 @@ typedef enum sitefile_status {
 } sitefile_status;
 
 /**
+ * What an admin request needs from the host, and which call finishes it.
+ */
+typedef enum sitefile_admin_kind {
+  /**
+   * Not an admin route: the host serves the request itself. Nothing to finish.
+   */
+  SITEFILE_ADMIN_KIND_PASS = 0,
+  /**
+   * Answered: `sitefile_admin_response`.
+   */
+  SITEFILE_ADMIN_KIND_RESPOND = 1,
+  /**
+   * A reload to apply: `sitefile_admin_apply_reload`.
+   */
+  SITEFILE_ADMIN_KIND_RELOAD = 2,
+  /**
+   * Stored copies to delete from the host's edge cache (the job's `keys`), then
+   * `sitefile_admin_finish_purge`.
+   */
+  SITEFILE_ADMIN_KIND_PURGE = 3,
+  /**
+   * Sections to render: `sitefile_admin_resolve_preview`, render the page's sections, then
+   * `sitefile_admin_finish_preview`.
+   */
+  SITEFILE_ADMIN_KIND_PREVIEW = 4,
+  /**
+   * Loaders or actions to run (the job's `calls`), then `sitefile_admin_finish_invoke`.
+   */
+  SITEFILE_ADMIN_KIND_INVOKE = 5,
+} sitefile_admin_kind;
+
+/**
+ * One admin request in progress: what the site made of it, kept with what its job needs. Not
+ * thread-safe: use it from one thread at a time. It keeps what it needs of its site, so it
+ * stays valid after `sitefile_site_free`. Finished once; free it with `sitefile_admin_free`.
+ */
+typedef struct sitefile_admin sitefile_admin;
+
+/**
  * The answer slot of one callback call, filled by one `sitefile_answer_*` call. Valid only
  * during the callback it is passed to, on that callback's thread; never free it.
  */
 typedef struct sitefile_answer sitefile_answer;
+
+/**
+ * The edge plan of one request. Read it from any number of threads at once; it keeps what it
+ * needs of its site, so it stays valid after `sitefile_site_free`. Free it with
+ * `sitefile_edge_plan_free`.
+ */
+typedef struct sitefile_edge_plan sitefile_edge_plan;
 
 /**
  * The host's callbacks. Configure it (register matchers, set the adapter and the hook) from
@@ -136,12 +182,26 @@ typedef struct sitefile_host sitefile_host;
 typedef struct sitefile_resolution sitefile_resolution;
 
 /**
+ * A finished HTTP response: status, headers and body. Read it from any thread; free it with
+ * `sitefile_response_free`. What its accessors return lives as long as the response.
+ */
+typedef struct sitefile_response sitefile_response;
+
+/**
  * One site: its content and setup. Thread-safe: any number of threads may use one site at
  * once (resolve, reload, read), and a reload swaps the content atomically — a resolution sees
  * the old or the new revision, never a mix. Free it with `sitefile_site_free` once no call on
  * it is running; resolutions begun from it stay valid after it is freed.
  */
 typedef struct sitefile_site sitefile_site;
+
+/**
+ * A feature-flag or dangling-reference callback: called with one string argument (a flag key,
+ * or the `__resolveType` of a dangling reference) and the `user_data` it was set with. It
+ * answers exactly once through `answer` (which answer it gives is written on the setter). The
+ * string and `answer` are valid only during the call.
+ */
+typedef void (*sitefile_host_fn)(void *user_data, const char *arg, struct sitefile_answer *answer);
 
 /**
  * A custom matcher: called with the matcher's `key`, its rule as JSON (`rule_json`, merged
@@ -157,14 +217,6 @@ typedef void (*sitefile_matcher_fn)(void *user_data,
                                     const char *rule_json,
                                     const char *context_json,
                                     struct sitefile_answer *answer);
-
-/**
- * A feature-flag or dangling-reference callback: called with one string argument (a flag key,
- * or the `__resolveType` of a dangling reference) and the `user_data` it was set with. It
- * answers exactly once through `answer` (which answer it gives is written on the setter). The
- * string and `answer` are valid only during the call.
- */
-typedef void (*sitefile_host_fn)(void *user_data, const char *arg, struct sitefile_answer *answer);
 
 #ifdef __cplusplus
 extern "C" {
@@ -197,6 +249,201 @@ const char *sitefile_status_name(int status);
  * `s` is NULL or a string returned by a `sitefile_` call and not freed since.
  */
 void sitefile_string_free(char *s);
+
+/**
+ * Hands an HTTP request to the site's admin protocol at `now_ms` (milliseconds since the Unix
+ * epoch). `method` (`GET`, ...), `path` (percent-encoded as it arrived) and `query` (without
+ * `?`; NULL or "" for none) are the request line; `headers_json` (NULL: none) its headers as
+ * `[[name, value], ...]`; `body` (NULL when `body_len` is 0) its bytes. With `edge` set the
+ * request is read as the edge worker serves it: only the purge routes are answered, unless
+ * the site's worker options have `admin`. On success `*out_admin` says what the site made of
+ * it (`sitefile_admin_kind`) and is freed with `sitefile_admin_free`.
+ *
+ * # Safety
+ * `site` is NULL or a live site; the strings are NULL or NUL-terminated; `body` is NULL or
+ * readable for `body_len` bytes; `out_admin` is NULL or writable.
+ */
+enum sitefile_status sitefile_admin_begin(const struct sitefile_site *site,
+                                          const char *method,
+                                          const char *path,
+                                          const char *query,
+                                          const char *headers_json,
+                                          const uint8_t *body,
+                                          size_t body_len,
+                                          int64_t now_ms,
+                                          bool edge,
+                                          struct sitefile_admin **out_admin);
+
+/**
+ * What the site made of the request, and so which call finishes it. `SITEFILE_ADMIN_KIND_PASS` for
+ * NULL.
+ *
+ * # Safety
+ * `admin` is NULL or a live admin request.
+ */
+enum sitefile_admin_kind sitefile_admin_kind_of(const struct sitefile_admin *admin);
+
+/**
+ * The host work of the request as JSON: for a purge `{"keys": [...]}` (the stored copies to
+ * delete), for a preview `{"component", "block", "props", "path", "deviceHint", "overlay"}`, for
+ * an invoke `{"shape", "calls": [{"alias", "key", "props"}], "select"}`; NULL (still
+ * `SITEFILE_STATUS_OK`) for the other kinds. Free it with `sitefile_string_free`.
+ *
+ * # Safety
+ * `admin` is NULL or a live admin request; `out_json` is NULL or writable.
+ */
+enum sitefile_status sitefile_admin_job(const struct sitefile_admin *admin, char **out_json);
+
+/**
+ * The response of a `SITEFILE_ADMIN_KIND_RESPOND` request. Finishes it.
+ *
+ * # Safety
+ * `admin` is NULL or a live admin request; `out_response` is NULL or writable.
+ */
+enum sitefile_status sitefile_admin_response(struct sitefile_admin *admin,
+                                             struct sitefile_response **out_response);
+
+/**
+ * Applies a `SITEFILE_ADMIN_KIND_RELOAD` request and gives its response; `hook` (NULL: none) is the
+ * Fast Deploy hook, as for `sitefile_site_reload_with_hook`. A refused body is a 400 response
+ * and a refusing hook a 503, both with the content unchanged. Finishes the request.
+ *
+ * # Safety
+ * `admin` is NULL or a live admin request; `out_response` is NULL or writable; `hook`, when
+ * not NULL, may be called with `user_data` during the call.
+ */
+enum sitefile_status sitefile_admin_apply_reload(struct sitefile_admin *admin,
+                                                 sitefile_host_fn hook,
+                                                 void *user_data,
+                                                 struct sitefile_response **out_response);
+
+/**
+ * The response of a `SITEFILE_ADMIN_KIND_PURGE` request, once the host deleted the job's `keys`
+ * from its edge cache. Finishes it.
+ *
+ * # Safety
+ * `admin` is NULL or a live admin request; `out_response` is NULL or writable.
+ */
+enum sitefile_status sitefile_admin_finish_purge(struct sitefile_admin *admin,
+                                                 struct sitefile_response **out_response);
+
+/**
+ * Begins resolving what a `SITEFILE_ADMIN_KIND_PREVIEW` request shows (its path, device and overlay
+ * applied), with `host`'s callbacks (NULL: none): drive it like a page resolution; its page's
+ * `sections` are what to render. The request stays unfinished. On success `*out_resolution`
+ * is freed with `sitefile_resolution_free`.
+ *
+ * # Safety
+ * `admin` is NULL or a live admin request; `host` is NULL or a live host nothing registers on
+ * during the call; `out_resolution` is NULL or writable.
+ */
+enum sitefile_status sitefile_admin_resolve_preview(const struct sitefile_admin *admin,
+                                                    const struct sitefile_host *host,
+                                                    struct sitefile_resolution **out_resolution);
+
+/**
+ * The HTML response of a `SITEFILE_ADMIN_KIND_PREVIEW` request from the host's render
+ * (`render_json`: `{"sections": [{"key", "html"} | {"key", "error"}]}`, or `{"error":
+ * message}` when rendering failed as a whole). Finishes it.
+ *
+ * # Safety
+ * `admin` is NULL or a live admin request; `render_json` is NULL or a NUL-terminated string;
+ * `out_response` is NULL or writable.
+ */
+enum sitefile_status sitefile_admin_finish_preview(struct sitefile_admin *admin,
+                                                   const char *render_json,
+                                                   struct sitefile_response **out_response);
+
+/**
+ * The response of a `SITEFILE_ADMIN_KIND_INVOKE` request from the host's results, one per call of
+ * the job in order (`results_json`: `[{"value"} | {"unknown": true} | {"error", "stack"?}]`),
+ * and the headers the calls wrote (`headers_json`, NULL: none, `[[name, value], ...]`).
+ * Finishes it.
+ *
+ * # Safety
+ * `admin` is NULL or a live admin request; the strings are NULL or NUL-terminated;
+ * `out_response` is NULL or writable.
+ */
+enum sitefile_status sitefile_admin_finish_invoke(struct sitefile_admin *admin,
+                                                  const char *results_json,
+                                                  const char *headers_json,
+                                                  struct sitefile_response **out_response);
+
+/**
+ * Frees an admin request, finished or not. NULL is a no-op.
+ *
+ * # Safety
+ * `admin` is NULL or an admin request from `sitefile_admin_begin`, not freed before.
+ */
+void sitefile_admin_free(struct sitefile_admin *admin);
+
+/**
+ * Plans a request at the edge (`request_json`: the request form of `sitefile_resolve_begin`)
+ * with the answers of the site's own functions (`hints_json`, NULL: none — `{"segment"?: what
+ * buildSegment returned, "profile"?: what detectProfile returned, "nonce"?: [16 random
+ * bytes]}`). An unknown profile is `SITEFILE_STATUS_INVALID_CONFIG`. On success `*out_plan`
+ * is freed with `sitefile_edge_plan_free`.
+ *
+ * # Safety
+ * `site` is NULL or a live site; the strings are NULL or NUL-terminated; `out_plan` is NULL or
+ * writable.
+ */
+enum sitefile_status sitefile_edge_plan_new(const struct sitefile_site *site,
+                                            const char *request_json,
+                                            const char *hints_json,
+                                            struct sitefile_edge_plan **out_plan);
+
+/**
+ * The plan as JSON: `{"action": "redirect"|"asset"|"bypass"|"cache", "status", "key",
+ * "profile", "cacheable", "reason", "draft", "headers": [[name, value]...], "originHeaders":
+ * [[name, value]...]}`. Free it with `sitefile_string_free`.
+ *
+ * # Safety
+ * `plan` is NULL or a live plan; `out_json` is NULL or writable.
+ */
+enum sitefile_status sitefile_edge_plan_json(const struct sitefile_edge_plan *plan,
+                                             char **out_json);
+
+/**
+ * The decision once the origin answered (`origin_json`: `{"status", "headers": [[name,
+ * value]...]}`): the response headers (the plan's merged with the origin's), `originStatus`,
+ * `storeHeaders` (null: do not store), `storeMaxAge` (seconds the stored copy may be served)
+ * and `evict` (stored keys to delete). A stored key is recorded for purges. Free the JSON with
+ * `sitefile_string_free`.
+ *
+ * # Safety
+ * `plan` is NULL or a live plan; `origin_json` is NULL or NUL-terminated; `out_json` is NULL
+ * or writable.
+ */
+enum sitefile_status sitefile_edge_after_origin(const struct sitefile_edge_plan *plan,
+                                                const char *origin_json,
+                                                char **out_json);
+
+/**
+ * How to serve a stored copy of the plan's key that is `age_secs` old: `{"state":
+ * "HIT"|"STALE"|"STALE-ERROR"|"MISS", "headers": [[name, value]...]}`. Before asking the origin
+ * pass `asked_origin` false (then `origin_json` is ignored). Once the origin was asked, pass
+ * `asked_origin` true and its answer (`{"status", "headers"}`), or NULL when it could not be
+ * reached: a failed origin (a 5xx or 429, no answer, a degraded page) within the profile's
+ * stale-if-error window is `STALE-ERROR`. Free the JSON with `sitefile_string_free`.
+ *
+ * # Safety
+ * `plan` is NULL or a live plan; `origin_json` is NULL or NUL-terminated; `out_json` is NULL
+ * or writable.
+ */
+enum sitefile_status sitefile_edge_stored_copy(const struct sitefile_edge_plan *plan,
+                                               uint64_t age_secs,
+                                               bool asked_origin,
+                                               const char *origin_json,
+                                               char **out_json);
+
+/**
+ * Frees a plan. NULL is a no-op.
+ *
+ * # Safety
+ * `plan` is NULL or a plan from `sitefile_edge_plan_new`, not freed before.
+ */
+void sitefile_edge_plan_free(struct sitefile_edge_plan *plan);
 
 /**
  * Creates an empty host: no matchers, no feature-flag adapter, no dangling-reference hook.
@@ -355,6 +602,41 @@ enum sitefile_status sitefile_resolution_provide(struct sitefile_resolution *res
 void sitefile_resolution_free(struct sitefile_resolution *res);
 
 /**
+ * The response's HTTP status; 0 for NULL.
+ *
+ * # Safety
+ * `response` is NULL or a live response.
+ */
+uint16_t sitefile_response_status(const struct sitefile_response *response);
+
+/**
+ * The response's headers as JSON, `[[name, value], ...]` in order (a name may repeat); NULL
+ * for a NULL response. Owned by the response: never free it.
+ *
+ * # Safety
+ * `response` is NULL or a live response.
+ */
+const char *sitefile_response_headers(const struct sitefile_response *response);
+
+/**
+ * The response's body: its bytes (not NUL-terminated; may hold any byte) and, through
+ * `out_len` when it is not NULL, their count (0 for 204 and 304). NULL for a NULL response.
+ * Owned by the response: never free it.
+ *
+ * # Safety
+ * `response` is NULL or a live response; `out_len` is NULL or writable.
+ */
+const uint8_t *sitefile_response_body(const struct sitefile_response *response, size_t *out_len);
+
+/**
+ * Frees a response. NULL is a no-op.
+ *
+ * # Safety
+ * `response` is NULL or a response from this library, not freed before.
+ */
+void sitefile_response_free(struct sitefile_response *response);
+
+/**
  * Creates a site from a site directory (`.platform/blocks/`, `blocks/`, a directory of block
  * files, or `.platform/blocks.gen.json`) with `setup_json` (the setup's JSON form; NULL for
  * the default setup). On success `*out_site` is the new site, freed with `sitefile_site_free`.
@@ -406,7 +688,8 @@ void sitefile_site_free(struct sitefile_site *site);
  * Applies a reload body (`body_len` bytes of JSON: a delta `{"blocks": {...}}` or a full
  * content map) at `now_ms` (milliseconds since the Unix epoch, the time the reload records).
  * On success `*out_json` is the reload response as JSON (free with `sitefile_string_free`).
- * A refused body changes nothing: the previous content keeps serving.
+ * A refused body changes nothing: the previous content keeps serving. The same as
+ * `sitefile_site_reload_with_hook` without a hook (`kvWritten: false`).
  *
  * # Safety
  * `site` is NULL or a live site; `body` is NULL or readable for `body_len` bytes; `out_json`
@@ -417,6 +700,27 @@ enum sitefile_status sitefile_site_reload(const struct sitefile_site *site,
                                           size_t body_len,
                                           int64_t now_ms,
                                           char **out_json);
+
+/**
+ * Applies a reload body as `sitefile_site_reload` does, with the Fast Deploy hook: under the
+ * site's single-writer lock, before the new content serves, `hook` (NULL: none) is called on
+ * this thread with `user_data` and the new revision. It answers `sitefile_answer_bool`
+ * (whether it wrote the snapshot to the deployment's key-value store: the response's
+ * `kvWritten`) or `sitefile_answer_error`, which refuses the reload
+ * (`SITEFILE_STATUS_HOOK_FAILED`, the content unchanged). Only one reload of a site runs its
+ * hook at a time.
+ *
+ * # Safety
+ * As `sitefile_site_reload`; `hook`, when not NULL, may be called with `user_data` during the
+ * call.
+ */
+enum sitefile_status sitefile_site_reload_with_hook(const struct sitefile_site *site,
+                                                    const uint8_t *body,
+                                                    size_t body_len,
+                                                    int64_t now_ms,
+                                                    sitefile_host_fn hook,
+                                                    void *user_data,
+                                                    char **out_json);
 
 /**
  * The content revision serving now: on success `*out_revision` is a string (free with

@@ -67,6 +67,14 @@ export declare class NativeEdgePlan {
    */
   get json(): string
   /**
+   * The plan's draft-preview decision, what a front such as the Next.js middleware applies:
+   * JSON `{state: "preview"|"normal", setCookie: string|null, headers: [[name, value]...],
+   * forward: [name, value]|null}` — the cookie to set or clear, the response headers of a
+   * draft render (`Vary` to merge, the others to replace) and the request header carrying
+   * the pointer to the renderer (a client's own copy is to be removed first).
+   */
+  get draft(): string
+  /**
    * The decision once the origin answered (JSON `{status, headers: [[name, value]...]}`):
    * the plan merged with the visitor's headers, plus `originStatus`, `storeHeaders` (`null`:
    * do not store), `storeMaxAge` (seconds the stored copy can be served) and `evict` (stored
@@ -317,9 +325,17 @@ export interface DraftSignals {
   param: string
   /** The cookie that keeps it (`__platform_draft`). */
   cookie: string
+  /** The request header a front forwards the pointer to the renderer in (`x-platform-draft`). */
+  header: string
   /** The headers of a response that renders a draft, as `[name, value]` pairs. */
   headers: Array<Array<string>>
 }
+
+/**
+ * The `Content-Security-Policy` value that lets the editor frame a site's pages
+ * (`frame-ancestors 'self'` and the editor's origins), what the edge sets on HTML by default.
+ */
+export declare function editorFrameAncestors(): string
 
 /** Every stable error code the addon may throw, in the core's order, then `PANIC`. */
 export declare function errorCodes(): Array<string>
@@ -349,6 +365,26 @@ export interface HostCallbacks {
  * defaultTitle?, defaultDescription?}`).
  */
 export declare function pageMetadata(seo: string, defaults: string): string
+
+/**
+ * The admin path (`/platform/previews/<target>`) of what the preview page shows, from its
+ * path segments as the router hands them over (decoded).
+ */
+export declare function previewPageAdminPath(segments: Array<string>): string
+
+/**
+ * The Next.js binding's answer to an admin request before the core handles it: a preview
+ * `GET` is a 307 to the preview page (`/platform/preview/<target>`, query kept); `null` for
+ * every other request.
+ */
+export declare function previewPageRedirect(request: AdminRequestInput): AdminResponseOutput | null
+
+/**
+ * The root layout's extras (JSON `{analytics: {src, siteKey} | null, liveControls: string |
+ * null}`) for the environment `env` (JSON object of variables) and the site's name (else
+ * `PLATFORM_SITE_NAME`). An invalid variable is `INVALID_CONFIG` naming it.
+ */
+export declare function rootLayout(env: string, siteName?: string | undefined | null): string
 
 /**
  * The section key a `sections` module key registers under (`./sections/Hero.tsx` →

@@ -78,10 +78,14 @@ build_and_test() {
   port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
   token=$(node -e 'console.log(require("crypto").randomBytes(16).toString("hex"))')
   log=$(mktemp)
-  PLATFORM_RELEASE_RELOAD_TOKEN=$token NODE_ENV=production \
+  url="http://127.0.0.1:$port"
+  # Analytics on, loading from the app's own origin (the tests check the tag; the script is a
+  # 404); drafts allowed on the address the tests use.
+  PLATFORM_RELEASE_RELOAD_TOKEN=$token NODE_ENV=production PLATFORM_ANALYTICS_ENABLED=true \
+    PLATFORM_ALLOWED_PREVIEW_HOSTS=127.0.0.1:$port \
+    PLATFORM_ANALYTICS_ORIGIN=$url PLATFORM_ANALYTICS_SITE_KEY=example-key \
     "$node24" node_modules/next/dist/bin/next start -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
   server=$!
-  url="http://127.0.0.1:$port"
   for _ in $(seq 1 150); do
     if curl -fsS -o /dev/null "$url/platform/_liveness" 2>/dev/null; then break; fi
     if ! kill -0 "$server" 2>/dev/null; then

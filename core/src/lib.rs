@@ -17,6 +17,7 @@ pub mod effects;
 pub mod errors;
 mod hash;
 pub mod host;
+pub mod layout;
 pub mod loader_cache;
 pub mod matchers;
 pub mod page_json;

@@ -98,3 +98,17 @@ pub(crate) fn owned_string(bytes: Vec<u8>) -> Outcome<*mut c_char> {
         )
     })
 }
+
+/// A JSON argument read as `T`; bad JSON, or JSON of another shape, is `INVALID_JSON` naming
+/// `what`.
+pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> Outcome<T> {
+    serde_json::from_str(json)
+        .map_err(|e| Failure::code(ErrorCode::InvalidJson, format!("invalid {what}: {e}")))
+}
+
+/// A value as a JSON string handed to the caller, freed with `sitefile_string_free`.
+pub(crate) fn json_string<T: serde::Serialize + ?Sized>(value: &T) -> Outcome<*mut c_char> {
+    let json =
+        serde_json::to_vec(value).map_err(|e| Failure::code(ErrorCode::InvalidContent, e))?;
+    owned_string(json)
+}

@@ -4,10 +4,12 @@
 
 use crate::args::{handle_mut, optional_text, out, text};
 use crate::status::{Failure, guard, guard_void, sitefile_status};
+use sitefile_core::content::Snapshot;
 use sitefile_core::{FeatureFlagAdapter, Host, MatcherContext, Value};
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::ffi::{CString, c_char, c_void};
+use std::sync::Arc;
 
 /// A custom matcher: called with the matcher's `key`, its rule as JSON (`rule_json`, merged
 /// with a saved matcher's settings), the request as the matcher context JSON (`context_json`:
@@ -310,6 +312,28 @@ pub unsafe extern "C" fn sitefile_answer_error(
 /// A C string argument for a callback.
 fn c_arg(s: &str, what: &str) -> Result<CString, String> {
     CString::new(s).map_err(|_| format!("the {what} holds a NUL byte"))
+}
+
+/// The Fast Deploy hook of a reload as the core calls it, over `hook` (NULL: none) and its
+/// `user_data`: `hook` gets the new revision before it serves and answers
+/// `sitefile_answer_bool` (whether it wrote the snapshot to the key-value store: the reload
+/// response's `kvWritten`) or `sitefile_answer_error` (the reload is refused, `HOOK_FAILED`,
+/// and the content keeps serving). Without a hook `kvWritten` is false.
+pub(crate) fn swap_hook(
+    hook: sitefile_host_fn,
+    user_data: *mut c_void,
+) -> impl FnMut(&Arc<Snapshot>) -> Result<bool, String> {
+    move |snapshot| match hook {
+        None => Ok(false),
+        Some(f) => expect(
+            CHost::call(&Callback { f, user_data }, snapshot.revision(), "revision"),
+            "a bool",
+            |g| match g {
+                Given::Bool(written) => Some(written),
+                _ => None,
+            },
+        ),
+    }
 }
 
 /// The core's view of a C host during one call.

@@ -11,12 +11,25 @@
 //! - host callbacks ([`sitefile_host`]) are C function pointers with a `void *user_data`,
 //!   called synchronously during `sitefile_resolve_begin` and bridged to the core's `Host`.
 
+mod admin;
 mod args;
+mod edge;
 mod host;
 mod resolution;
+mod response;
 mod site;
 mod status;
 
+pub use admin::{
+    sitefile_admin, sitefile_admin_apply_reload, sitefile_admin_begin,
+    sitefile_admin_finish_invoke, sitefile_admin_finish_preview, sitefile_admin_finish_purge,
+    sitefile_admin_free, sitefile_admin_job, sitefile_admin_kind, sitefile_admin_kind_of,
+    sitefile_admin_resolve_preview, sitefile_admin_response,
+};
+pub use edge::{
+    sitefile_edge_after_origin, sitefile_edge_plan, sitefile_edge_plan_free,
+    sitefile_edge_plan_json, sitefile_edge_plan_new, sitefile_edge_stored_copy,
+};
 pub use host::{
     sitefile_answer, sitefile_answer_bool, sitefile_answer_error, sitefile_answer_json,
     sitefile_answer_string, sitefile_host, sitefile_host_fn, sitefile_host_free, sitefile_host_new,
@@ -27,9 +40,14 @@ pub use resolution::{
     sitefile_resolution, sitefile_resolution_free, sitefile_resolution_next,
     sitefile_resolution_provide, sitefile_resolve_begin,
 };
+pub use response::{
+    sitefile_response, sitefile_response_body, sitefile_response_free, sitefile_response_headers,
+    sitefile_response_status,
+};
 pub use site::{
-    sitefile_site, sitefile_site_block, sitefile_site_free, sitefile_site_from_content,
-    sitefile_site_from_dir, sitefile_site_reload, sitefile_site_revision,
+    sitefile_site, sitefile_site_block, sitefile_site_free, sitefile_site_from_bundle,
+    sitefile_site_from_content, sitefile_site_from_dir, sitefile_site_reload,
+    sitefile_site_reload_with_hook, sitefile_site_revision,
 };
 pub use status::sitefile_status;
 

@@ -16,7 +16,15 @@ pub struct sitefile_resolution {
     resolution: Resolution,
 }
 
-fn request_of(json: &str) -> Outcome<Request> {
+impl sitefile_resolution {
+    /// The C handle of a started resolution.
+    pub(crate) fn boxed(resolution: Resolution) -> *mut sitefile_resolution {
+        Box::into_raw(Box::new(sitefile_resolution { resolution }))
+    }
+}
+
+/// A request from its JSON form (`RequestForm`); a bad one is `INVALID_REQUEST`.
+pub(crate) fn request_of(json: &str) -> Outcome<Request> {
     RequestForm::from_json(json)
         .and_then(RequestForm::into_request)
         .map_err(|e| Failure::of(&e))
@@ -56,7 +64,7 @@ pub unsafe extern "C" fn sitefile_resolve_begin(
             Some(host) => site.site.resolve_page(request, &CHost::new(host)),
             None => site.site.resolve_page(request, &NoHost),
         };
-        *out_resolution = Box::into_raw(Box::new(sitefile_resolution { resolution }));
+        *out_resolution = sitefile_resolution::boxed(resolution);
         Ok(())
     })
 }

@@ -1,10 +1,11 @@
 //! `sitefile_site`: one site — its content, setup and reloads.
 
 use crate::args::{bytes, handle, optional_text, out, owned_string, text};
+use crate::host::{sitefile_host_fn, swap_hook};
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
 use chrono::{DateTime, Utc};
 use sitefile_core::{ErrorCode, Site, SiteSetup, Value};
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -137,7 +138,8 @@ pub unsafe extern "C" fn sitefile_site_free(site: *mut sitefile_site) {
 /// Applies a reload body (`body_len` bytes of JSON: a delta `{"blocks": {...}}` or a full
 /// content map) at `now_ms` (milliseconds since the Unix epoch, the time the reload records).
 /// On success `*out_json` is the reload response as JSON (free with `sitefile_string_free`).
-/// A refused body changes nothing: the previous content keeps serving.
+/// A refused body changes nothing: the previous content keeps serving. The same as
+/// `sitefile_site_reload_with_hook` without a hook (`kvWritten: false`).
 ///
 /// # Safety
 /// `site` is NULL or a live site; `body` is NULL or readable for `body_len` bytes; `out_json`
@@ -150,6 +152,41 @@ pub unsafe extern "C" fn sitefile_site_reload(
     now_ms: i64,
     out_json: *mut *mut c_char,
 ) -> sitefile_status {
+    // SAFETY: the caller's promises, forwarded.
+    unsafe {
+        sitefile_site_reload_with_hook(
+            site,
+            body,
+            body_len,
+            now_ms,
+            None,
+            std::ptr::null_mut(),
+            out_json,
+        )
+    }
+}
+
+/// Applies a reload body as `sitefile_site_reload` does, with the Fast Deploy hook: under the
+/// site's single-writer lock, before the new content serves, `hook` (NULL: none) is called on
+/// this thread with `user_data` and the new revision. It answers `sitefile_answer_bool`
+/// (whether it wrote the snapshot to the deployment's key-value store: the response's
+/// `kvWritten`) or `sitefile_answer_error`, which refuses the reload
+/// (`SITEFILE_STATUS_HOOK_FAILED`, the content unchanged). Only one reload of a site runs its
+/// hook at a time.
+///
+/// # Safety
+/// As `sitefile_site_reload`; `hook`, when not NULL, may be called with `user_data` during the
+/// call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_reload_with_hook(
+    site: *const sitefile_site,
+    body: *const u8,
+    body_len: usize,
+    now_ms: i64,
+    hook: sitefile_host_fn,
+    user_data: *mut c_void,
+    out_json: *mut *mut c_char,
+) -> sitefile_status {
     guard(|| {
         // SAFETY: the caller's promises, forwarded.
         let (out_json, site, body) = unsafe {
@@ -159,17 +196,25 @@ pub unsafe extern "C" fn sitefile_site_reload(
                 bytes(body, body_len, "body")?,
             )
         };
-        let now = DateTime::<Utc>::from_timestamp_millis(now_ms).ok_or_else(|| {
-            Failure::code(
-                ErrorCode::InvalidRequest,
-                format!("the time {now_ms} is out of range"),
-            )
-        })?;
-        let response = site.site.reload(body, now).map_err(|e| Failure::of(&e))?;
+        let now = instant(now_ms)?;
+        let response = site
+            .site
+            .reload_with(body, now, &mut swap_hook(hook, user_data))
+            .map_err(|e| Failure::of(&e))?;
         let json = serde_json::to_vec(&response)
             .map_err(|e| Failure::code(ErrorCode::InvalidContent, e))?;
         *out_json = owned_string(json)?;
         Ok(())
+    })
+}
+
+/// An instant from milliseconds since the Unix epoch.
+pub(crate) fn instant(ms: i64) -> Outcome<DateTime<Utc>> {
+    DateTime::<Utc>::from_timestamp_millis(ms).ok_or_else(|| {
+        Failure::code(
+            ErrorCode::InvalidRequest,
+            format!("the time {ms} is out of range"),
+        )
     })
 }
 

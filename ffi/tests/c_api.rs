@@ -26,6 +26,19 @@ fn the_c_host_callbacks_answer_and_fail_as_the_core_reports() {
 }
 
 #[test]
+fn the_c_program_drives_the_admin_protocol_and_the_edge() {
+    let exe = compile(
+        &crate_dir().join("tests/c/admin.c"),
+        "sitefile-c-admin",
+        &[],
+    );
+    run_ok(
+        &mut Command::new(&exe),
+        "sitefile C admin and edge: all checks passed",
+    );
+}
+
+#[test]
 fn threads_resolve_one_site_while_it_reloads_and_never_mix_revisions() {
     let exe = compile(
         &crate_dir().join("tests/c/threads.c"),

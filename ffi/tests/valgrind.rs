@@ -73,6 +73,12 @@ fn the_api_program_is_clean() {
 }
 
 #[test]
+fn the_admin_and_edge_program_is_clean() {
+    let exe = compile(&crate_dir().join("tests/c/admin.c"), "valgrind-admin", &[]);
+    clean(&exe, &[], "sitefile C admin and edge: all checks passed");
+}
+
+#[test]
 fn the_host_callbacks_program_is_clean() {
     let exe = compile(&crate_dir().join("tests/c/host.c"), "valgrind-host", &[]);
     clean(

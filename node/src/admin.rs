@@ -287,3 +287,23 @@ pub fn unknown_admin_route(
 ) -> Result<AdminResponseOutput, napi::Error<Code>> {
     guarded(|| Ok(sitefile_core::admin::unknown_route(&request.into_request()?).into()))
 }
+
+/// The Next.js binding's answer to an admin request before the core handles it: a preview
+/// `GET` is a 307 to the preview page (`/platform/preview/<target>`, query kept); `null` for
+/// every other request.
+#[napi]
+pub fn preview_page_redirect(
+    request: AdminRequestInput,
+) -> Result<Option<AdminResponseOutput>, napi::Error<Code>> {
+    guarded(|| {
+        let request = request.into_request()?;
+        Ok(sitefile_core::admin::preview_page_redirect(&request).map(AdminResponseOutput::from))
+    })
+}
+
+/// The admin path (`/platform/previews/<target>`) of what the preview page shows, from its
+/// path segments as the router hands them over (decoded).
+#[napi]
+pub fn preview_page_admin_path(segments: Vec<String>) -> String {
+    sitefile_core::admin::preview_page_admin_path(&segments)
+}

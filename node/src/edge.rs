@@ -3,6 +3,7 @@
 
 use crate::error::{Code, JsResult, fail, guarded};
 use napi_derive::napi;
+use sitefile_core::draft::DraftState;
 use sitefile_core::edge::{CacheProfile, EdgePlan};
 use sitefile_core::site::{OriginAnswer, OriginOutcome};
 use sitefile_core::{ErrorCode, Site};
@@ -32,6 +33,28 @@ impl NativeEdgePlan {
     #[napi(getter)]
     pub fn json(&self) -> Result<String, napi::Error<Code>> {
         guarded(|| to_json(&self.plan))
+    }
+
+    /// The plan's draft-preview decision, what a front such as the Next.js middleware applies:
+    /// JSON `{state: "preview"|"normal", setCookie: string|null, headers: [[name, value]...],
+    /// forward: [name, value]|null}` — the cookie to set or clear, the response headers of a
+    /// draft render (`Vary` to merge, the others to replace) and the request header carrying
+    /// the pointer to the renderer (a client's own copy is to be removed first).
+    #[napi(getter)]
+    pub fn draft(&self) -> Result<String, napi::Error<Code>> {
+        guarded(|| {
+            let draft = &self.plan.draft;
+            let state = match draft.state() {
+                DraftState::Preview => "preview",
+                DraftState::Normal => "normal",
+            };
+            to_json(&serde_json::json!({
+                "state": state,
+                "setCookie": draft.set_cookie(),
+                "headers": draft.response_headers(),
+                "forward": draft.forward_header(),
+            }))
+        })
     }
 
     /// The decision once the origin answered (JSON `{status, headers: [[name, value]...]}`):
@@ -114,6 +137,8 @@ pub struct DraftSignals {
     pub param: String,
     /// The cookie that keeps it (`__platform_draft`).
     pub cookie: String,
+    /// The request header a front forwards the pointer to the renderer in (`x-platform-draft`).
+    pub header: String,
     /// The headers of a response that renders a draft, as `[name, value]` pairs.
     pub headers: Vec<Vec<String>>,
 }
@@ -121,13 +146,22 @@ pub struct DraftSignals {
 /// The draft-preview signals of the core (see [`DraftSignals`]).
 #[napi]
 pub fn draft_signals() -> DraftSignals {
-    use sitefile_core::draft::{DRAFT_COOKIE, DRAFT_PARAM, PREVIEW_HEADERS};
+    use sitefile_core::draft::{DRAFT_COOKIE, DRAFT_HEADER, DRAFT_PARAM, PREVIEW_HEADERS};
     DraftSignals {
         param: DRAFT_PARAM.to_string(),
         cookie: DRAFT_COOKIE.to_string(),
+        header: DRAFT_HEADER.to_string(),
         headers: PREVIEW_HEADERS
             .iter()
             .map(|(n, v)| vec![n.to_string(), v.to_string()])
             .collect(),
     }
+}
+
+/// The `Content-Security-Policy` value that lets the editor frame a site's pages
+/// (`frame-ancestors 'self'` and the editor's origins), what the edge sets on HTML by default.
+#[napi]
+pub fn editor_frame_ancestors() -> String {
+    use sitefile_core::config::hosts::EDITOR_ORIGINS;
+    sitefile_core::edge::security::frame_ancestors(&EDITOR_ORIGINS.map(String::from))
 }

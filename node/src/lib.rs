@@ -17,16 +17,24 @@ mod admin;
 mod edge;
 mod error;
 mod host;
+mod layout;
 mod metadata;
 mod page_json;
 mod resolution;
 mod section_loaders;
 mod site;
 
-pub use admin::{AdminRequestInput, AdminResponseOutput, NativeAdminOutcome, unknown_admin_route};
-pub use edge::{DraftSignals, NativeEdgePlan, cache_profiles, draft_signals, storage_url};
+pub use admin::{
+    AdminRequestInput, AdminResponseOutput, NativeAdminOutcome, preview_page_admin_path,
+    preview_page_redirect, unknown_admin_route,
+};
+pub use edge::{
+    DraftSignals, NativeEdgePlan, cache_profiles, draft_signals, editor_frame_ancestors,
+    storage_url,
+};
 pub use error::Code;
 pub use host::HostCallbacks;
+pub use layout::root_layout;
 pub use metadata::page_metadata;
 pub use page_json::NativePageJson;
 pub use resolution::NativeResolution;

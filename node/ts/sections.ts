@@ -30,13 +30,18 @@ function registeredKey(site: Site, component: string): string {
  * `resolveDecoPage` with.
  */
 export async function getSection(component: string, site: Site = currentSite()): Promise<unknown> {
-  const load = site.sectionModules.get(registeredKey(site, component));
-  if (!load) return undefined;
-  const module: unknown = await load();
+  const module = await sectionModule(component, site);
   if (module !== null && typeof module === "object" && "default" in module) {
     return (module as { default: unknown }).default;
   }
   return module;
+}
+
+/** The registered module of the section a resolved page names; `undefined` when none is.
+ * @internal */
+export async function sectionModule(component: string, site: Site): Promise<unknown> {
+  const load = site.sectionModules.get(registeredKey(site, component));
+  return load ? await load() : undefined;
 }
 
 const exportsBySite = new WeakMap<Site, Promise<Map<string, SectionExports>>>();

@@ -301,7 +301,9 @@ function sectionKeys(sections: SiteSetupOptions["sections"]): string[] | undefin
   return Array.isArray(sections) ? sections : Object.keys(sections);
 }
 
-function envOf(env: Record<string, string | undefined>): Record<string, string> {
+/** The set variables of `env` (unset ones dropped).
+ * @internal */
+export function envOf(env: Record<string, string | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (typeof value === "string") out[name] = value;

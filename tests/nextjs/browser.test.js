@@ -1,5 +1,6 @@
 // examples/nextjs in Chromium (Debian's, driven by playwright-core): sections visible, the
-// client section interactive after hydration, the not-found page rendered; screenshots under
+// client section interactive after hydration (on a page and on the preview page), the
+// not-found page rendered, a deferred section revealed by scrolling, the live controls; screenshots under
 // target/nextjs/<bundler>/ (SITEFILE_SHOTS). Run by scripts/nextjs.sh (SITEFILE_NEXT_URL, SITEFILE_PLAYWRIGHT, CHROMIUM).
 "use strict";
 const test = require("node:test");
@@ -23,6 +24,9 @@ test.before(async () => {
   context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-chromium-")), {
     executablePath: CHROMIUM,
     headless: true,
+    // Headless Chromium's own user agent (HeadlessChrome) is a bot to the core, and bots get
+    // every deferred section at once: browse as a visitor.
+    userAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36",
     args: [
       "--headless",
       "--no-sandbox",
@@ -81,5 +85,67 @@ test("a second page and the not-found page render in the browser", async () => {
   assert.equal(response.status(), 404);
   await page.locator('[data-testid="not-found"]').waitFor({ state: "visible", timeout: 15000 });
   await page.screenshot({ path: path.join(shots, "not-found.png"), fullPage: true });
+  await page.close();
+});
+
+test("a preview opened at /live/previews lands on the preview page, where the client section is interactive", async () => {
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  const props = encodeURIComponent(JSON.stringify({ label: "Preview me", start: 5 }));
+  const response = await page.goto(`${BASE}/live/previews/site%2Fsections%2FCounter.tsx?props=${props}`, { waitUntil: "load" });
+  assert.equal(response.status(), 200);
+  assert.equal(new URL(page.url()).pathname, "/platform/preview/site%2Fsections%2FCounter.tsx", "followed the 307");
+  const section = page.locator('[data-manifest-key="site/sections/Counter.tsx"]');
+  assert.ok(await section.isVisible());
+  const button = section.locator("button");
+  const count = section.locator('[data-testid="count"]');
+  assert.equal(await button.textContent(), "Preview me");
+  const deadline = Date.now() + 15000;
+  while ((await count.textContent()) === "5") {
+    assert.ok(Date.now() < deadline, "the previewed counter never reacted: the client component did not hydrate");
+    await button.click();
+    await page.waitForTimeout(100);
+  }
+  await page.screenshot({ path: path.join(shots, "preview.png"), fullPage: true });
+  assert.deepEqual(errors, [], "no script errors");
+  await page.close();
+});
+
+test("a deferred section shows its fallback until scrolled near, then the section", async () => {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 1280, height: 720 });
+  const response = await page.goto(`${BASE}/reviews`, { waitUntil: "load" });
+  assert.equal(response.status(), 200);
+  const fallback = page.locator('[data-testid="reviews-loading"]');
+  const reviews = page.locator('[data-section="reviews"]');
+  assert.equal(await fallback.textContent(), "Loading What customers say…");
+  assert.equal(await reviews.isVisible(), false, "the section waits below the fold");
+  assert.ok(await page.locator('platform-deferred').evaluate((el) => !el.hasAttribute("data-loaded")));
+  await page.screenshot({ path: path.join(shots, "deferred-before.png"), fullPage: true });
+  await page.mouse.wheel(0, 2400);
+  await reviews.waitFor({ state: "visible", timeout: 15000 });
+  assert.equal(await fallback.isVisible(), false, "the fallback is gone");
+  assert.equal(await reviews.locator("li").count(), 2);
+  await page.screenshot({ path: path.join(shots, "deferred-after.png"), fullPage: true });
+  await page.close();
+});
+
+test("live controls: `.` opens the site in the editor, Ctrl + `.` in a new tab", async () => {
+  const page = await context.newPage();
+  const editor = "https://studio.platformcms.com/sites/sitefile-example";
+  // The editor is not reachable from here: answer its pages locally.
+  await context.route(`${editor}**`, (route) => route.fulfill({ status: 200, contentType: "text/html", body: "<p>editor</p>" }));
+  await page.goto(`${BASE}/about?x=1`, { waitUntil: "load" });
+  const opened = context.waitForEvent("page");
+  await page.keyboard.press("Control+.");
+  const tab = await opened;
+  await tab.waitForLoadState();
+  assert.equal(tab.url(), `${editor}?path=${encodeURIComponent("/about?x=1")}`);
+  assert.equal(new URL(page.url()).pathname, "/about", "Ctrl + . leaves the page where it is");
+  await tab.close();
+  await Promise.all([page.waitForURL(`${editor}**`), page.keyboard.press(".")]);
+  assert.equal(page.url(), `${editor}?path=${encodeURIComponent("/about?x=1")}`);
+  await context.unroute(`${editor}**`);
   await page.close();
 });

@@ -1,5 +1,6 @@
 // examples/nextjs served by `next start`, checked over HTTP. Run by scripts/nextjs.sh, which
-// builds the app, starts it and sets SITEFILE_NEXT_URL and PLATFORM_RELEASE_RELOAD_TOKEN.
+// builds the app, starts it (analytics on, drafts allowed on the test address) and sets
+// SITEFILE_NEXT_URL and PLATFORM_RELEASE_RELOAD_TOKEN.
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
@@ -11,6 +12,16 @@ if (!BASE || !TOKEN) throw new Error("SITEFILE_NEXT_URL and PLATFORM_RELEASE_REL
 const get = (path, init = {}) => fetch(`${BASE}${path}`, { redirect: "manual", ...init });
 const post = (path, body, headers = {}) =>
   get(path, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
+/** A GET sent with another `Host` header (fetch sends the URL's): `{status, headers}`. */
+const getWithHost = (path, host) =>
+  new Promise((resolve, reject) => {
+    require("node:http")
+      .get(`${BASE}${path}`, { headers: { host } }, (res) => {
+        res.resume();
+        res.on("end", () => resolve({ status: res.statusCode, headers: res.headers }));
+      })
+      .on("error", reject);
+  });
 const mainOf = (html) => {
   const match = /<main[^>]*>[\s\S]*<\/main>/.exec(html);
   assert.ok(match, "the page has its <main>");
@@ -26,15 +37,82 @@ test("pages render their sections in order, with loader data, a client component
   const main = mainOf(html);
   assert.match(main, /data-page="pages-home"/);
   const order = [...main.matchAll(/data-section="(\w+)"/g)].map((m) => m[1]);
-  assert.deepEqual(order, ["hero", "shelf", "counter", "footer"]);
+  assert.deepEqual(order, ["hero", "shelf", "counter", "features", "greeting", "footer"]);
   assert.match(main, /<h1>Welcome to the example store<\/h1>/);
   assert.equal((main.match(/<li>/g) ?? []).length, 3, "the products loader ran with count 3");
   assert.match(main, /<button type="button">Add one<\/button>/, "the client component is server-rendered");
   assert.match(main, /© sitefile example/);
+  assert.match(main, /<article data-feature="Fast delivery">Fast delivery<\/article><article data-feature="Free returns">/, "nested sections render as components");
+  assert.match(main, /Hello <!-- -->visitor<!-- -->, this is <!-- -->\//, "the section loader ran");
 
   const about = mainOf(await (await get("/about")).text());
   assert.match(about, /data-page="pages-about"/);
   assert.match(about, /<h1>About us<\/h1>/);
+});
+
+test("createDecoPage's metadata: title, description, canonical and robots from the page's SEO, with the defaults", async () => {
+  // In the document (Next 15 streams metadata into the body for browsers; Next 16 into the head).
+  let html = await (await get("/")).text();
+  assert.match(html, /<meta name="description" content="The example home page"\/>/);
+  assert.match(html, /<link rel="canonical" href="https:\/\/example.sitefile.dev\/"\/>/);
+  assert.doesNotMatch(html, /name="robots"/);
+  html = await (await get("/private")).text();
+  assert.match(html, /<title>Members only<\/title>/);
+  assert.match(html, /<meta name="robots" content="noindex, nofollow"\/>/);
+  html = await (await get("/about")).text();
+  assert.match(html, /<title>sitefile example<\/title>/, "siteName when the page has no title");
+  assert.match(html, /<meta name="description" content="A Next.js site served by sitefile"\/>/, "defaultDescription");
+});
+
+test("the root layout: the analytics tag (scripts/nextjs.sh enables it), the live controls and the editor's frame-ancestors on every page", async () => {
+  for (const path of ["/", "/about", "/reviews"]) {
+    const response = await get(path);
+    assert.equal(response.headers.get("content-security-policy"), "frame-ancestors 'self' https://studio.platformcms.com https://*.platform.studio", "the editor may frame the page");
+    const html = await response.text();
+    assert.match(html, /<html lang="en">/);
+    const tags = html.match(/<script defer="" src="[^"]*\/_platform\/analytics.js"[^>]*>/g) ?? [];
+    assert.deepEqual(tags, [`<script defer="" src="${BASE}/_platform/analytics.js" data-site-key="example-key">`], path);
+    assert.match(html, /<script data-platform-live-controls="">[^<]*const editor="https:\/\/studio.platformcms.com\/sites\/sitefile-example"/, path);
+  }
+});
+
+test("a deferred section: its loading fallback first and the section hidden; a bot gets the whole page", async () => {
+  const browser = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36" };
+  let main = mainOf(await (await get("/reviews", { headers: browser })).text());
+  assert.match(
+    main,
+    /<platform-deferred style="display:block" data-component="site\/sections\/Reviews.tsx"><div data-platform-fallback=""><p data-testid="reviews-loading">Loading <!-- -->What customers say<!-- -->…<\/p><\/div><div data-platform-deferred-content="" hidden=""><section data-section="reviews"><h2>What customers say<\/h2>/,
+  );
+  main = mainOf(await (await get("/reviews", { headers: { "user-agent": "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)" } })).text());
+  assert.doesNotMatch(main, /<platform-deferred/);
+  assert.doesNotMatch(main, /reviews-loading/);
+  assert.match(main, /<div data-section="spacer" style="height:2400px"><\/div><section data-section="reviews"><h2>What customers say<\/h2>/);
+});
+
+test("preview GETs redirect (307) to the preview page, which renders the section with the site's components", async () => {
+  const props = encodeURIComponent(JSON.stringify({ label: "Preview me", start: 5 }));
+  let response = await get(`/live/previews/site%2Fsections%2FCounter.tsx?props=${props}`);
+  assert.equal(response.status, 307);
+  const location = response.headers.get("location");
+  assert.equal(new URL(location, BASE).pathname, "/platform/preview/site%2Fsections%2FCounter.tsx");
+  response = await get(location);
+  assert.equal(response.status, 200);
+  const html = await response.text();
+  assert.match(html, /<div data-theme="light" data-platform-preview="">/);
+  assert.match(html, /<section data-manifest-key="site\/sections\/Counter.tsx"><section data-section="counter"><button type="button">Preview me<\/button><output data-testid="count">5<\/output>/);
+
+  // A page preview: its sections, each wrapped, its section loaders run for the previewed path.
+  response = await get(`/platform/preview/Footer`);
+  assert.match(await response.text(), /<section data-manifest-key="site\/sections\/Footer.tsx"><footer data-section="footer">/);
+  const page = encodeURIComponent(JSON.stringify({ sections: [{ __resolveType: "site/sections/Greeting.tsx", name: "editor" }] }));
+  response = await get(`/live/previews/website%2Fpages%2FPage.tsx?path=%2Fsale&props=${page}`);
+  assert.equal(response.status, 307);
+  assert.match(await (await get(response.headers.get("location"))).text(), /Hello <!-- -->editor<!-- -->, this is <!-- -->\/sale/);
+
+  // POST previews (the editor's props in the body) are rendered by the admin route.
+  response = await post("/live/previews/site%2Fsections%2FHero.tsx", { props: { title: "Posted" } });
+  assert.equal(response.status, 200);
+  assert.match(await response.text(), /<h1>Posted<\/h1>/);
 });
 
 test("a path without a page is the Next not-found page", async () => {
@@ -84,6 +162,29 @@ test("draft renders are kept out of shared caches and search indexes", async () 
   assert.match(response.headers.get("cache-control"), /no-store/);
   assert.match(response.headers.get("cache-control"), /private/);
   assert.equal((await get("/")).headers.get("x-robots-tag"), null);
+});
+
+test("draft middleware: ?__draft enters preview on an allowed host, the cookie keeps it, off leaves it; another host is inert", async () => {
+  // scripts/nextjs.sh allows drafts on the test address (PLATFORM_ALLOWED_PREVIEW_HOSTS).
+  const pointer = encodeURIComponent(`${new URL(BASE).host}/drafts/home@v1`);
+  let response = await get(`/?__draft=${pointer}`);
+  assert.equal(response.status, 200);
+  const cookie = response.headers.get("set-cookie");
+  assert.match(cookie, /^__platform_draft=[^;]+; Path=\/; HttpOnly; Secure; SameSite=None; Partitioned; Max-Age=1800/);
+  assert.equal(response.headers.get("x-robots-tag"), "noindex, nofollow");
+  assert.match(response.headers.get("cache-control"), /no-store/);
+  const jar = cookie.split(";")[0];
+  response = await get("/about", { headers: { cookie: jar } });
+  assert.equal(response.headers.get("set-cookie"), null);
+  assert.equal(response.headers.get("x-robots-tag"), "noindex, nofollow", "the cookie keeps the preview");
+  assert.match(response.headers.get("cache-control"), /no-store/);
+  response = await get("/?__draft=off", { headers: { cookie: jar } });
+  assert.match(response.headers.get("set-cookie"), /^__platform_draft=; .*Max-Age=0/, "off clears the cookie");
+  // Another host: the middleware does nothing (the config wrapper's static rules still mark any
+  // ?__draft or draft-cookie request no-store and noindex, as they cannot see the host).
+  const other = await getWithHost(`/?__draft=${pointer}`, "other.example");
+  assert.equal(other.status, 200);
+  assert.equal(other.headers["set-cookie"], undefined, "another host: no draft cookie");
 });
 
 test("/.sitefile: read with its revision, 401 without the token, a delta reload changes the page", async () => {

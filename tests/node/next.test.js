@@ -1,6 +1,6 @@
 // The Next.js binding's server pieces, called as Next calls them: `createNextSetup`
-// (`sitefile/setup`), the catch-all admin route (`sitefile/route-handlers`) and the config
-// wrapper (`sitefile/config`).
+// (`sitefile/setup`), the catch-all admin route (`sitefile/route-handlers`), the config
+// wrapper (`sitefile/config`), the page and the preview page (`sitefile/page`).
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
@@ -269,18 +269,23 @@ test("config: the three rewrites before the app's, array and object forms", asyn
   assert.deepEqual(object, { beforeFiles: [...SITEFILE_REWRITES, own], fallback: [own] });
 });
 
-test("config: draft renders kept out of shared caches and indexes, before the app's headers", async () => {
+test("config: the editor may frame pages; draft renders kept out of shared caches and indexes; before the app's headers", async () => {
   const config = withSitefile({ headers: async () => [{ source: "/x", headers: [{ key: "X-Own", value: "1" }] }] });
   const rules = await config.headers();
-  assert.equal(rules.length, 3);
-  assert.equal(rules[2].source, "/x");
-  assert.deepEqual(rules.slice(0, 2).map((r) => r.has), [[{ type: "query", key: "__draft" }], [{ type: "cookie", key: "__platform_draft" }]]);
-  for (const rule of rules.slice(0, 2)) {
+  assert.equal(rules.length, 4);
+  assert.deepEqual(rules[0], {
+    source: "/:path*",
+    headers: [{ key: "Content-Security-Policy", value: "frame-ancestors 'self' https://studio.platformcms.com https://*.platform.studio" }],
+  });
+  assert.equal(rules[3].source, "/x");
+  const drafts = rules.slice(1, 3);
+  assert.deepEqual(drafts.map((r) => r.has), [[{ type: "query", key: "__draft" }], [{ type: "cookie", key: "__platform_draft" }]]);
+  for (const rule of drafts) {
     assert.equal(rule.source, "/:path*");
     const headers = Object.fromEntries(rule.headers.map((h) => [h.key, h.value]));
     assert.deepEqual(headers, { "Cache-Control": "no-store, private", Vary: "Cookie", "X-Robots-Tag": "noindex, nofollow" });
   }
-  assert.deepEqual(SITEFILE_DRAFT_HEADERS, rules.slice(0, 2));
+  assert.deepEqual(SITEFILE_DRAFT_HEADERS, drafts);
 });
 
 test("config: the package stays external (webpack and Turbopack), other settings kept", async () => {
@@ -326,4 +331,240 @@ test("getSection: the component a resolved section names, from the set-up's modu
   const components = await Promise.all(page.sections.map(({ component }) => getSection(component, site)));
   assert.deepEqual(components, [Hero, Raw], "the default export, or the module itself");
   assert.equal(await getSection("site/sections/Missing.tsx", site), undefined);
+});
+
+// `sitefile/page` reads the request through `next/headers` and ends with `notFound()` of
+// `next/navigation`; Next is not installed here, so both are stand-ins with Next's behaviour
+// (one headers object per request; notFound throws its 404 digest).
+const Module = require("node:module");
+const { renderToStaticMarkup } = require("react-dom/server");
+const nextStandIns = {
+  "next/headers": { headers: async () => nextRequestHeaders },
+  "next/server": {
+    NextResponse: {
+      // What the middleware hands on: the request headers the app sees, on the response.
+      next: ({ request }) => Object.assign(new Response(null, { headers: { "x-middleware-next": "1" } }), { forwarded: request.headers }),
+    },
+  },
+  "next/navigation": {
+    notFound() {
+      throw Object.assign(new Error("NEXT_HTTP_ERROR_FALLBACK;404"), { digest: "NEXT_HTTP_ERROR_FALLBACK;404" });
+    },
+  },
+};
+let nextRequestHeaders = new Headers();
+const resolveFilename = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  return Object.hasOwn(nextStandIns, request) ? request : resolveFilename.call(this, request, ...rest);
+};
+for (const [id, exports] of Object.entries(nextStandIns)) require.cache[id] = { id, filename: id, loaded: true, exports };
+const { createDecoPage, createDecoPreviewPage } = require("sitefile/page");
+
+/** Renders `page` for a request to `url` (a new request: new headers). */
+async function renderPage(page, url, headers = {}) {
+  const { pathname, searchParams, host } = new URL(url);
+  nextRequestHeaders = new Headers({ host, ...headers });
+  const props = {
+    params: Promise.resolve(pathname === "/" ? {} : { slug: pathname.slice(1).split("/").map(decodeURIComponent) }),
+    searchParams: Promise.resolve(Object.fromEntries(searchParams)),
+  };
+  const metadata = await page.generateMetadata(props);
+  return { metadata, html: renderToStaticMarkup(await page.default(props)) };
+}
+
+const Card = ({ label }) => React.createElement("b", null, label);
+const Grid = ({ items }) => React.createElement("div", { "data-grid": "" }, items.map((item, i) => React.createElement(item.Component, { key: i, ...item.props })));
+const Greeting = ({ who }) => React.createElement("p", null, `hello ${who}`);
+const pageSections = {
+  ...sections,
+  "./sections/Card.tsx": async () => ({ default: Card }),
+  "./sections/Grid.tsx": async () => ({ default: Grid }),
+  "./sections/Greeting.tsx": async () => ({ default: Greeting, loader: (props, req) => ({ who: `${props.who} via ${new URL(req.url).pathname}` }) }),
+};
+/** The script every page ends with (it defines the deferred-section element). */
+const deferredScript = `<script>${require("sitefile/page").DEFERRED_SCRIPT}</script>`;
+/** A Next set-up of `blocks` with `pageSections`. */
+const pageSite = (blocks, options = {}) => createNextSetup({ name: uniq(), sections: pageSections, blocks, ...options });
+
+test("createDecoPage: renders the path's page, nested sections as components, and its metadata from the core", async () => {
+  const ensureSetup = pageSite({
+    "pages-home": {
+      path: "/",
+      seo: { title: "Home", description: "The home page", canonical: "https://shop.example/" },
+      sections: [
+        hero("Welcome"),
+        { __resolveType: "site/sections/Grid.tsx", items: [{ __resolveType: "site/sections/Card.tsx", label: "one" }, { __resolveType: "site/sections/Card.tsx", label: "two" }] },
+      ],
+    },
+    "pages-hidden": { path: "/hidden/:id", seo: { noIndexing: true }, sections: [hero("hidden")] },
+  });
+  const page = createDecoPage({ siteName: "Shop", defaultDescription: "A shop", setup: ensureSetup });
+  let { metadata, html } = await renderPage(page, `${ORIGIN}/`);
+  assert.deepEqual(metadata, { title: "Home", description: "The home page", alternates: { canonical: "https://shop.example/" } });
+  assert.equal(html, `<main data-page="pages-home"><h1>Welcome</h1><div data-grid=""><b>one</b><b>two</b></div>${deferredScript}</main>`);
+
+  ({ metadata, html } = await renderPage(page, `${ORIGIN}/hidden/a%20b`));
+  assert.deepEqual(metadata, { title: "Shop", description: "A shop", robots: { index: false, follow: false } });
+  assert.match(html, /data-page="pages-hidden"/);
+  const titled = createDecoPage({ siteName: "Shop", defaultTitle: "Shop home", setup: ensureSetup });
+  assert.equal((await renderPage(titled, `${ORIGIN}/hidden/1`)).metadata.title, "Shop home");
+
+  await assert.rejects(renderPage(page, `${ORIGIN}/no/such/page`), (e) => e.digest === "NEXT_HTTP_ERROR_FALLBACK;404");
+  assert.throws(() => createDecoPage({}), /createDecoPage takes \{ siteName \}/);
+});
+
+test("createDecoPage: the path and user agent only by default; fullRequest passes cookies and the query and runs section loaders", async () => {
+  const ensureSetup = pageSite({
+    "pages-home": {
+      path: "/",
+      sections: {
+        __resolveType: "website/flags/multivariate.ts",
+        variants: [
+          { rule: { __resolveType: "website/matchers/cookie.ts", name: "vip", value: "1" }, value: [hero("vip")] },
+          { rule: { __resolveType: "website/matchers/device.ts", mobile: true }, value: [hero("mobile")] },
+          { rule: { __resolveType: "website/matchers/always.ts" }, value: [{ __resolveType: "site/sections/Greeting.tsx", who: "everyone" }] },
+        ],
+      },
+    },
+  });
+  const plain = createDecoPage({ siteName: "Shop", setup: ensureSetup });
+  const full = createDecoPage({ siteName: "Shop", setup: ensureSetup, fullRequest: true });
+  const phone = { "user-agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148" };
+  assert.match((await renderPage(plain, `${ORIGIN}/`, phone)).html, /<h1>mobile<\/h1>/, "the user agent reaches matchers");
+  assert.match((await renderPage(plain, `${ORIGIN}/`, { cookie: "vip=1" })).html, /<p>hello everyone<\/p>/, "no cookies, no section loaders");
+  assert.match((await renderPage(full, `${ORIGIN}/`, { cookie: "vip=1" })).html, /<h1>vip<\/h1>/);
+  assert.match((await renderPage(full, `${ORIGIN}/?x=1`)).html, /<p>hello everyone via \/<\/p>/, "the section loader ran");
+});
+
+test("preview GETs redirect (307) to the preview page, which renders the previewed section, block or page", async () => {
+  const ensureSetup = pageSite(
+    {
+      Hello: { __resolveType: "site/sections/Greeting.tsx", who: "block" },
+      "pages-about": { path: "/about", sections: [hero("About"), { __resolveType: "Hello" }] },
+    },
+    { renderShell: { css: "/styles.css", fonts: ["/font.css"] } },
+  );
+  let setups = 0;
+  const setup = Object.assign(() => ((setups += 1), ensureSetup()), ensureSetup);
+  const { GET, POST } = createDecoRouteHandlers({ setup });
+  for (const path of ["/live/previews/site%2Fsections%2FHero.tsx", "/platform/previews/site%2Fsections%2FHero.tsx"]) {
+    const response = await GET(request(`${path}?props=${encodeURIComponent(JSON.stringify({ title: "Hi" }))}&path=%2Fabout`, { headers: { origin: "https://editor.example" } }));
+    assert.equal(response.status, 307);
+    assert.equal(response.headers.get("location"), `/platform/preview/site%2Fsections%2FHero.tsx?props=%7B%22title%22%3A%22Hi%22%7D&path=%2Fabout`);
+    assert.equal(response.headers.get("access-control-allow-origin"), "https://editor.example");
+  }
+  assert.equal(setups, 0, "the redirect needs no set-up");
+  const posted = await POST(request("/live/previews/site%2Fsections%2FHero.tsx", { method: "POST", body: JSON.stringify({ props: { title: "Posted" } }) }));
+  assert.equal(posted.status, 200, "POST previews are rendered by the route");
+  assert.match(await posted.text(), /<h1>Posted<\/h1>/);
+  assert.equal((await GET(request("/live/previews"))).status, 200, "the empty preview frame is not redirected");
+
+  const preview = createDecoPreviewPage({ setup });
+  const show = async (segments, query) => {
+    nextRequestHeaders = new Headers({ host: "shop.example" });
+    return renderToStaticMarkup(await preview({ params: Promise.resolve({ path: segments }), searchParams: Promise.resolve(query) }));
+  };
+  assert.equal(
+    await show(["site/sections/Hero.tsx"], { props: JSON.stringify({ title: "Hi" }) }),
+    '<div data-theme="light" data-platform-preview=""><link rel="stylesheet" href="/font.css"/><link rel="stylesheet" href="/styles.css"/>' +
+      '<section data-manifest-key="site/sections/Hero.tsx"><h1>Hi</h1></section></div>',
+  );
+  assert.match(await show(["Hello"], {}), /<section data-manifest-key="site\/sections\/Greeting.tsx"><p>hello block via \/<\/p><\/section>/, "a saved block, its section loader run");
+  const whole = await show(["website", "pages", "Page.tsx"], { path: "/about", props: JSON.stringify({ sections: [hero("Whole"), { __resolveType: "Hello" }] }) });
+  assert.match(whole, /<section data-manifest-key="site\/sections\/Hero.tsx"><h1>Whole<\/h1><\/section><section data-manifest-key="site\/sections\/Greeting.tsx"><p>hello block via \/about<\/p><\/section>/);
+  const broken = createDecoPreviewPage({
+    setup: createNextSetup({ name: uniq(), sections: { "./sections/Broken.tsx": async () => Promise.reject(new Error("boom")) }, blocks: {} }),
+  });
+  nextRequestHeaders = new Headers({ host: "shop.example" });
+  const failed = renderToStaticMarkup(await broken({ params: Promise.resolve({ path: ["site/sections/Broken.tsx"] }) }));
+  assert.match(failed, /<div class="platform-render-error" role="alert">Render error: boom<\/div>/, "errors render inline");
+  assert.throws(() => createDecoPreviewPage({}), /createDecoPreviewPage takes \{ setup: ensureSetup \}/);
+});
+
+test("createDecoPage: a deferred section renders its loading fallback first, the section hidden; bots get it at once", async () => {
+  const Reviews = ({ stars }) => React.createElement("p", null, `${stars} stars`);
+  const ReviewsLoading = ({ stars }) => React.createElement("i", null, `loading ${stars}`);
+  const lazy = (section) => ({ __resolveType: "website/sections/Rendering/Lazy.tsx", section });
+  const blocks = {
+    "pages-home": {
+      path: "/",
+      sections: [hero("Top"), lazy({ __resolveType: "site/sections/Reviews.tsx", stars: 5 }), lazy({ __resolveType: "site/sections/Card.tsx", label: "no fallback" })],
+    },
+  };
+  const sectionsWith = { ...pageSections, "./sections/Reviews.tsx": async () => ({ default: Reviews, LoadingFallback: ReviewsLoading }) };
+  const page = createDecoPage({ siteName: "Shop", setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks }) });
+  let { html } = await renderPage(page, `${ORIGIN}/`, { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/120" });
+  assert.equal(
+    html,
+    '<main data-page="pages-home"><h1>Top</h1>' +
+      '<platform-deferred style="display:block" data-component="site/sections/Reviews.tsx"><div data-platform-fallback=""><i>loading 5</i></div><div data-platform-deferred-content="" hidden=""><p>5 stars</p></div></platform-deferred>' +
+      '<platform-deferred style="display:block" data-component="site/sections/Card.tsx"><div data-platform-fallback=""></div><div data-platform-deferred-content="" hidden=""><b>no fallback</b></div></platform-deferred>' +
+      `${deferredScript}</main>`,
+  );
+  ({ html } = await renderPage(page, `${ORIGIN}/`, { "user-agent": "Mozilla/5.0 (compatible; Googlebot/2.1)" }));
+  assert.equal(html, `<main data-page="pages-home"><h1>Top</h1><p>5 stars</p><b>no fallback</b>${deferredScript}</main>`, "a bot gets the full page");
+
+  // A fallback from the set-up's conventions wins over the module's; asyncRendering: false defers nothing.
+  const Skeleton = () => React.createElement("hr");
+  const conventional = createDecoPage({
+    siteName: "Shop",
+    setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks, conventions: { loadingFallbacks: { "./sections/Reviews.tsx": Skeleton } } }),
+  });
+  assert.match((await renderPage(conventional, `${ORIGIN}/`)).html, /<div data-platform-fallback=""><hr\/><\/div><div data-platform-deferred-content="" hidden=""><p>5 stars<\/p>/);
+  const eager = createDecoPage({ siteName: "Shop", setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks, asyncRendering: false }) });
+  assert.doesNotMatch((await renderPage(eager, `${ORIGIN}/`)).html, /<platform-deferred/);
+});
+
+test("DecoRootLayout: html and body, the analytics tag exactly when PLATFORM_ANALYTICS_ENABLED=true, live controls", () => {
+  const { DecoRootLayout } = require("sitefile/layout");
+  const render = (props) => renderToStaticMarkup(React.createElement(DecoRootLayout, props, React.createElement("main", null, "page")));
+  const enabled = { PLATFORM_ANALYTICS_ENABLED: "true", PLATFORM_ANALYTICS_ORIGIN: "https://analytics.example", PLATFORM_ANALYTICS_SITE_KEY: "key-1" };
+  const html = render({ siteName: "my-store", lang: "pt-BR", theme: "light", bodyClassName: "site", env: enabled });
+  const controls = /<script data-platform-live-controls="">(.*?)<\/script>/.exec(html);
+  assert.ok(controls, html);
+  assert.equal(
+    html,
+    '<html lang="pt-BR" data-theme="light"><head><script defer="" src="https://analytics.example/_platform/analytics.js" data-site-key="key-1"></script></head>' +
+      `<body class="site"><main>page</main>${controls[0]}</body></html>`,
+  );
+  assert.match(controls[1], /const editor="https:\/\/studio.platformcms.com\/sites\/my-store"/);
+  assert.match(render({ siteName: "s", env: { PLATFORM_ANALYTICS_ENABLED: "true" } }), /<head><script defer="" src="\/_platform\/analytics.js"><\/script><\/head>/, "same origin, no key");
+  for (const value of ["TRUE", "1", "false", undefined]) {
+    assert.match(render({ siteName: "s", env: { ...enabled, PLATFORM_ANALYTICS_ENABLED: value } }), /<head><\/head>/, `PLATFORM_ANALYTICS_ENABLED=${value}`);
+  }
+  assert.match(render({ env: { PLATFORM_SITE_NAME: "from-env" } }), /sites\/from-env/, "PLATFORM_SITE_NAME names the site");
+  assert.equal(render({ env: {} }), '<html lang="en"><head></head><body><main>page</main></body></html>', "no site name: no live controls");
+});
+
+test("draft middleware: the spec's state table, the core's decision, the pointer forwarded", async () => {
+  const { createDraftMiddleware } = require("sitefile/middleware");
+  const middleware = createDraftMiddleware({
+    setup: createNextSetup({ name: uniq(), sections, blocks: { site: { __resolveType: "site/apps/site.ts", previewHosts: ["shop.example"] } }, env: {} }),
+  });
+  const pointer = "shop.example/drafts/home@v1";
+  // normal → draft preview: allowed host, ?__draft=<pointer>.
+  let response = await middleware(request(`/?__draft=${encodeURIComponent(pointer)}`, { headers: { "x-platform-draft": "forged" } }));
+  const cookie = response.headers.get("set-cookie");
+  assert.match(cookie, /^__platform_draft=[^;]+; Path=\/; HttpOnly; Secure; SameSite=None; Partitioned; Max-Age=1800$/);
+  assert.equal(response.headers.get("cache-control"), "no-store, private");
+  assert.equal(response.headers.get("vary"), "Cookie");
+  assert.equal(response.headers.get("x-robots-tag"), "noindex, nofollow");
+  assert.equal(response.forwarded.get("x-platform-draft"), pointer, "the page gets the pointer, not the client's header");
+  // draft preview continues with the cookie.
+  response = await middleware(request("/about", { headers: { cookie: cookie.split(";")[0] } }));
+  assert.equal(response.headers.get("set-cookie"), null);
+  assert.equal(response.headers.get("x-robots-tag"), "noindex, nofollow");
+  assert.equal(response.forwarded.get("x-platform-draft"), pointer);
+  // draft preview → normal: ?__draft=off clears the cookie.
+  response = await middleware(request("/?__draft=off", { headers: { cookie: cookie.split(";")[0] } }));
+  assert.match(response.headers.get("set-cookie"), /^__platform_draft=; .*Max-Age=0$/);
+  assert.equal(response.headers.get("x-robots-tag"), null);
+  assert.equal(response.forwarded.get("x-platform-draft"), null);
+  // A host that may not preview: nothing happens, a client's pointer header is dropped.
+  response = await middleware(new Request(`https://other.example/?__draft=${encodeURIComponent(pointer)}`, { headers: { "x-platform-draft": pointer } }));
+  assert.equal(response.headers.get("set-cookie"), null);
+  assert.equal(response.headers.get("x-robots-tag"), null);
+  assert.equal(response.headers.get("cache-control"), null);
+  assert.equal(response.forwarded.get("x-platform-draft"), null);
+  assert.throws(() => createDraftMiddleware({}), /createDraftMiddleware takes \{ setup: ensureSetup \}/);
 });

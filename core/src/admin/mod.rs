@@ -19,6 +19,7 @@ mod html;
 mod invoke;
 mod meta;
 mod preview;
+mod preview_page;
 mod purge;
 mod render_shell;
 mod request;
@@ -42,6 +43,7 @@ pub use invoke::{
 pub use preview::{
     OVERLAY_KEY, PAGE_COMPONENT, PreviewJob, RenderAnswer, RenderedSection, RenderedSectionAnswer,
 };
+pub use preview_page::{PREVIEW_PAGE_PATH, preview_page_admin_path, preview_page_redirect};
 pub use purge::PurgeJob;
 pub use render_shell::RenderShell;
 pub use request::AdminRequest;

@@ -15,7 +15,8 @@
  *   native addon is loaded by Node at run time and never bundled; `turbopack: {}` when the app
  *   sets none (Next 16 refuses a `webpack` hook without a `turbopack` key);
  * - response headers that keep draft-preview renders (`?__draft=` or the `__platform_draft`
- *   cookie) out of shared caches and search indexes, before the app's own headers.
+ *   cookie) out of shared caches and search indexes, and the `frame-ancestors` policy that lets
+ *   the editor frame pages, before the app's own headers.
  */
 
 import { addon } from "../setup";
@@ -115,6 +116,13 @@ export const SITEFILE_DRAFT_HEADERS: readonly HeaderRule[] = Object.freeze(
   DRAFT_SIGNALS.map((signal) => ({ source: "/:path*", has: [signal], headers: DRAFT_HEADERS })),
 );
 
+/** The header rule that lets the editor frame every page: `Content-Security-Policy:
+ * frame-ancestors 'self'` and the editor's origins (the core's default policy). An app rule
+ * setting its own `Content-Security-Policy` comes later and replaces it. */
+export const SITEFILE_FRAME_HEADERS: readonly HeaderRule[] = Object.freeze([
+  { source: "/:path*", headers: [{ key: "Content-Security-Policy", value: addon.editorFrameAncestors() }] },
+]);
+
 function copyRules<T>(rules: readonly T[]): T[] {
   return rules.map((rule) => JSON.parse(JSON.stringify(rule)) as T);
 }
@@ -157,7 +165,7 @@ function wrap(config: NextConfig): NextConfig {
     },
     async headers() {
       const user = userHeaders ? await userHeaders() : [];
-      return [...copyRules(SITEFILE_DRAFT_HEADERS), ...user];
+      return [...copyRules(SITEFILE_FRAME_HEADERS), ...copyRules(SITEFILE_DRAFT_HEADERS), ...user];
     },
     webpack(webpackConfig: WebpackConfig, context: WebpackContext): WebpackConfig {
       const out = userWebpack ? userWebpack(webpackConfig, context) : webpackConfig;

@@ -12,7 +12,8 @@
  * Every request goes to the core's admin handler, which routes it (`/platform/meta`,
  * `/platform/sitefile`, `/platform/previews/*`, `/platform/render`, `/platform/invoke[/<key>]`,
  * `/platform/_liveness`, and the public paths the config wrapper rewrites here), checks its
- * method (405 with `Allow`), token and body, and builds the response.
+ * method (405 with `Allow`), token and body, and builds the response. Preview `GET`s are
+ * redirected to the preview page (`createDecoPreviewPage`).
  */
 
 import { SitefileError, native } from "../errors";
@@ -66,7 +67,9 @@ async function siteOf(setup: () => Promise<unknown>): Promise<Site | undefined> 
  * `createDecoRouteHandlers`). `OPTIONS` is answered without running `setup`; every other
  * request awaits it, then the core answers: the admin route the path names, 405 with `Allow`
  * for a method the route does not take (`/platform/meta` is GET only, `/platform/invoke`
- * POST only), 404 JSON for a path no admin route takes.
+ * POST only), 404 JSON for a path no admin route takes. A preview `GET`
+ * (`/live/previews/<target>`) is a 307 to the preview page `/platform/preview/<target>` (see
+ * `sitefile/page`), without running `setup`.
  */
 export function createDecoRouteHandlers(options: DecoRouteHandlersOptions): DecoRouteHandlers {
   if (options === null || typeof options !== "object" || typeof options.setup !== "function") {
@@ -79,7 +82,12 @@ export function createDecoRouteHandlers(options: DecoRouteHandlersOptions): Deco
     return response ?? toResponse(native(() => addon.unknownAdminRoute(adminInput(request))));
   };
   return {
-    GET: handle,
+    // A preview GET goes to the preview page (`createDecoPreviewPage`), where client components
+    // render; the core decides which requests (addon `previewPageRedirect`).
+    GET: async (request) => {
+      const redirect = native(() => addon.previewPageRedirect(adminInput(request)));
+      return redirect ? toResponse(redirect) : handle(request);
+    },
     POST: handle,
     OPTIONS: async (request) => preflight(request),
   };

@@ -83,6 +83,10 @@ export interface NextSetupOptions {
   onResolveError?: SiteSetupOptions["onResolveError"];
   /** As in `createSiteSetup`. */
   onDanglingReference?: SiteSetupOptions["onDanglingReference"];
+  /** Extension: lazy-wrapped sections (`website/sections/Rendering/Lazy.tsx`) are deferred for
+   * visitors that are not bots (the core decides; default `true`): `createDecoPage` renders
+   * their loading fallback first and the section when it nears the viewport. */
+  asyncRendering?: boolean;
   /** Runs last, with the loaded content (block name → block). */
   extend?: (blocks: Record<string, unknown>) => void | Promise<void>;
   /** Extension: loaders by registered key (as in `createSiteSetup`). */
@@ -103,6 +107,9 @@ export type EnsureSetup = (() => Promise<Site>) & {
   /** The conventions given to `createNextSetup`.
    * @internal */
   readonly conventions: SectionConventions;
+  /** The preview stylesheet and fonts given to `createNextSetup` (the preview page links them).
+   * @internal */
+  readonly renderShell: { css?: string; fonts?: string[] };
 };
 
 const OWN_KEYS: ReadonlyArray<keyof NextSetupOptions> = [
@@ -118,6 +125,7 @@ const OWN_KEYS: ReadonlyArray<keyof NextSetupOptions> = [
   "onResolveError",
   "onDanglingReference",
   "extend",
+  "asyncRendering",
   "loaders",
   "getCommerceLoaders",
   "env",
@@ -172,6 +180,7 @@ async function setUp(options: NextSetupOptions): Promise<Site> {
     onResolveError: options.onResolveError,
     onDanglingReference: options.onDanglingReference,
     layoutSections: layoutSections(options.conventions),
+    asyncRendering: options.asyncRendering ?? true,
     env: options.env,
   });
   if (options.meta || options.previewWrapper || options.getCommerceLoaders) {
@@ -219,5 +228,5 @@ export function createNextSetup(options: NextSetupOptions): EnsureSetup {
     }
     return setup;
   };
-  return Object.assign(ensureSetup, { conventions: options.conventions ?? {} });
+  return Object.assign(ensureSetup, { conventions: options.conventions ?? {}, renderShell: options.renderShell ?? {} });
 }

@@ -1,0 +1,164 @@
+/**
+ * `sitefile/page`: `createDecoPage`, the App Router page that renders the site's pages.
+ *
+ * ```ts
+ * // app/[[...slug]]/page.tsx
+ * import { createDecoPage } from "sitefile/page";
+ * import { ensureSetup } from "../../lib/sitefile";
+ * const page = createDecoPage({ siteName: "My store", setup: ensureSetup });
+ * export const generateMetadata = page.generateMetadata;
+ * export default page.default;
+ * ```
+ *
+ * The page resolves the site's page for the request path with `resolveDecoPage`, calls Next's
+ * `notFound()` when no page serves it, and renders its sections in order (nested sections as
+ * components; a deferred section's loading fallback first, the section when it nears the
+ * viewport — see `deferred.ts`). `generateMetadata` is the page's
+ * document head from the core's `pageMetadata`.
+ */
+
+import type * as React from "react";
+import { SitefileError } from "../errors";
+import { type MetadataDefaults, pageMetadata } from "../metadata";
+import { type ResolvedPage, resolveDecoPage } from "../resolve";
+import { runSectionLoaders } from "../sections";
+import { type RequestInput, Site, currentSite } from "../setup";
+import { deferredScript, deferredSection } from "./deferred";
+import type { SectionConventions } from "./setup";
+import { type SearchParams, originOf, queryOf, react, renderSections, requestHeaders } from "./render";
+
+/** What Next passes a page at `app/[[...slug]]/page.tsx` (and its `generateMetadata`). */
+export interface DecoPageProps {
+  /** The route's params; `slug` holds the path's segments, decoded. */
+  params: Promise<{ slug?: string[] }>;
+  /** The query. */
+  searchParams?: Promise<SearchParams>;
+}
+
+/** `createDecoPage` options (spec `createDecoPage({ siteName })`). */
+export interface DecoPageOptions extends MetadataDefaults {
+  /** The site's name: the title of a page without one when `defaultTitle` is not given. */
+  siteName: string;
+  /** `ensureSetup` from `createNextSetup`, awaited before every page; without it the site
+   * set up last in this process (`currentSite()`). */
+  setup?: () => Promise<unknown>;
+  /** Extension. `false` (the default, as the spec says): matchers see the path and the user
+   * agent only (no cookies, no query) and section loaders do not run. `true`: matchers see
+   * the whole request (headers, cookies, the full URL) and section loaders run, as a page
+   * written with `resolveDecoPage` and `runSectionLoaders` would. */
+  fullRequest?: boolean;
+}
+
+/** The fields of Next's `Metadata` a page's document head sets. */
+export interface DecoMetadata {
+  title?: string;
+  description?: string;
+  alternates?: { canonical: string };
+  robots?: { index: boolean; follow: boolean };
+}
+
+/** The page module's exports: `export default page.default`, `export const generateMetadata =
+ * page.generateMetadata`. */
+export interface DecoPage {
+  /** The page component (a server component). */
+  default: (props: DecoPageProps) => Promise<React.ReactElement>;
+  /** The page's document head. */
+  generateMetadata: (props: DecoPageProps) => Promise<DecoMetadata>;
+}
+
+/** Next's `notFound()`: renders the app's not-found page. */
+function notFound(): never {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { notFound: fail } = require("next/navigation") as { notFound(): never };
+  return fail();
+}
+
+/** The site `setup` answers, or the current one. */
+async function siteOf(setup: (() => Promise<unknown>) | undefined): Promise<Site> {
+  const answer = setup ? await setup() : undefined;
+  return answer instanceof Site ? answer : currentSite();
+}
+
+/** The request the page is rendered for: its path and query from Next's props, its origin
+ * from the forwarded or `Host` header. */
+async function requestOf(
+  props: DecoPageProps,
+  full: boolean,
+): Promise<{ url: string; request: RequestInput; headers: Headers; key: object }> {
+  const { headers, key } = await requestHeaders();
+  const { slug = [] } = await props.params;
+  let url = `${originOf(headers)}/${slug.map(encodeURIComponent).join("/")}`;
+  if (!full) {
+    const agent = headers.get("user-agent");
+    return { url, request: { url, headers: agent === null ? {} : { "user-agent": agent } }, headers, key };
+  }
+  const query = queryOf(await props.searchParams);
+  if (query.size > 0) url += `?${query}`;
+  return { url, request: { url, headers }, headers, key };
+}
+
+/** Pages resolved in the request under way, keyed by Next's headers object of that request
+ * (one per request), so the page and its metadata share one resolution. */
+const resolved = new WeakMap<object, Map<string, Promise<ResolvedPage>>>();
+
+/**
+ * Builds the catch-all page (spec `createDecoPage`): `default` renders the page the request
+ * path names, `generateMetadata` its title, description, canonical URL and robots. A path
+ * no page serves is Next's not-found page.
+ */
+export function createDecoPage(options: DecoPageOptions): DecoPage {
+  if (options === null || typeof options !== "object" || typeof options.siteName !== "string") {
+    throw new SitefileError("INVALID_CONFIG", "createDecoPage takes { siteName }");
+  }
+  if (options.setup !== undefined && typeof options.setup !== "function") {
+    throw new SitefileError("INVALID_CONFIG", "createDecoPage: setup must be ensureSetup from createNextSetup");
+  }
+  const full = options.fullRequest === true;
+  const defaults: MetadataDefaults = {
+    siteName: options.siteName,
+    defaultTitle: options.defaultTitle,
+    defaultDescription: options.defaultDescription,
+  };
+
+  const pageFor = async (props: DecoPageProps): Promise<{ site: Site; page: ResolvedPage; request: RequestInput }> => {
+    const site = await siteOf(options.setup);
+    const { url, request, headers, key } = await requestOf(props, full);
+    let pages = resolved.get(key);
+    if (!pages) resolved.set(key, (pages = new Map()));
+    let page = pages.get(url);
+    if (!page) {
+      page = (async () => {
+        const found = await resolveDecoPage(request, site);
+        if (full && found.page !== null) found.sections = await runSectionLoaders(found.sections, { url, headers }, site);
+        return found;
+      })();
+      pages.set(url, page);
+    }
+    const found = await page;
+    if (found.page === null) notFound();
+    return { site, page: found, request };
+  };
+
+  const conventions = (options.setup as { conventions?: SectionConventions } | undefined)?.conventions ?? {};
+  const Page = async (props: DecoPageProps): Promise<React.ReactElement> => {
+    const { site, page } = await pageFor(props);
+    const sections = await renderSections(site, page.sections, { deferred: deferredSection(site, conventions) });
+    return react().createElement("main", { "data-page": page.page }, ...sections, deferredScript());
+  };
+
+  const generateMetadata = async (props: DecoPageProps): Promise<DecoMetadata> => {
+    const { page } = await pageFor(props);
+    const head = pageMetadata(page, defaults);
+    const metadata: DecoMetadata = {};
+    if (head.title !== null) metadata.title = head.title;
+    if (head.description !== null) metadata.description = head.description;
+    if (head.canonical !== null) metadata.alternates = { canonical: head.canonical };
+    if (head.robots !== null) metadata.robots = head.robots;
+    return metadata;
+  };
+
+  return { default: Page, generateMetadata };
+}
+
+export { type DecoPreviewPageOptions, type DecoPreviewPageProps, createDecoPreviewPage } from "./preview-page";
+export { DEFERRED_ELEMENT, DEFERRED_SCRIPT } from "./deferred";
