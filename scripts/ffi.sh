@@ -16,6 +16,7 @@ need valgrind valgrind
 need pkg-config pkgconf
 need make make
 need cc gcc
+need_lib libcjson libcjson-dev
 
 echo "ffi.sh: the C programs under valgrind"
 cargo test -p sitefile-ffi --locked --test valgrind

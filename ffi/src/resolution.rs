@@ -5,7 +5,7 @@ use crate::host::{CHost, optional_host, sitefile_host};
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
 use sitefile_core::resolve::{LoaderAnswer, Resolution};
-use sitefile_core::{NoHost, Request, RequestForm, Value};
+use sitefile_core::{ErrorCode, Host, NoHost, Request, RequestForm, Site, Value};
 use std::ffi::c_char;
 
 /// One page resolution. Not thread-safe: use it from one thread at a time (it may move
@@ -49,6 +49,126 @@ pub unsafe extern "C" fn sitefile_resolve_begin(
     host: *const sitefile_host,
     out_resolution: *mut *mut sitefile_resolution,
 ) -> sitefile_status {
+    // SAFETY: the caller's promises, forwarded.
+    unsafe {
+        begin(
+            site,
+            request_json,
+            host,
+            out_resolution,
+            |site, request, host| Ok(site.resolve_page(request, host)),
+        )
+    }
+}
+
+/// Begins resolving one value for a request, like a page (`request_json` and `host` as for
+/// `sitefile_resolve_begin`): `value_json` is a saved block (`{"__resolveType": "<name>"}`), a
+/// section or a props object. Driven and freed as a page resolution; its `done` value is the
+/// resolved value. A value that is not JSON is `SITEFILE_STATUS_INVALID_JSON`.
+///
+/// # Safety
+/// As `sitefile_resolve_begin`; `value_json` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_resolve_value_begin(
+    site: *const sitefile_site,
+    request_json: *const c_char,
+    value_json: *const c_char,
+    host: *const sitefile_host,
+    out_resolution: *mut *mut sitefile_resolution,
+) -> sitefile_status {
+    // SAFETY: the caller's promises, forwarded.
+    unsafe {
+        begin(
+            site,
+            request_json,
+            host,
+            out_resolution,
+            |site, request, host| {
+                let value = value_of(value_json, "value_json")?;
+                Ok(site.resolve_value(request, &value, host))
+            },
+        )
+    }
+}
+
+/// Begins resolving the page for a request (`request_json` and `host` as for
+/// `sitefile_resolve_begin`) with draft blocks laid over the content (`draft_json`: a JSON
+/// object of blocks, `null` deletes one): seen by this resolution only, never cached. Driven
+/// and freed as a page resolution. A draft that is not JSON is `SITEFILE_STATUS_INVALID_JSON`,
+/// not an object `SITEFILE_STATUS_INVALID_CONTENT`.
+///
+/// # Safety
+/// As `sitefile_resolve_begin`; `draft_json` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_resolve_draft_begin(
+    site: *const sitefile_site,
+    request_json: *const c_char,
+    draft_json: *const c_char,
+    host: *const sitefile_host,
+    out_resolution: *mut *mut sitefile_resolution,
+) -> sitefile_status {
+    // SAFETY: the caller's promises, forwarded.
+    unsafe {
+        begin(
+            site,
+            request_json,
+            host,
+            out_resolution,
+            |site, request, host| {
+                let draft = value_of(draft_json, "draft_json")?;
+                let Some(blocks) = draft.as_object() else {
+                    return Err(Failure::code(
+                        ErrorCode::InvalidContent,
+                        "the draft is not a JSON object of blocks",
+                    ));
+                };
+                Ok(site.resolve_page_in_draft(request, blocks.entries(), host))
+            },
+        )
+    }
+}
+
+/// A loader's answer from `provide`'s arguments: the failure `error` when it is given, else
+/// the value `value_json` (none: `null`); a value that is not JSON is `INVALID_JSON`.
+pub(crate) fn answer_of(
+    id: usize,
+    value_json: Option<&str>,
+    error: Option<&str>,
+) -> Outcome<Result<Value, String>> {
+    let value = match (error, value_json) {
+        (None, Some(json)) => Some(Value::from_json_str(json).map_err(|e| Failure::of(&e))?),
+        _ => None,
+    };
+    let answer = LoaderAnswer {
+        id,
+        value,
+        error: error.map(str::to_string),
+    };
+    Ok(answer.into_result())
+}
+
+/// A required JSON argument as a core value; text that is not JSON is `INVALID_JSON`.
+///
+/// # Safety
+/// As [`text`].
+unsafe fn value_of(p: *const c_char, what: &str) -> Outcome<Value> {
+    // SAFETY: forwarded from the caller.
+    let json = unsafe { text(p, what)? };
+    Value::from_json_str(json).map_err(|e| Failure::of(&e))
+}
+
+/// The shared part of the `sitefile_resolve_*_begin` calls: reads the arguments, then starts
+/// the resolution `start` makes with the host's callbacks (or none).
+///
+/// # Safety
+/// As `sitefile_resolve_begin`.
+unsafe fn begin(
+    site: *const sitefile_site,
+    request_json: *const c_char,
+    host: *const sitefile_host,
+    out_resolution: *mut *mut sitefile_resolution,
+    start: impl FnOnce(&Site, Request, &dyn Host) -> Outcome<Resolution>,
+) -> sitefile_status {
     guard(|| {
         // SAFETY: the caller's promises, forwarded.
         let (out_resolution, site, request, host) = unsafe {
@@ -61,8 +181,8 @@ pub unsafe extern "C" fn sitefile_resolve_begin(
         };
         let request = request_of(request)?;
         let resolution = match host {
-            Some(host) => site.site.resolve_page(request, &CHost::new(host)),
-            None => site.site.resolve_page(request, &NoHost),
+            Some(host) => start(&site.site, request, &CHost::new(host))?,
+            None => start(&site.site, request, &NoHost)?,
         };
         *out_resolution = sitefile_resolution::boxed(resolution);
         Ok(())
@@ -118,17 +238,8 @@ pub unsafe extern "C" fn sitefile_resolution_provide(
                 optional_text(error, "error")?,
             )
         };
-        let value = match (error, value) {
-            (None, Some(json)) => Some(Value::from_json_str(json).map_err(|e| Failure::of(&e))?),
-            _ => None,
-        };
-        let answer = LoaderAnswer {
-            id,
-            value,
-            error: error.map(str::to_string),
-        };
         res.resolution
-            .provide(answer.id, answer.into_result())
+            .provide(id, answer_of(id, value, error)?)
             .map_err(|e| Failure::of(&e))
     })
 }
