@@ -145,6 +145,22 @@ typedef enum sitefile_admin_kind {
 } sitefile_admin_kind;
 
 /**
+ * What a page JSON request needs, and which call finishes it.
+ */
+typedef enum sitefile_page_json_kind {
+  /**
+   * Answered without resolving (a preflight, a `__section` that is not an index):
+   * `sitefile_page_json_response`.
+   */
+  SITEFILE_PAGE_JSON_KIND_RESPOND = 0,
+  /**
+   * The page to resolve: `sitefile_page_json_resolve`, drive the resolution, then
+   * `sitefile_resolution_page_json_response`.
+   */
+  SITEFILE_PAGE_JSON_KIND_RESOLVE = 1,
+} sitefile_page_json_kind;
+
+/**
  * One admin request in progress: what the site made of it, kept with what its job needs. Not
  * thread-safe: use it from one thread at a time. It keeps what it needs of its site, so it
  * stays valid after `sitefile_site_free`. Finished once; free it with `sitefile_admin_free`.
@@ -173,6 +189,13 @@ typedef struct sitefile_edge_plan sitefile_edge_plan;
  * returned, even while resolutions begun with it go on. Free it with `sitefile_host_free`.
  */
 typedef struct sitefile_host sitefile_host;
+
+/**
+ * One page JSON request (`?renderJson`, `?asJson`). Not thread-safe: use it from one thread
+ * at a time. It keeps what it needs of its site, so it stays valid after
+ * `sitefile_site_free`. Finished once; free it with `sitefile_page_json_free`.
+ */
+typedef struct sitefile_page_json sitefile_page_json;
 
 /**
  * One page resolution. Not thread-safe: use it from one thread at a time (it may move
@@ -553,6 +576,77 @@ enum sitefile_status sitefile_answer_json(struct sitefile_answer *answer, const 
 enum sitefile_status sitefile_answer_error(struct sitefile_answer *answer, const char *message);
 
 /**
+ * Whether a request (`request_json`, the request form of `sitefile_resolve_begin`) is page
+ * JSON and what to do: on success `*out_page_json` is the request, freed with
+ * `sitefile_page_json_free`, or NULL (still `SITEFILE_STATUS_OK`) when it is not page JSON
+ * (then plan it for the edge). Ask after the admin routes.
+ *
+ * # Safety
+ * `site` is NULL or a live site; `request_json` is NULL or NUL-terminated; `out_page_json` is
+ * NULL or writable.
+ */
+enum sitefile_status sitefile_page_json_begin(const struct sitefile_site *site,
+                                              const char *request_json,
+                                              struct sitefile_page_json **out_page_json);
+
+/**
+ * What the request needs, and so which call finishes it; `SITEFILE_PAGE_JSON_KIND_RESPOND`
+ * for NULL.
+ *
+ * # Safety
+ * `page_json` is NULL or a live page JSON request.
+ */
+enum sitefile_page_json_kind sitefile_page_json_kind_of(const struct sitefile_page_json *page_json);
+
+/**
+ * The job of a `SITEFILE_PAGE_JSON_KIND_RESOLVE` request as JSON (`{"kind": "renderJson" |
+ * "asJson", "section": <index> | null}`); NULL (still `SITEFILE_STATUS_OK`) for the other
+ * kind or once finished. Free it with `sitefile_string_free`.
+ *
+ * # Safety
+ * `page_json` is NULL or a live page JSON request; `out_json` is NULL or writable.
+ */
+enum sitefile_status sitefile_page_json_job(const struct sitefile_page_json *page_json,
+                                            char **out_json);
+
+/**
+ * The response of a `SITEFILE_PAGE_JSON_KIND_RESPOND` request. Finishes it; the other kind is
+ * `SITEFILE_STATUS_INVALID_REQUEST`, a second call `SITEFILE_STATUS_FINISHED`.
+ *
+ * # Safety
+ * `page_json` is NULL or a live page JSON request; `out_response` is NULL or writable.
+ */
+enum sitefile_status sitefile_page_json_response(struct sitefile_page_json *page_json,
+                                                 struct sitefile_response **out_response);
+
+/**
+ * Begins resolving the page of a `SITEFILE_PAGE_JSON_KIND_RESOLVE` request with `host`'s
+ * callbacks (NULL: none), as `sitefile_resolve_begin` does; `dropped_json` (NULL: none) is a
+ * JSON array of the section keys whose module exports `renderJson = false`. Drive the
+ * resolution to its page, then read `sitefile_resolution_page_json_sections` and finish with
+ * `sitefile_resolution_page_json_response`. Finishes this request (the resolution carries
+ * the job on); the other kind is `SITEFILE_STATUS_INVALID_REQUEST`. On success
+ * `*out_resolution` is freed with `sitefile_resolution_free`.
+ *
+ * # Safety
+ * `page_json` is NULL or a live page JSON request; `dropped_json` is NULL or NUL-terminated;
+ * `host` is NULL or a live host nothing registers on during the call; `out_resolution` is
+ * NULL or writable.
+ */
+enum sitefile_status sitefile_page_json_resolve(struct sitefile_page_json *page_json,
+                                                const char *dropped_json,
+                                                const struct sitefile_host *host,
+                                                struct sitefile_resolution **out_resolution);
+
+/**
+ * Frees a page JSON request, finished or not. NULL is a no-op.
+ *
+ * # Safety
+ * `page_json` is NULL or a request from `sitefile_page_json_begin`, not freed before.
+ */
+void sitefile_page_json_free(struct sitefile_page_json *page_json);
+
+/**
  * Begins resolving the page for a request (`request_json`: `{"url", "method"?, "headers"?:
  * [[name, value]...], "cookies"?: [[name, value]...], "now"?: RFC 3339, "seed"?}`). On
  * success `*out_resolution` is the resolution, driven with `sitefile_resolution_next` and
@@ -630,6 +724,33 @@ enum sitefile_status sitefile_resolution_provide(struct sitefile_resolution *res
                                                  size_t id,
                                                  const char *value_json,
                                                  const char *error);
+
+/**
+ * The indexes of the finished page's sections whose props the page JSON body writes (the
+ * sections whose section loaders, and `renderJson` projections, the host runs), as a JSON
+ * array. Only for a resolution from `sitefile_page_json_resolve` that returned its page;
+ * otherwise `SITEFILE_STATUS_INVALID_REQUEST`. Free the JSON with `sitefile_string_free`.
+ *
+ * # Safety
+ * `res` is NULL or a live resolution no other thread is using; `out_json` is NULL or
+ * writable.
+ */
+enum sitefile_status sitefile_resolution_page_json_sections(const struct sitefile_resolution *res,
+                                                            char **out_json);
+
+/**
+ * The response of a page JSON resolution (`sitefile_page_json_resolve`) once it returned its
+ * page; `sections_json` (NULL: as resolved) are the page's sections after their section
+ * loaders ran, as the page has them. Finishes the job: a second call, or a resolution that is
+ * not page JSON or not done, is `SITEFILE_STATUS_INVALID_REQUEST`.
+ *
+ * # Safety
+ * `res` is NULL or a live resolution no other thread is using; `sections_json` is NULL or
+ * NUL-terminated; `out_response` is NULL or writable.
+ */
+enum sitefile_status sitefile_resolution_page_json_response(struct sitefile_resolution *res,
+                                                            const char *sections_json,
+                                                            struct sitefile_response **out_response);
 
 /**
  * Frees a resolution, finished or not. NULL is a no-op.

@@ -15,6 +15,7 @@ mod admin;
 mod args;
 mod edge;
 mod host;
+mod page_json;
 mod resolution;
 mod response;
 mod section_loaders;
@@ -37,8 +38,14 @@ pub use host::{
     sitefile_host_register_matcher, sitefile_host_set_dangling_reference,
     sitefile_host_set_feature_flags, sitefile_matcher_fn,
 };
+pub use page_json::{
+    sitefile_page_json, sitefile_page_json_begin, sitefile_page_json_free, sitefile_page_json_job,
+    sitefile_page_json_kind, sitefile_page_json_kind_of, sitefile_page_json_resolve,
+    sitefile_page_json_response,
+};
 pub use resolution::{
     sitefile_resolution, sitefile_resolution_free, sitefile_resolution_next,
+    sitefile_resolution_page_json_response, sitefile_resolution_page_json_sections,
     sitefile_resolution_provide, sitefile_resolve_begin, sitefile_resolve_draft_begin,
     sitefile_resolve_value_begin,
 };

@@ -1,10 +1,13 @@
 //! `sitefile_resolution`: one page resolution, driven one call per loader round.
 
-use crate::args::{handle, handle_mut, optional_text, out, owned_string, text};
+use crate::args::{handle, handle_mut, json_string, optional_text, out, owned_string, text};
 use crate::host::{CHost, optional_host, sitefile_host};
+use crate::response::sitefile_response;
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
-use sitefile_core::resolve::{LoaderAnswer, Resolution};
+use sitefile_core::page_json::PageJsonJob;
+use sitefile_core::resolve::{LoaderAnswer, Resolution, ResolvedPage, Step};
+use sitefile_core::section_loaders::sections_from_json;
 use sitefile_core::{ErrorCode, Host, NoHost, Request, RequestForm, Site, Value};
 use std::ffi::c_char;
 
@@ -14,12 +17,41 @@ use std::ffi::c_char;
 #[allow(non_camel_case_types)]
 pub struct sitefile_resolution {
     resolution: Resolution,
+    page_json: PageJsonFinish,
+}
+
+/// The page JSON job a resolution finishes (`sitefile_page_json_resolve`), if any.
+pub(crate) enum PageJsonFinish {
+    /// Not a page JSON resolution.
+    None,
+    /// Resolving: the job, and the sections whose module exports `renderJson = false`.
+    Pending {
+        job: PageJsonJob,
+        dropped: Vec<String>,
+    },
+    /// The page is resolved: the job can be finished with it.
+    Resolved {
+        job: PageJsonJob,
+        dropped: Vec<String>,
+        page: Box<ResolvedPage>,
+    },
 }
 
 impl sitefile_resolution {
     /// The C handle of a started resolution.
     pub(crate) fn boxed(resolution: Resolution) -> *mut sitefile_resolution {
-        Box::into_raw(Box::new(sitefile_resolution { resolution }))
+        sitefile_resolution::boxed_with(resolution, PageJsonFinish::None)
+    }
+
+    /// The C handle of a started resolution that finishes `page_json`.
+    pub(crate) fn boxed_with(
+        resolution: Resolution,
+        page_json: PageJsonFinish,
+    ) -> *mut sitefile_resolution {
+        Box::into_raw(Box::new(sitefile_resolution {
+            resolution,
+            page_json,
+        }))
     }
 }
 
@@ -210,6 +242,12 @@ pub unsafe extern "C" fn sitefile_resolution_next(
             unsafe { (out(out_json, "out_json")?, handle_mut(res, "resolution")?) };
         let step = res.resolution.next(&NoHost).map_err(|e| Failure::of(&e))?;
         *out_json = owned_string(step.to_json_bytes())?;
+        if let Step::Done(page) = step
+            && let PageJsonFinish::Pending { job, dropped } =
+                std::mem::replace(&mut res.page_json, PageJsonFinish::None)
+        {
+            res.page_json = PageJsonFinish::Resolved { job, dropped, page };
+        }
         Ok(())
     })
 }
@@ -242,6 +280,85 @@ pub unsafe extern "C" fn sitefile_resolution_provide(
             .provide(id, answer_of(id, value, error)?)
             .map_err(|e| Failure::of(&e))
     })
+}
+
+/// The indexes of the finished page's sections whose props the page JSON body writes (the
+/// sections whose section loaders, and `renderJson` projections, the host runs), as a JSON
+/// array. Only for a resolution from `sitefile_page_json_resolve` that returned its page;
+/// otherwise `SITEFILE_STATUS_INVALID_REQUEST`. Free the JSON with `sitefile_string_free`.
+///
+/// # Safety
+/// `res` is NULL or a live resolution no other thread is using; `out_json` is NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_resolution_page_json_sections(
+    res: *const sitefile_resolution,
+    out_json: *mut *mut c_char,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_json, res) = unsafe { (out(out_json, "out_json")?, handle(res, "resolution")?) };
+        let PageJsonFinish::Resolved { job, dropped, page } = &res.page_json else {
+            return Err(not_page_json());
+        };
+        *out_json = json_string(&job.written_sections(page, dropped))?;
+        Ok(())
+    })
+}
+
+/// The response of a page JSON resolution (`sitefile_page_json_resolve`) once it returned its
+/// page; `sections_json` (NULL: as resolved) are the page's sections after their section
+/// loaders ran, as the page has them. Finishes the job: a second call, or a resolution that is
+/// not page JSON or not done, is `SITEFILE_STATUS_INVALID_REQUEST`.
+///
+/// # Safety
+/// `res` is NULL or a live resolution no other thread is using; `sections_json` is NULL or
+/// NUL-terminated; `out_response` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_resolution_page_json_response(
+    res: *mut sitefile_resolution,
+    sections_json: *const c_char,
+    out_response: *mut *mut sitefile_response,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_response, res, sections) = unsafe {
+            (
+                out(out_response, "out_response")?,
+                handle_mut(res, "resolution")?,
+                optional_text(sections_json, "sections_json")?,
+            )
+        };
+        let sections = sections
+            .map(|s| sections_from_json(s).map_err(|e| Failure::of(&e)))
+            .transpose()?;
+        match std::mem::replace(&mut res.page_json, PageJsonFinish::None) {
+            PageJsonFinish::Resolved {
+                job,
+                dropped,
+                mut page,
+            } => {
+                if let Some(sections) = sections {
+                    page.sections = sections;
+                }
+                *out_response = sitefile_response::of_page_json(job.finish(&page, &dropped))?;
+                Ok(())
+            }
+            // Not done yet, or not page JSON: left as it was.
+            other => {
+                res.page_json = other;
+                Err(not_page_json())
+            }
+        }
+    })
+}
+
+/// The failure of a page JSON call on a resolution with no finished page JSON job.
+fn not_page_json() -> Failure {
+    Failure::code(
+        ErrorCode::InvalidRequest,
+        "not a finished page JSON resolution (sitefile_page_json_resolve, driven to its page)",
+    )
 }
 
 /// Frees a resolution, finished or not. NULL is a no-op.

@@ -573,7 +573,6 @@ typedef struct {
   const char *name;
   sitefile_status (*next)(void *handle, char **out_json);
   sitefile_status (*provide)(void *handle, size_t id, const char *value_json, const char *error);
-  void (*free)(void *handle);
 } driven_t;
 
 static sitefile_status resolution_next(void *h, char **out) {
@@ -582,11 +581,9 @@ static sitefile_status resolution_next(void *h, char **out) {
 static sitefile_status resolution_provide(void *h, size_t id, const char *value, const char *error) {
   return sitefile_resolution_provide(h, id, value, error);
 }
-static void resolution_free(void *h) { sitefile_resolution_free(h); }
 
 static driven_t resolution(sitefile_resolution *res) {
-  driven_t d = {res, "sitefile_resolution", resolution_next, resolution_provide,
-                resolution_free};
+  driven_t d = {res, "sitefile_resolution", resolution_next, resolution_provide};
   return d;
 }
 
@@ -597,7 +594,6 @@ static sitefile_status section_loaders_provide(void *h, size_t id, const char *v
                                                const char *error) {
   return sitefile_section_loaders_provide(h, id, value, error);
 }
-static void section_loaders_free(void *h) { sitefile_section_loaders_free(h); }
 
 /* The next step of a run, parsed; NULL (a failure recorded) when the call fails. */
 static cJSON *next_step(run_t *run, driven_t *d) {
@@ -644,7 +640,7 @@ static void answer_call(run_t *run, driven_t *d, const cJSON *answers, const cJS
 }
 
 /* Drives a run to its end, answering from `answers`: the finished step's value with `rounds`
- * added (an object), or NULL when a call failed. Frees the run. */
+ * added (an object), or NULL when a call failed. The caller frees the run. */
 static cJSON *drive_run(run_t *run, driven_t d, const cJSON *answers) {
   cJSON *rounds = cJSON_CreateArray();
   cJSON *page = NULL;
@@ -666,7 +662,6 @@ static cJSON *drive_run(run_t *run, driven_t d, const cJSON *answers) {
     }
     cJSON_Delete(step);
   }
-  d.free(d.handle);
   if (!cJSON_IsObject(page)) {
     cJSON_Delete(page);
     cJSON_Delete(rounds);
@@ -677,9 +672,11 @@ static cJSON *drive_run(run_t *run, driven_t d, const cJSON *answers) {
   return page;
 }
 
-/* Drives a page resolution to its page (see drive_run). */
+/* Drives a page resolution to its page (see drive_run), then frees it. */
 static cJSON *drive(run_t *run, sitefile_resolution *res, const cJSON *answers) {
-  return drive_run(run, resolution(res), answers);
+  cJSON *page = drive_run(run, resolution(res), answers);
+  sitefile_resolution_free(res);
+  return page;
 }
 
 static size_t count_of(run_t *run, const char *what) {
@@ -837,8 +834,9 @@ static void run_section_loader_case(run_t *run, const cJSON *kase) {
     return;
   }
   driven_t d = {loaders, "sitefile_section_loaders", section_loaders_next,
-                section_loaders_provide, section_loaders_free};
+                section_loaders_provide};
   cJSON *done = drive_run(run, d, get(kase, "loaders"));
+  sitefile_section_loaders_free(loaders);
   if (done != NULL) {
     compare_page(run, get(kase, "expect"), done, "", SECTION_LOADER_KEYS);
   }
@@ -1093,6 +1091,101 @@ static void run_admin_case(run_t *run, const cJSON *kase) {
   free(answer.body);
   cJSON_Delete(job);
   sitefile_string_free(before);
+}
+
+/* ---- page JSON cases --------------------------------------------------------------------- */
+
+static const char *const PAGE_JSON_KEYS[] = {"outcome", "job",    "rounds",  "writtenSections",
+                                             "status",  "headers", "body",   NULL};
+
+/* Resolves the page of a `resolve` page JSON request, answering from the case's `loaders`:
+ * fills the rounds, the written sections and the answer. */
+static void resolve_page_json(run_t *run, const cJSON *kase, sitefile_page_json *pj,
+                              sitefile_host *host, cJSON **rounds, cJSON **written,
+                              answer_t *answer) {
+  const cJSON *dropped = get(get(kase, "host"), "dropSections");
+  char *dropped_json = dropped != NULL ? cJSON_PrintUnformatted(dropped) : NULL;
+  sitefile_resolution *res = NULL;
+  sitefile_status st = sitefile_page_json_resolve(pj, dropped_json, host, &res);
+  free(dropped_json);
+  if (st != SITEFILE_STATUS_OK) {
+    fail_call(run, "sitefile_page_json_resolve", st);
+    return;
+  }
+  cJSON *page = drive_run(run, resolution(res), get(kase, "loaders"));
+  if (page != NULL) {
+    *rounds = cJSON_DetachItemFromObjectCaseSensitive(page, "rounds");
+    cJSON_Delete(page);
+    char *json = NULL;
+    st = sitefile_resolution_page_json_sections(res, &json);
+    if (st != SITEFILE_STATUS_OK) {
+      fail_call(run, "sitefile_resolution_page_json_sections", st);
+    }
+    *written = take_json(json);
+    sitefile_response *response = NULL;
+    st = sitefile_resolution_page_json_response(res, NULL, &response);
+    if (st != SITEFILE_STATUS_OK) {
+      fail_call(run, "sitefile_resolution_page_json_response", st);
+    } else {
+      cJSON_Delete(answer->headers);
+      take_response(answer, response);
+    }
+  }
+  sitefile_resolution_free(res);
+}
+
+static void run_page_json_case(run_t *run, const cJSON *kase) {
+  char *request = request_form(get(kase, "request"));
+  sitefile_page_json *pj = NULL;
+  sitefile_status st = sitefile_page_json_begin(run->site, request, &pj);
+  free(request);
+  if (st != SITEFILE_STATUS_OK) {
+    fail_call(run, "sitefile_page_json_begin", st);
+    return;
+  }
+  sitefile_host *host = host_of(run, kase);
+  const char *outcome = "pass";
+  cJSON *job = NULL;
+  cJSON *rounds = NULL;
+  cJSON *written = NULL;
+  answer_t answer = {0, cJSON_CreateArray(), NULL};
+  if (pj != NULL && sitefile_page_json_kind_of(pj) == SITEFILE_PAGE_JSON_KIND_RESPOND) {
+    outcome = "respond";
+    sitefile_response *response = NULL;
+    st = sitefile_page_json_response(pj, &response);
+    if (st != SITEFILE_STATUS_OK) {
+      fail_call(run, "sitefile_page_json_response", st);
+    } else {
+      cJSON_Delete(answer.headers);
+      take_response(&answer, response);
+    }
+  } else if (pj != NULL) {
+    outcome = "resolve";
+    char *job_json = NULL;
+    st = sitefile_page_json_job(pj, &job_json);
+    if (st != SITEFILE_STATUS_OK) {
+      fail_call(run, "sitefile_page_json_job", st);
+    }
+    job = take_json(job_json);
+    resolve_page_json(run, kase, pj, host, &rounds, &written, &answer);
+  }
+  const cJSON *expect = get(kase, "expect");
+  known_keys(run, expect, PAGE_JSON_KEYS);
+  check_answer(run, expect, outcome, job, &answer, false);
+  const char *lists[] = {"rounds", "writtenSections"};
+  cJSON *got[] = {rounds != NULL ? rounds : cJSON_CreateNull(),
+                  written != NULL ? written : cJSON_CreateNull()};
+  for (size_t i = 0; i < 2; i++) {
+    if (get(expect, lists[i]) != NULL && !equal(get(expect, lists[i]), got[i])) {
+      fail_values(run, lists[i], get(expect, lists[i]), got[i]);
+    }
+    cJSON_Delete(got[i]);
+  }
+  cJSON_Delete(job);
+  cJSON_Delete(answer.headers);
+  free(answer.body);
+  sitefile_page_json_free(pj);
+  sitefile_host_free(host);
 }
 
 /* ---- step cases --------------------------------------------------------------------------- */
@@ -1381,13 +1474,12 @@ static const struct {
     {"matchers", run_page_case}, {"resolution", run_page_case}, {"admin", run_admin_case},
     {"reload", run_step_case},   {"edge", run_step_case},       {"draft", run_step_case},
     {"loader-cache", run_step_case}, {"section-loaders", run_section_loader_case},
+    {"page-json", run_page_json_case},
 };
 
-/* Suites the C API does not cover yet: their calls (page JSON: `Site::page_json`, its job,
- * and the finished page's `written_sections` and response) have no C entry point so far.
- * Listed here they are reported as not run; any other suite directory without a runner
- * fails. */
-static const char *const UNCOVERED[] = {"page-json"};
+/* Suites the C API does not cover yet, reported as not run: none today. Any suite directory
+ * without a runner above fails unless it is named here, with what it lacks. */
+static const char *const UNCOVERED[] = {NULL};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -1470,7 +1562,7 @@ int main(int argc, char **argv) {
       known = known || strcmp(RUNNERS[i].suite, name) == 0;
     }
     for (size_t i = 0; i < COUNT(UNCOVERED); i++) {
-      if (strcmp(UNCOVERED[i], name) == 0) {
+      if (UNCOVERED[i] != NULL && strcmp(UNCOVERED[i], name) == 0) {
         known = true;
         printf("%s: not covered by the C API yet (see UNCOVERED)\n", name);
       }
