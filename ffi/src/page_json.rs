@@ -6,7 +6,7 @@ use crate::host::{CHost, optional_host, sitefile_host};
 use crate::resolution::{PageJsonFinish, request_of, sitefile_resolution};
 use crate::response::sitefile_response;
 use crate::site::sitefile_site;
-use crate::status::{Failure, guard, guard_void, sitefile_status};
+use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
 use sitefile_core::page_json::PageJsonOutcome;
 use sitefile_core::{ErrorCode, NoHost, Request, Site};
 use std::ffi::c_char;
@@ -38,18 +38,9 @@ pub struct sitefile_page_json {
 }
 
 impl sitefile_page_json {
-    /// The outcome, taken when it is of `kind` (`what` names the call in the message).
-    fn take(
-        &mut self,
-        kind: sitefile_page_json_kind,
-        what: &str,
-    ) -> Result<PageJsonOutcome, Failure> {
-        if self.outcome.is_none() {
-            return Err(Failure::code(
-                ErrorCode::Finished,
-                format!("{what}: this page JSON request was already finished"),
-            ));
-        }
+    /// The outcome, taken when the request is of `kind` (`what` names the call in the
+    /// message): another kind is `INVALID_REQUEST`, a finished request `FINISHED`.
+    fn take(&mut self, kind: sitefile_page_json_kind, what: &str) -> Outcome<PageJsonOutcome> {
         if self.kind != kind {
             return Err(Failure::code(
                 ErrorCode::InvalidRequest,
@@ -59,9 +50,12 @@ impl sitefile_page_json {
                 ),
             ));
         }
-        self.outcome
-            .take()
-            .ok_or_else(|| Failure::code(ErrorCode::Finished, what))
+        self.outcome.take().ok_or_else(|| {
+            Failure::code(
+                ErrorCode::Finished,
+                format!("{what}: this page JSON request was already finished"),
+            )
+        })
     }
 }
 
