@@ -6,7 +6,7 @@ use crate::response::sitefile_response;
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
 use sitefile_core::page_json::PageJsonJob;
-use sitefile_core::resolve::{LoaderAnswer, Resolution, ResolvedPage, Step};
+use sitefile_core::resolve::{LoaderAnswer, Resolution, ResolutionMisuse, ResolvedPage, Step};
 use sitefile_core::section_loaders::sections_from_json;
 use sitefile_core::{ErrorCode, Host, NoHost, Request, RequestForm, Site, Value};
 use std::ffi::c_char;
@@ -160,23 +160,41 @@ pub unsafe extern "C" fn sitefile_resolve_draft_begin(
     }
 }
 
-/// A loader's answer from `provide`'s arguments: the failure `error` when it is given, else
-/// the value `value_json` (none: `null`); a value that is not JSON is `INVALID_JSON`.
-pub(crate) fn answer_of(
+/// The shared part of the `*_provide` calls: reads the answer — the failure `error` when it
+/// is given, else the value `value_json` (none: `null`; not JSON: `INVALID_JSON`) — and hands
+/// it to `provide` for call `id` of the handle `h` (`what` names it when NULL).
+///
+/// # Safety
+/// `h` is NULL or a live handle no other thread is using; `value_json` and `error` are NULL or
+/// NUL-terminated strings.
+pub(crate) unsafe fn provide_to<T>(
+    h: *mut T,
+    what: &str,
     id: usize,
-    value_json: Option<&str>,
-    error: Option<&str>,
-) -> Outcome<Result<Value, String>> {
-    let value = match (error, value_json) {
-        (None, Some(json)) => Some(Value::from_json_str(json).map_err(|e| Failure::of(&e))?),
-        _ => None,
-    };
-    let answer = LoaderAnswer {
-        id,
-        value,
-        error: error.map(str::to_string),
-    };
-    Ok(answer.into_result())
+    value_json: *const c_char,
+    error: *const c_char,
+    provide: impl FnOnce(&mut T, usize, Result<Value, String>) -> Result<(), ResolutionMisuse>,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (h, value, error) = unsafe {
+            (
+                handle_mut(h, what)?,
+                optional_text(value_json, "value_json")?,
+                optional_text(error, "error")?,
+            )
+        };
+        let value = match (error, value) {
+            (None, Some(json)) => Some(Value::from_json_str(json).map_err(|e| Failure::of(&e))?),
+            _ => None,
+        };
+        let answer = LoaderAnswer {
+            id,
+            value,
+            error: error.map(str::to_string),
+        };
+        provide(h, id, answer.into_result()).map_err(|e| Failure::of(&e))
+    })
 }
 
 /// A required JSON argument as a core value; text that is not JSON is `INVALID_JSON`.
@@ -267,19 +285,17 @@ pub unsafe extern "C" fn sitefile_resolution_provide(
     value_json: *const c_char,
     error: *const c_char,
 ) -> sitefile_status {
-    guard(|| {
-        // SAFETY: the caller's promises, forwarded.
-        let (res, value, error) = unsafe {
-            (
-                handle_mut(res, "resolution")?,
-                optional_text(value_json, "value_json")?,
-                optional_text(error, "error")?,
-            )
-        };
-        res.resolution
-            .provide(id, answer_of(id, value, error)?)
-            .map_err(|e| Failure::of(&e))
-    })
+    // SAFETY: the caller's promises, forwarded.
+    unsafe {
+        provide_to(
+            res,
+            "resolution",
+            id,
+            value_json,
+            error,
+            |res, id, answer| res.resolution.provide(id, answer),
+        )
+    }
 }
 
 /// The indexes of the finished page's sections whose props the page JSON body writes (the

@@ -1,8 +1,8 @@
 //! `sitefile_section_loaders`: the section loaders of a resolved page's sections, driven one
 //! call per round like a page resolution.
 
-use crate::args::{handle, handle_mut, json_string, optional_text, out, parse_json, text};
-use crate::resolution::{answer_of, request_of};
+use crate::args::{handle, handle_mut, json_string, out, parse_json, text};
+use crate::resolution::{provide_to, request_of};
 use crate::site::sitefile_site;
 use crate::status::{Failure, guard, guard_void, sitefile_status};
 use sitefile_core::section_loaders::{SectionLoaderRun, sections_from_json};
@@ -95,19 +95,12 @@ pub unsafe extern "C" fn sitefile_section_loaders_provide(
     value_json: *const c_char,
     error: *const c_char,
 ) -> sitefile_status {
-    guard(|| {
-        // SAFETY: the caller's promises, forwarded.
-        let (run, value, error) = unsafe {
-            (
-                handle_mut(run, "run")?,
-                optional_text(value_json, "value_json")?,
-                optional_text(error, "error")?,
-            )
-        };
-        run.run
-            .provide(id, answer_of(id, value, error)?)
-            .map_err(|e| Failure::of(&e))
-    })
+    // SAFETY: the caller's promises, forwarded.
+    unsafe {
+        provide_to(run, "run", id, value_json, error, |run, id, answer| {
+            run.run.provide(id, answer)
+        })
+    }
 }
 
 /// Frees a run of section loaders, finished or not. NULL is a no-op.
