@@ -145,6 +145,22 @@ typedef enum sitefile_admin_kind {
 } sitefile_admin_kind;
 
 /**
+ * What a page JSON request needs, and which call finishes it.
+ */
+typedef enum sitefile_page_json_kind {
+  /**
+   * Answered without resolving (a preflight, a `__section` that is not an index):
+   * `sitefile_page_json_response`.
+   */
+  SITEFILE_PAGE_JSON_KIND_RESPOND = 0,
+  /**
+   * The page to resolve: `sitefile_page_json_resolve`, drive the resolution, then
+   * `sitefile_resolution_page_json_response`.
+   */
+  SITEFILE_PAGE_JSON_KIND_RESOLVE = 1,
+} sitefile_page_json_kind;
+
+/**
  * One admin request in progress: what the site made of it, kept with what its job needs. Not
  * thread-safe: use it from one thread at a time. It keeps what it needs of its site, so it
  * stays valid after `sitefile_site_free`. Finished once; free it with `sitefile_admin_free`.
@@ -175,6 +191,13 @@ typedef struct sitefile_edge_plan sitefile_edge_plan;
 typedef struct sitefile_host sitefile_host;
 
 /**
+ * One page JSON request (`?renderJson`, `?asJson`). Not thread-safe: use it from one thread
+ * at a time. It keeps what it needs of its site, so it stays valid after
+ * `sitefile_site_free`. Finished once; free it with `sitefile_page_json_free`.
+ */
+typedef struct sitefile_page_json sitefile_page_json;
+
+/**
  * One page resolution. Not thread-safe: use it from one thread at a time (it may move
  * between threads between calls). It keeps what it needs of its site, so it stays valid after
  * `sitefile_site_free`. Free it with `sitefile_resolution_free`.
@@ -186,6 +209,13 @@ typedef struct sitefile_resolution sitefile_resolution;
  * `sitefile_response_free`. What its accessors return lives as long as the response.
  */
 typedef struct sitefile_response sitefile_response;
+
+/**
+ * One run of section loaders. Not thread-safe: use it from one thread at a time (it may move
+ * between threads between calls). It keeps what it needs of its site, so it stays valid
+ * after `sitefile_site_free`. Free it with `sitefile_section_loaders_free`.
+ */
+typedef struct sitefile_section_loaders sitefile_section_loaders;
 
 /**
  * One site: its content and setup. Thread-safe: any number of threads may use one site at
@@ -546,6 +576,77 @@ enum sitefile_status sitefile_answer_json(struct sitefile_answer *answer, const 
 enum sitefile_status sitefile_answer_error(struct sitefile_answer *answer, const char *message);
 
 /**
+ * Whether a request (`request_json`, the request form of `sitefile_resolve_begin`) is page
+ * JSON and what to do: on success `*out_page_json` is the request, freed with
+ * `sitefile_page_json_free`, or NULL (still `SITEFILE_STATUS_OK`) when it is not page JSON
+ * (then plan it for the edge). Ask after the admin routes.
+ *
+ * # Safety
+ * `site` is NULL or a live site; `request_json` is NULL or NUL-terminated; `out_page_json` is
+ * NULL or writable.
+ */
+enum sitefile_status sitefile_page_json_begin(const struct sitefile_site *site,
+                                              const char *request_json,
+                                              struct sitefile_page_json **out_page_json);
+
+/**
+ * What the request needs, and so which call finishes it; `SITEFILE_PAGE_JSON_KIND_RESPOND`
+ * for NULL.
+ *
+ * # Safety
+ * `page_json` is NULL or a live page JSON request.
+ */
+enum sitefile_page_json_kind sitefile_page_json_kind_of(const struct sitefile_page_json *page_json);
+
+/**
+ * The job of a `SITEFILE_PAGE_JSON_KIND_RESOLVE` request as JSON (`{"kind": "renderJson" |
+ * "asJson", "section": <index> | null}`); NULL (still `SITEFILE_STATUS_OK`) for the other
+ * kind or once finished. Free it with `sitefile_string_free`.
+ *
+ * # Safety
+ * `page_json` is NULL or a live page JSON request; `out_json` is NULL or writable.
+ */
+enum sitefile_status sitefile_page_json_job(const struct sitefile_page_json *page_json,
+                                            char **out_json);
+
+/**
+ * The response of a `SITEFILE_PAGE_JSON_KIND_RESPOND` request. Finishes it; the other kind is
+ * `SITEFILE_STATUS_INVALID_REQUEST`, a second call `SITEFILE_STATUS_FINISHED`.
+ *
+ * # Safety
+ * `page_json` is NULL or a live page JSON request; `out_response` is NULL or writable.
+ */
+enum sitefile_status sitefile_page_json_response(struct sitefile_page_json *page_json,
+                                                 struct sitefile_response **out_response);
+
+/**
+ * Begins resolving the page of a `SITEFILE_PAGE_JSON_KIND_RESOLVE` request with `host`'s
+ * callbacks (NULL: none), as `sitefile_resolve_begin` does; `dropped_json` (NULL: none) is a
+ * JSON array of the section keys whose module exports `renderJson = false`. Drive the
+ * resolution to its page, then read `sitefile_resolution_page_json_sections` and finish with
+ * `sitefile_resolution_page_json_response`. Finishes this request (the resolution carries
+ * the job on); the other kind is `SITEFILE_STATUS_INVALID_REQUEST`. On success
+ * `*out_resolution` is freed with `sitefile_resolution_free`.
+ *
+ * # Safety
+ * `page_json` is NULL or a live page JSON request; `dropped_json` is NULL or NUL-terminated;
+ * `host` is NULL or a live host nothing registers on during the call; `out_resolution` is
+ * NULL or writable.
+ */
+enum sitefile_status sitefile_page_json_resolve(struct sitefile_page_json *page_json,
+                                                const char *dropped_json,
+                                                const struct sitefile_host *host,
+                                                struct sitefile_resolution **out_resolution);
+
+/**
+ * Frees a page JSON request, finished or not. NULL is a no-op.
+ *
+ * # Safety
+ * `page_json` is NULL or a request from `sitefile_page_json_begin`, not freed before.
+ */
+void sitefile_page_json_free(struct sitefile_page_json *page_json);
+
+/**
  * Begins resolving the page for a request (`request_json`: `{"url", "method"?, "headers"?:
  * [[name, value]...], "cookies"?: [[name, value]...], "now"?: RFC 3339, "seed"?}`). On
  * success `*out_resolution` is the resolution, driven with `sitefile_resolution_next` and
@@ -563,6 +664,37 @@ enum sitefile_status sitefile_resolve_begin(const struct sitefile_site *site,
                                             const char *request_json,
                                             const struct sitefile_host *host,
                                             struct sitefile_resolution **out_resolution);
+
+/**
+ * Begins resolving one value for a request, like a page (`request_json` and `host` as for
+ * `sitefile_resolve_begin`): `value_json` is a saved block (`{"__resolveType": "<name>"}`), a
+ * section or a props object. Driven and freed as a page resolution; its `done` value is the
+ * resolved value. A value that is not JSON is `SITEFILE_STATUS_INVALID_JSON`.
+ *
+ * # Safety
+ * As `sitefile_resolve_begin`; `value_json` is NULL or a NUL-terminated string.
+ */
+enum sitefile_status sitefile_resolve_value_begin(const struct sitefile_site *site,
+                                                  const char *request_json,
+                                                  const char *value_json,
+                                                  const struct sitefile_host *host,
+                                                  struct sitefile_resolution **out_resolution);
+
+/**
+ * Begins resolving the page for a request (`request_json` and `host` as for
+ * `sitefile_resolve_begin`) with draft blocks laid over the content (`draft_json`: a JSON
+ * object of blocks, `null` deletes one): seen by this resolution only, never cached. Driven
+ * and freed as a page resolution. A draft that is not JSON is `SITEFILE_STATUS_INVALID_JSON`,
+ * not an object `SITEFILE_STATUS_INVALID_CONTENT`.
+ *
+ * # Safety
+ * As `sitefile_resolve_begin`; `draft_json` is NULL or a NUL-terminated string.
+ */
+enum sitefile_status sitefile_resolve_draft_begin(const struct sitefile_site *site,
+                                                  const char *request_json,
+                                                  const char *draft_json,
+                                                  const struct sitefile_host *host,
+                                                  struct sitefile_resolution **out_resolution);
 
 /**
  * Runs the resolution as far as it can go and returns the next step as JSON in `*out_json`
@@ -592,6 +724,33 @@ enum sitefile_status sitefile_resolution_provide(struct sitefile_resolution *res
                                                  size_t id,
                                                  const char *value_json,
                                                  const char *error);
+
+/**
+ * The indexes of the finished page's sections whose props the page JSON body writes (the
+ * sections whose section loaders, and `renderJson` projections, the host runs), as a JSON
+ * array. Only for a resolution from `sitefile_page_json_resolve` that returned its page;
+ * otherwise `SITEFILE_STATUS_INVALID_REQUEST`. Free the JSON with `sitefile_string_free`.
+ *
+ * # Safety
+ * `res` is NULL or a live resolution no other thread is using; `out_json` is NULL or
+ * writable.
+ */
+enum sitefile_status sitefile_resolution_page_json_sections(const struct sitefile_resolution *res,
+                                                            char **out_json);
+
+/**
+ * The response of a page JSON resolution (`sitefile_page_json_resolve`) once it returned its
+ * page; `sections_json` (NULL: as resolved) are the page's sections after their section
+ * loaders ran, as the page has them. Finishes the job: a second call, or a resolution that is
+ * not page JSON or not done, is `SITEFILE_STATUS_INVALID_REQUEST`.
+ *
+ * # Safety
+ * `res` is NULL or a live resolution no other thread is using; `sections_json` is NULL or
+ * NUL-terminated; `out_response` is NULL or writable.
+ */
+enum sitefile_status sitefile_resolution_page_json_response(struct sitefile_resolution *res,
+                                                            const char *sections_json,
+                                                            struct sitefile_response **out_response);
 
 /**
  * Frees a resolution, finished or not. NULL is a no-op.
@@ -635,6 +794,62 @@ const uint8_t *sitefile_response_body(const struct sitefile_response *response, 
  * `response` is NULL or a response from this library, not freed before.
  */
 void sitefile_response_free(struct sitefile_response *response);
+
+/**
+ * Begins running the section loaders of a page's sections (`sections_json`: the sections as
+ * the finished page has them, `[{"component", "props"?, "deferred"?}, ...]`) for a request
+ * (`request_json`, the request form of `sitefile_resolve_begin`); `with_loaders_json` is a
+ * JSON array of the section keys whose module exports a loader. Sections that are not JSON
+ * are `SITEFILE_STATUS_INVALID_JSON`, as are keys that are not an array of strings. On success
+ * `*out_run` is driven with `sitefile_section_loaders_next` and
+ * `sitefile_section_loaders_provide` and freed with `sitefile_section_loaders_free`.
+ *
+ * # Safety
+ * `site` is NULL or a live site; the strings are NULL or NUL-terminated; `out_run` is NULL
+ * or writable.
+ */
+enum sitefile_status sitefile_section_loaders_begin(const struct sitefile_site *site,
+                                                    const char *request_json,
+                                                    const char *sections_json,
+                                                    const char *with_loaders_json,
+                                                    struct sitefile_section_loaders **out_run);
+
+/**
+ * Runs the section loaders as far as they can go and returns the next step as JSON in
+ * `*out_json` (free with `sitefile_string_free`): `{"step":"needLoaders","value":[{"id",
+ * "key","props"}, ...]}` (a call's `key` is the section key) — run those loaders, answer each
+ * with `sitefile_section_loaders_provide`, then call this again — or `{"step":"done",
+ * "value":{"sections", "effects"}}`. After `done` the call is `SITEFILE_STATUS_FINISHED`.
+ *
+ * # Safety
+ * `run` is NULL or a live run no other thread is using; `out_json` is NULL or writable.
+ */
+enum sitefile_status sitefile_section_loaders_next(struct sitefile_section_loaders *run,
+                                                   char **out_json);
+
+/**
+ * Answers section loader call `id` of the current round: with `error` (a message; the loader
+ * failed and the section keeps its props) when it is not NULL, else with `value_json` (the
+ * section's new props as JSON; NULL is `null`). An id never handed out is
+ * `SITEFILE_STATUS_UNKNOWN_CALL`, one answered before `SITEFILE_STATUS_ALREADY_ANSWERED`,
+ * after `done` `SITEFILE_STATUS_FINISHED`.
+ *
+ * # Safety
+ * `run` is NULL or a live run no other thread is using; `value_json` and `error` are NULL or
+ * NUL-terminated strings.
+ */
+enum sitefile_status sitefile_section_loaders_provide(struct sitefile_section_loaders *run,
+                                                      size_t id,
+                                                      const char *value_json,
+                                                      const char *error);
+
+/**
+ * Frees a run of section loaders, finished or not. NULL is a no-op.
+ *
+ * # Safety
+ * `run` is NULL or a run from `sitefile_section_loaders_begin`, not freed before.
+ */
+void sitefile_section_loaders_free(struct sitefile_section_loaders *run);
 
 /**
  * Creates a site from a site directory (`.platform/blocks/`, `blocks/`, a directory of block
@@ -743,6 +958,69 @@ enum sitefile_status sitefile_site_revision(const struct sitefile_site *site, ch
 enum sitefile_status sitefile_site_block(const struct sitefile_site *site,
                                          const char *name,
                                          char **out_json);
+
+/**
+ * How many blocks the content serving now has: on success `*out_count` is the count.
+ *
+ * # Safety
+ * `site` is NULL or a live site; `out_count` is NULL or writable.
+ */
+enum sitefile_status sitefile_site_block_count(const struct sitefile_site *site, size_t *out_count);
+
+/**
+ * How many entries the site's loader cache holds now: on success `*out_count` is the count.
+ *
+ * # Safety
+ * `site` is NULL or a live site; `out_count` is NULL or writable.
+ */
+enum sitefile_status sitefile_site_loader_cache_entries(const struct sitefile_site *site,
+                                                        size_t *out_count);
+
+/**
+ * How many stored edge keys a purge can reach (the purge index's entries): on success
+ * `*out_count` is the count.
+ *
+ * # Safety
+ * `site` is NULL or a live site; `out_count` is NULL or writable.
+ */
+enum sitefile_status sitefile_site_edge_cache_entries(const struct sitefile_site *site,
+                                                      size_t *out_count);
+
+/**
+ * Purges a target (`/path` or `/path?query`) from the edge: on success `*out_json` is the
+ * stored keys the host deletes from its edge cache, as a JSON array of strings (free with
+ * `sitefile_string_free`); they leave the purge index.
+ *
+ * # Safety
+ * `site` is NULL or a live site; `target` is NULL or a NUL-terminated string; `out_json` is
+ * NULL or writable.
+ */
+enum sitefile_status sitefile_site_purge(const struct sitefile_site *site,
+                                         const char *target,
+                                         char **out_json);
+
+/**
+ * Empties the site's loader cache (what `/_cache/purge-loaders` does).
+ *
+ * # Safety
+ * `site` is NULL or a live site.
+ */
+enum sitefile_status sitefile_site_purge_loaders(const struct sitefile_site *site);
+
+/**
+ * Sets the schema `/live/_meta` serves: `schema_json`, the generated meta document, with the
+ * custom matchers made selectable (`matchers_json`, NULL: none — `[{"key", "title",
+ * "namespace", "propsSchema"?}]`); replaces an earlier one. A schema that is not JSON is
+ * `SITEFILE_STATUS_INVALID_JSON`, one that is not a meta document
+ * `SITEFILE_STATUS_INVALID_CONTENT`, matchers of the wrong shape
+ * `SITEFILE_STATUS_INVALID_CONFIG`.
+ *
+ * # Safety
+ * `site` is NULL or a live site; the strings are NULL or NUL-terminated.
+ */
+enum sitefile_status sitefile_site_set_schema(const struct sitefile_site *site,
+                                              const char *schema_json,
+                                              const char *matchers_json);
 
 #ifdef __cplusplus
 }  // extern "C"

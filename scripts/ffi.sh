@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The C ABI's checks beyond the workspace's `cargo test` (which already compiles and runs the C
 # test programs, the install test and the examples): installs the system tools they need when
-# missing (Debian, as root or with passwordless sudo), then
+# missing (valgrind, pkg-config, make, a C compiler, cJSON for the conformance runner; Debian,
+# as root or with passwordless sudo), then
 #   1. runs the C programs under valgrind (`cargo test -p sitefile-ffi --test valgrind`);
 #   2. installs a release build with scripts/install-ffi.sh to a prefix under target/ and builds
 #      and runs examples/c-host against it with its Makefile and pkg-config, as a user would.
@@ -16,6 +17,7 @@ need valgrind valgrind
 need pkg-config pkgconf
 need make make
 need cc gcc
+need_lib libcjson libcjson-dev
 
 echo "ffi.sh: the C programs under valgrind"
 cargo test -p sitefile-ffi --locked --test valgrind

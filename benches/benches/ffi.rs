@@ -75,8 +75,8 @@ fn boundary(c: &mut Criterion) {
             .map(|f| CString::new(f.as_str()).expect("no NUL"))
             .collect();
         let loaded = sitefile_site_dir::load(&dir).expect("a corpus site");
-        let site =
-            Site::new(loaded.snapshot, SiteSetup::from_json(SETUP).expect("setup")).expect("a site");
+        let site = Site::new(loaded.snapshot, SiteSetup::from_json(SETUP).expect("setup"))
+            .expect("a site");
         let dir_c = CString::new(dir.to_string_lossy().as_bytes()).expect("no NUL");
         let setup_c = CString::new(SETUP).expect("no NUL");
         let mut c_site: *mut sitefile_site = std::ptr::null_mut();

@@ -112,3 +112,19 @@ pub(crate) fn json_string<T: serde::Serialize + ?Sized>(value: &T) -> Outcome<*m
         serde_json::to_vec(value).map_err(|e| Failure::code(ErrorCode::InvalidContent, e))?;
     owned_string(json)
 }
+
+/// A required out-parameter holding a count, set to 0 before anything else happens.
+///
+/// # Safety
+/// `p` is NULL or valid for writes of a `usize`, for `'a`.
+pub(crate) unsafe fn count_out<'a>(p: *mut usize, what: &str) -> Outcome<&'a mut usize> {
+    // SAFETY: the caller promises a NULL or writable pointer.
+    let Some(slot) = (unsafe { p.as_mut() }) else {
+        return Err(Failure::new(
+            sitefile_status::NullArgument,
+            format!("{what} is NULL"),
+        ));
+    };
+    *slot = 0;
+    Ok(slot)
+}

@@ -15,8 +15,10 @@ mod admin;
 mod args;
 mod edge;
 mod host;
+mod page_json;
 mod resolution;
 mod response;
+mod section_loaders;
 mod site;
 mod status;
 
@@ -36,18 +38,31 @@ pub use host::{
     sitefile_host_register_matcher, sitefile_host_set_dangling_reference,
     sitefile_host_set_feature_flags, sitefile_matcher_fn,
 };
+pub use page_json::{
+    sitefile_page_json, sitefile_page_json_begin, sitefile_page_json_free, sitefile_page_json_job,
+    sitefile_page_json_kind, sitefile_page_json_kind_of, sitefile_page_json_resolve,
+    sitefile_page_json_response,
+};
 pub use resolution::{
     sitefile_resolution, sitefile_resolution_free, sitefile_resolution_next,
-    sitefile_resolution_provide, sitefile_resolve_begin,
+    sitefile_resolution_page_json_response, sitefile_resolution_page_json_sections,
+    sitefile_resolution_provide, sitefile_resolve_begin, sitefile_resolve_draft_begin,
+    sitefile_resolve_value_begin,
 };
 pub use response::{
     sitefile_response, sitefile_response_body, sitefile_response_free, sitefile_response_headers,
     sitefile_response_status,
 };
+pub use section_loaders::{
+    sitefile_section_loaders, sitefile_section_loaders_begin, sitefile_section_loaders_free,
+    sitefile_section_loaders_next, sitefile_section_loaders_provide,
+};
 pub use site::{
-    sitefile_site, sitefile_site_block, sitefile_site_free, sitefile_site_from_bundle,
-    sitefile_site_from_content, sitefile_site_from_dir, sitefile_site_reload,
-    sitefile_site_reload_with_hook, sitefile_site_revision,
+    sitefile_site, sitefile_site_block, sitefile_site_block_count,
+    sitefile_site_edge_cache_entries, sitefile_site_free, sitefile_site_from_bundle,
+    sitefile_site_from_content, sitefile_site_from_dir, sitefile_site_loader_cache_entries,
+    sitefile_site_purge, sitefile_site_purge_loaders, sitefile_site_reload,
+    sitefile_site_reload_with_hook, sitefile_site_revision, sitefile_site_set_schema,
 };
 pub use status::sitefile_status;
 

@@ -1,11 +1,14 @@
 //! `sitefile_resolution`: one page resolution, driven one call per loader round.
 
-use crate::args::{handle, handle_mut, optional_text, out, owned_string, text};
+use crate::args::{handle, handle_mut, json_string, optional_text, out, owned_string, text};
 use crate::host::{CHost, optional_host, sitefile_host};
+use crate::response::sitefile_response;
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
-use sitefile_core::resolve::{LoaderAnswer, Resolution};
-use sitefile_core::{NoHost, Request, RequestForm, Value};
+use sitefile_core::page_json::PageJsonJob;
+use sitefile_core::resolve::{LoaderAnswer, Resolution, ResolutionMisuse, ResolvedPage, Step};
+use sitefile_core::section_loaders::sections_from_json;
+use sitefile_core::{ErrorCode, Host, NoHost, Request, RequestForm, Site, Value};
 use std::ffi::c_char;
 
 /// One page resolution. Not thread-safe: use it from one thread at a time (it may move
@@ -14,12 +17,41 @@ use std::ffi::c_char;
 #[allow(non_camel_case_types)]
 pub struct sitefile_resolution {
     resolution: Resolution,
+    page_json: PageJsonFinish,
+}
+
+/// The page JSON job a resolution finishes (`sitefile_page_json_resolve`), if any.
+pub(crate) enum PageJsonFinish {
+    /// Not a page JSON resolution.
+    None,
+    /// Resolving: the job, and the sections whose module exports `renderJson = false`.
+    Pending {
+        job: PageJsonJob,
+        dropped: Vec<String>,
+    },
+    /// The page is resolved: the job can be finished with it.
+    Resolved {
+        job: PageJsonJob,
+        dropped: Vec<String>,
+        page: Box<ResolvedPage>,
+    },
 }
 
 impl sitefile_resolution {
     /// The C handle of a started resolution.
     pub(crate) fn boxed(resolution: Resolution) -> *mut sitefile_resolution {
-        Box::into_raw(Box::new(sitefile_resolution { resolution }))
+        sitefile_resolution::boxed_with(resolution, PageJsonFinish::None)
+    }
+
+    /// The C handle of a started resolution that finishes `page_json`.
+    pub(crate) fn boxed_with(
+        resolution: Resolution,
+        page_json: PageJsonFinish,
+    ) -> *mut sitefile_resolution {
+        Box::into_raw(Box::new(sitefile_resolution {
+            resolution,
+            page_json,
+        }))
     }
 }
 
@@ -49,6 +81,144 @@ pub unsafe extern "C" fn sitefile_resolve_begin(
     host: *const sitefile_host,
     out_resolution: *mut *mut sitefile_resolution,
 ) -> sitefile_status {
+    // SAFETY: the caller's promises, forwarded.
+    unsafe {
+        begin(
+            site,
+            request_json,
+            host,
+            out_resolution,
+            |site, request, host| Ok(site.resolve_page(request, host)),
+        )
+    }
+}
+
+/// Begins resolving one value for a request, like a page (`request_json` and `host` as for
+/// `sitefile_resolve_begin`): `value_json` is a saved block (`{"__resolveType": "<name>"}`), a
+/// section or a props object. Driven and freed as a page resolution; its `done` value is the
+/// resolved value. A value that is not JSON is `SITEFILE_STATUS_INVALID_JSON`.
+///
+/// # Safety
+/// As `sitefile_resolve_begin`; `value_json` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_resolve_value_begin(
+    site: *const sitefile_site,
+    request_json: *const c_char,
+    value_json: *const c_char,
+    host: *const sitefile_host,
+    out_resolution: *mut *mut sitefile_resolution,
+) -> sitefile_status {
+    // SAFETY: the caller's promises, forwarded.
+    unsafe {
+        begin(
+            site,
+            request_json,
+            host,
+            out_resolution,
+            |site, request, host| {
+                let value = value_of(value_json, "value_json")?;
+                Ok(site.resolve_value(request, &value, host))
+            },
+        )
+    }
+}
+
+/// Begins resolving the page for a request (`request_json` and `host` as for
+/// `sitefile_resolve_begin`) with draft blocks laid over the content (`draft_json`: a JSON
+/// object of blocks, `null` deletes one): seen by this resolution only, never cached. Driven
+/// and freed as a page resolution. A draft that is not JSON is `SITEFILE_STATUS_INVALID_JSON`,
+/// not an object `SITEFILE_STATUS_INVALID_CONTENT`.
+///
+/// # Safety
+/// As `sitefile_resolve_begin`; `draft_json` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_resolve_draft_begin(
+    site: *const sitefile_site,
+    request_json: *const c_char,
+    draft_json: *const c_char,
+    host: *const sitefile_host,
+    out_resolution: *mut *mut sitefile_resolution,
+) -> sitefile_status {
+    // SAFETY: the caller's promises, forwarded.
+    unsafe {
+        begin(
+            site,
+            request_json,
+            host,
+            out_resolution,
+            |site, request, host| {
+                let draft = value_of(draft_json, "draft_json")?;
+                let Some(blocks) = draft.as_object() else {
+                    return Err(Failure::code(
+                        ErrorCode::InvalidContent,
+                        "the draft is not a JSON object of blocks",
+                    ));
+                };
+                Ok(site.resolve_page_in_draft(request, blocks.entries(), host))
+            },
+        )
+    }
+}
+
+/// The shared part of the `*_provide` calls: reads the answer — the failure `error` when it
+/// is given, else the value `value_json` (none: `null`; not JSON: `INVALID_JSON`) — and hands
+/// it to `provide` for call `id` of the handle `h` (`what` names it when NULL).
+///
+/// # Safety
+/// `h` is NULL or a live handle no other thread is using; `value_json` and `error` are NULL or
+/// NUL-terminated strings.
+pub(crate) unsafe fn provide_to<T>(
+    h: *mut T,
+    what: &str,
+    id: usize,
+    value_json: *const c_char,
+    error: *const c_char,
+    provide: impl FnOnce(&mut T, usize, Result<Value, String>) -> Result<(), ResolutionMisuse>,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (h, value, error) = unsafe {
+            (
+                handle_mut(h, what)?,
+                optional_text(value_json, "value_json")?,
+                optional_text(error, "error")?,
+            )
+        };
+        let value = match (error, value) {
+            (None, Some(json)) => Some(Value::from_json_str(json).map_err(|e| Failure::of(&e))?),
+            _ => None,
+        };
+        let answer = LoaderAnswer {
+            id,
+            value,
+            error: error.map(str::to_string),
+        };
+        provide(h, id, answer.into_result()).map_err(|e| Failure::of(&e))
+    })
+}
+
+/// A required JSON argument as a core value; text that is not JSON is `INVALID_JSON`.
+///
+/// # Safety
+/// As [`text`].
+unsafe fn value_of(p: *const c_char, what: &str) -> Outcome<Value> {
+    // SAFETY: forwarded from the caller.
+    let json = unsafe { text(p, what)? };
+    Value::from_json_str(json).map_err(|e| Failure::of(&e))
+}
+
+/// The shared part of the `sitefile_resolve_*_begin` calls: reads the arguments, then starts
+/// the resolution `start` makes with the host's callbacks (or none).
+///
+/// # Safety
+/// As `sitefile_resolve_begin`.
+unsafe fn begin(
+    site: *const sitefile_site,
+    request_json: *const c_char,
+    host: *const sitefile_host,
+    out_resolution: *mut *mut sitefile_resolution,
+    start: impl FnOnce(&Site, Request, &dyn Host) -> Outcome<Resolution>,
+) -> sitefile_status {
     guard(|| {
         // SAFETY: the caller's promises, forwarded.
         let (out_resolution, site, request, host) = unsafe {
@@ -61,8 +231,8 @@ pub unsafe extern "C" fn sitefile_resolve_begin(
         };
         let request = request_of(request)?;
         let resolution = match host {
-            Some(host) => site.site.resolve_page(request, &CHost::new(host)),
-            None => site.site.resolve_page(request, &NoHost),
+            Some(host) => start(&site.site, request, &CHost::new(host))?,
+            None => start(&site.site, request, &NoHost)?,
         };
         *out_resolution = sitefile_resolution::boxed(resolution);
         Ok(())
@@ -90,6 +260,12 @@ pub unsafe extern "C" fn sitefile_resolution_next(
             unsafe { (out(out_json, "out_json")?, handle_mut(res, "resolution")?) };
         let step = res.resolution.next(&NoHost).map_err(|e| Failure::of(&e))?;
         *out_json = owned_string(step.to_json_bytes())?;
+        if let Step::Done(page) = step
+            && let PageJsonFinish::Pending { job, dropped } =
+                std::mem::replace(&mut res.page_json, PageJsonFinish::None)
+        {
+            res.page_json = PageJsonFinish::Resolved { job, dropped, page };
+        }
         Ok(())
     })
 }
@@ -109,28 +285,96 @@ pub unsafe extern "C" fn sitefile_resolution_provide(
     value_json: *const c_char,
     error: *const c_char,
 ) -> sitefile_status {
+    // SAFETY: the caller's promises, forwarded.
+    unsafe {
+        provide_to(
+            res,
+            "resolution",
+            id,
+            value_json,
+            error,
+            |res, id, answer| res.resolution.provide(id, answer),
+        )
+    }
+}
+
+/// The indexes of the finished page's sections whose props the page JSON body writes (the
+/// sections whose section loaders, and `renderJson` projections, the host runs), as a JSON
+/// array. Only for a resolution from `sitefile_page_json_resolve` that returned its page;
+/// otherwise `SITEFILE_STATUS_INVALID_REQUEST`. Free the JSON with `sitefile_string_free`.
+///
+/// # Safety
+/// `res` is NULL or a live resolution no other thread is using; `out_json` is NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_resolution_page_json_sections(
+    res: *const sitefile_resolution,
+    out_json: *mut *mut c_char,
+) -> sitefile_status {
     guard(|| {
         // SAFETY: the caller's promises, forwarded.
-        let (res, value, error) = unsafe {
+        let (out_json, res) = unsafe { (out(out_json, "out_json")?, handle(res, "resolution")?) };
+        let PageJsonFinish::Resolved { job, dropped, page } = &res.page_json else {
+            return Err(not_page_json());
+        };
+        *out_json = json_string(&job.written_sections(page, dropped))?;
+        Ok(())
+    })
+}
+
+/// The response of a page JSON resolution (`sitefile_page_json_resolve`) once it returned its
+/// page; `sections_json` (NULL: as resolved) are the page's sections after their section
+/// loaders ran, as the page has them. Finishes the job: a second call, or a resolution that is
+/// not page JSON or not done, is `SITEFILE_STATUS_INVALID_REQUEST`.
+///
+/// # Safety
+/// `res` is NULL or a live resolution no other thread is using; `sections_json` is NULL or
+/// NUL-terminated; `out_response` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_resolution_page_json_response(
+    res: *mut sitefile_resolution,
+    sections_json: *const c_char,
+    out_response: *mut *mut sitefile_response,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_response, res, sections) = unsafe {
             (
+                out(out_response, "out_response")?,
                 handle_mut(res, "resolution")?,
-                optional_text(value_json, "value_json")?,
-                optional_text(error, "error")?,
+                optional_text(sections_json, "sections_json")?,
             )
         };
-        let value = match (error, value) {
-            (None, Some(json)) => Some(Value::from_json_str(json).map_err(|e| Failure::of(&e))?),
-            _ => None,
-        };
-        let answer = LoaderAnswer {
-            id,
-            value,
-            error: error.map(str::to_string),
-        };
-        res.resolution
-            .provide(answer.id, answer.into_result())
-            .map_err(|e| Failure::of(&e))
+        let sections = sections
+            .map(|s| sections_from_json(s).map_err(|e| Failure::of(&e)))
+            .transpose()?;
+        match std::mem::replace(&mut res.page_json, PageJsonFinish::None) {
+            PageJsonFinish::Resolved {
+                job,
+                dropped,
+                mut page,
+            } => {
+                if let Some(sections) = sections {
+                    page.sections = sections;
+                }
+                *out_response = sitefile_response::of_page_json(job.finish(&page, &dropped))?;
+                Ok(())
+            }
+            // Not done yet, or not page JSON: left as it was.
+            other => {
+                res.page_json = other;
+                Err(not_page_json())
+            }
+        }
     })
+}
+
+/// The failure of a page JSON call on a resolution with no finished page JSON job.
+fn not_page_json() -> Failure {
+    Failure::code(
+        ErrorCode::InvalidRequest,
+        "not a finished page JSON resolution (sitefile_page_json_resolve, driven to its page)",
+    )
 }
 
 /// Frees a resolution, finished or not. NULL is a no-op.

@@ -4,6 +4,7 @@ use crate::args::handle;
 use crate::status::{Failure, Outcome, guard_void};
 use sitefile_core::ErrorCode;
 use sitefile_core::admin::AdminResponse;
+use sitefile_core::page_json::PageJsonResponse;
 use std::ffi::{CString, c_char};
 use std::sync::Arc;
 
@@ -31,6 +32,15 @@ impl sitefile_response {
             headers,
             body: response.body,
         })))
+    }
+
+    /// The C handle of a page JSON response.
+    pub(crate) fn of_page_json(response: PageJsonResponse) -> Outcome<*mut sitefile_response> {
+        sitefile_response::boxed(AdminResponse {
+            status: response.status,
+            headers: response.headers,
+            body: response.body.into(),
+        })
     }
 }
 

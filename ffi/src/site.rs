@@ -1,9 +1,12 @@
 //! `sitefile_site`: one site — its content, setup and reloads.
 
-use crate::args::{bytes, handle, optional_text, out, owned_string, text};
+use crate::args::{
+    bytes, count_out, handle, json_string, optional_text, out, owned_string, parse_json, text,
+};
 use crate::host::{sitefile_host_fn, swap_hook};
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
 use chrono::{DateTime, Utc};
+use sitefile_core::admin::{MatcherSchema, Schema};
 use sitefile_core::{ErrorCode, Site, SiteSetup, Value};
 use std::ffi::{c_char, c_void};
 use std::path::Path;
@@ -262,6 +265,146 @@ pub unsafe extern "C" fn sitefile_site_block(
         if let Some(block) = site.site.snapshot().block(name) {
             *out_json = owned_string(Value::to_json_string(block).into_bytes())?;
         }
+        Ok(())
+    })
+}
+
+/// The shared part of the count calls: `*out_count` is what `of` reads from the site.
+///
+/// # Safety
+/// `site` is NULL or a live site; `out_count` is NULL or writable.
+unsafe fn count(
+    site: *const sitefile_site,
+    out_count: *mut usize,
+    of: impl FnOnce(&Site) -> usize,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_count, site) =
+            unsafe { (count_out(out_count, "out_count")?, handle(site, "site")?) };
+        *out_count = of(&site.site);
+        Ok(())
+    })
+}
+
+/// How many blocks the content serving now has: on success `*out_count` is the count.
+///
+/// # Safety
+/// `site` is NULL or a live site; `out_count` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_block_count(
+    site: *const sitefile_site,
+    out_count: *mut usize,
+) -> sitefile_status {
+    // SAFETY: the caller's promises, forwarded.
+    unsafe { count(site, out_count, |site| site.snapshot().len()) }
+}
+
+/// How many entries the site's loader cache holds now: on success `*out_count` is the count.
+///
+/// # Safety
+/// `site` is NULL or a live site; `out_count` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_loader_cache_entries(
+    site: *const sitefile_site,
+    out_count: *mut usize,
+) -> sitefile_status {
+    // SAFETY: the caller's promises, forwarded.
+    unsafe {
+        count(site, out_count, |site| {
+            site.runtime().loader_cache().stats().entries
+        })
+    }
+}
+
+/// How many stored edge keys a purge can reach (the purge index's entries): on success
+/// `*out_count` is the count.
+///
+/// # Safety
+/// `site` is NULL or a live site; `out_count` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_edge_cache_entries(
+    site: *const sitefile_site,
+    out_count: *mut usize,
+) -> sitefile_status {
+    // SAFETY: the caller's promises, forwarded.
+    unsafe { count(site, out_count, |site| site.purge_index().len()) }
+}
+
+/// Purges a target (`/path` or `/path?query`) from the edge: on success `*out_json` is the
+/// stored keys the host deletes from its edge cache, as a JSON array of strings (free with
+/// `sitefile_string_free`); they leave the purge index.
+///
+/// # Safety
+/// `site` is NULL or a live site; `target` is NULL or a NUL-terminated string; `out_json` is
+/// NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_purge(
+    site: *const sitefile_site,
+    target: *const c_char,
+    out_json: *mut *mut c_char,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_json, site, target) = unsafe {
+            (
+                out(out_json, "out_json")?,
+                handle(site, "site")?,
+                text(target, "target")?,
+            )
+        };
+        *out_json = json_string(&site.site.purge(target))?;
+        Ok(())
+    })
+}
+
+/// Empties the site's loader cache (what `/_cache/purge-loaders` does).
+///
+/// # Safety
+/// `site` is NULL or a live site.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_purge_loaders(
+    site: *const sitefile_site,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promise, forwarded.
+        let site = unsafe { handle(site, "site")? };
+        site.site.purge_loaders();
+        Ok(())
+    })
+}
+
+/// Sets the schema `/live/_meta` serves: `schema_json`, the generated meta document, with the
+/// custom matchers made selectable (`matchers_json`, NULL: none — `[{"key", "title",
+/// "namespace", "propsSchema"?}]`); replaces an earlier one. A schema that is not JSON is
+/// `SITEFILE_STATUS_INVALID_JSON`, one that is not a meta document
+/// `SITEFILE_STATUS_INVALID_CONTENT`, matchers of the wrong shape
+/// `SITEFILE_STATUS_INVALID_CONFIG`.
+///
+/// # Safety
+/// `site` is NULL or a live site; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_set_schema(
+    site: *const sitefile_site,
+    schema_json: *const c_char,
+    matchers_json: *const c_char,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (site, schema, matchers) = unsafe {
+            (
+                handle(site, "site")?,
+                text(schema_json, "schema_json")?,
+                optional_text(matchers_json, "matchers_json")?,
+            )
+        };
+        let matchers: Vec<MatcherSchema> = match matchers {
+            Some(m) => parse_json(m, "matcher schemas")
+                .map_err(|f| Failure::code(ErrorCode::InvalidConfig, f.message))?,
+            None => Vec::new(),
+        };
+        let schema = Schema::composed(schema.as_bytes(), &matchers).map_err(|e| Failure::of(&e))?;
+        site.site.set_schema(schema);
         Ok(())
     })
 }

@@ -11,18 +11,7 @@ use std::process::Command;
 
 /// `pkg-config ARGS sitefile` against the prefix's `.pc` only.
 fn pkg_config(prefix: &Path, args: &[&str]) -> String {
-    let out = Command::new("pkg-config")
-        .args(args)
-        .arg("sitefile")
-        .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run pkg-config (install pkg-config or pkgconf): {e}"));
-    assert!(
-        out.status.success(),
-        "pkg-config {args:?} sitefile failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    common::pkg_config(args, "sitefile", Some(&prefix.join("lib/pkgconfig")))
 }
 
 #[test]

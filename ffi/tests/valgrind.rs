@@ -10,7 +10,9 @@
 
 mod common;
 
-use common::{compile, corpus_requests, crate_dir, root, run_ok};
+use common::{
+    compile, conformance_dir, conformance_runner, corpus_requests, crate_dir, root, run_ok,
+};
 use sitefile_benches::{corpus_available, corpus_dir, urls};
 use std::path::Path;
 use std::process::Command;
@@ -113,6 +115,18 @@ fn the_c_host_example_is_clean() {
     ] {
         clean(&exe, &[&site, Path::new(url)], "\"page\":\"pages-");
     }
+}
+
+/// The conformance runner over every suite it runs (`tests/conformance.rs`): a fresh site per
+/// case, every call's results freed.
+#[test]
+fn the_conformance_runner_is_clean() {
+    let exe = conformance_runner("valgrind-conformance");
+    clean(
+        &exe,
+        &[&conformance_dir()],
+        "sitefile C conformance: all cases passed",
+    );
 }
 
 #[test]

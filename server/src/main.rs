@@ -3,7 +3,9 @@
 mod bundle_cmd;
 mod cache_cmd;
 mod check_cmd;
+mod kv_cmd;
 mod open_site;
+mod redis_kv;
 mod resolve_cmd;
 mod serve;
 mod workspace_cmd;
@@ -34,6 +36,9 @@ enum Command {
     Cache(cache_cmd::CacheArgs),
     /// Serve a site over HTTP: its pages, page JSON and the admin protocol.
     Serve(serve::ServeArgs),
+    /// Fast Deploy's key-value store: `sync <site-dir>` pushes a site's content for a deployment;
+    /// `migrate` copies a deployment's content to another.
+    Kv(kv_cmd::KvArgs),
     /// The workspace API: `init --org <slug>` prints an owner key; `serve` runs the API.
     Workspace(workspace_cmd::WorkspaceArgs),
 }
@@ -45,6 +50,7 @@ fn main() -> ExitCode {
         Command::Bundle(args) => bundle_cmd::run(args),
         Command::Cache(args) => cache_cmd::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Kv(args) => kv_cmd::run(args),
         Command::Workspace(args) => workspace_cmd::run(args),
     }
 }

@@ -1,7 +1,7 @@
 //! Opening a site directory as a [`Site`]: the content read from disk, set up by convention with
 //! the process environment, the way every command sees a site.
 
-use sitefile_core::content::LoadProblem;
+use sitefile_core::content::{LoadProblem, Snapshot};
 use sitefile_core::edge::WorkerOptions;
 use sitefile_core::resolve::ResolveConfig;
 use sitefile_core::{Site, SiteSetup};
@@ -23,12 +23,16 @@ pub struct OpenedSite {
 /// environment; the message names what is wrong.
 pub fn open(dir: &Path, worker: WorkerOptions) -> Result<OpenedSite, String> {
     let loaded = site_dir::load(dir).map_err(|e| e.to_string())?;
-    let vars: HashMap<String, String> = std::env::vars().collect();
-    let setup = SiteSetup::new(ResolveConfig::by_convention(), worker, vars);
-    let site = Site::new(loaded.snapshot, setup).map_err(|e| e.to_string())?;
     Ok(OpenedSite {
-        site,
+        site: with_snapshot(loaded.snapshot, worker)?,
         problems: loaded.problems,
         source: loaded.source,
     })
+}
+
+/// The site of content read elsewhere (Fast Deploy's store), set up as [`open`] sets it up.
+pub fn with_snapshot(snapshot: Snapshot, worker: WorkerOptions) -> Result<Site, String> {
+    let vars: HashMap<String, String> = std::env::vars().collect();
+    let setup = SiteSetup::new(ResolveConfig::by_convention(), worker, vars);
+    Site::new(snapshot, setup).map_err(|e| e.to_string())
 }

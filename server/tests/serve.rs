@@ -28,8 +28,13 @@ impl Server {
 
     /// [`Server::start`] with more command-line arguments.
     async fn start_with(args: &[&str], env: &[(&str, &str)]) -> Server {
+        Server::start_in(STOREFRONT, args, env).await.0
+    }
+
+    /// [`Server::start_with`] serving the site directory `dir`; the line it printed too.
+    async fn start_in(dir: &str, args: &[&str], env: &[(&str, &str)]) -> (Server, String) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sitefile"))
-            .args(["serve", STOREFRONT, "--listen", "127.0.0.1:0"])
+            .args(["serve", dir, "--listen", "127.0.0.1:0"])
             .args(args)
             .env_clear()
             .envs(env.iter().copied())
@@ -53,7 +58,7 @@ impl Server {
             .unwrap_or_else(|| panic!("no address in {line:?}"))
             .trim_end_matches('/')
             .to_string();
-        Server { child, base }
+        (Server { child, base }, line)
     }
 
     fn url(&self, path: &str) -> String {
@@ -651,18 +656,23 @@ async fn concurrent_misses_for_one_key_are_one_origin_request() {
     assert_eq!(origin.hits("/slow"), 1);
 }
 
+/// `POST /_cache/purge` of `path` with the purge token.
+async fn purge(server: &Server, path: &str) -> reqwest::Response {
+    client()
+        .post(server.url("/_cache/purge"))
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .body(json!({"paths": [path]}).to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_purge_drops_the_stored_copies_of_a_path() {
     let (origin, server) = with_origin(&[], &[("PURGE_TOKEN", TOKEN)]).await;
     assert_eq!(header(&server.get("/camisetas").await, "x-cache"), "MISS");
     assert_eq!(header(&server.get("/camisetas").await, "x-cache"), "HIT");
-    let purged = client()
-        .post(server.url("/_cache/purge"))
-        .header("authorization", format!("Bearer {TOKEN}"))
-        .body(json!({"paths": ["/camisetas"]}).to_string())
-        .send()
-        .await
-        .unwrap();
+    let purged = purge(&server, "/camisetas").await;
     assert_eq!(purged.status(), StatusCode::OK);
     let purged: Value = purged.json().await.unwrap();
     assert_eq!(purged["total"], 1, "{purged}");
@@ -719,4 +729,230 @@ async fn an_origin_answer_over_the_size_cap_is_an_origin_failure() {
     assert_error(huge, StatusCode::BAD_GATEWAY, "origin_unavailable").await;
     let fits = server.get("/big/10").await;
     assert_eq!(fits.status(), StatusCode::OK, "the server goes on serving");
+}
+
+/// The test Redis (`SITEFILE_TEST_REDIS_URL`, set by `scripts/test.sh`). Without it a Redis
+/// test fails when `CI=true`; elsewhere it says on stderr that it did not run, and passes.
+fn redis_url() -> Option<String> {
+    match std::env::var("SITEFILE_TEST_REDIS_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert_ne!(
+                std::env::var("CI").as_deref(),
+                Ok("true"),
+                "SITEFILE_TEST_REDIS_URL is not set: Redis tests need a server. Run \
+                 scripts/test.sh, or `source scripts/services.sh && services_start` first."
+            );
+            eprintln!("Redis test not run: SITEFILE_TEST_REDIS_URL is not set");
+            None
+        }
+    }
+}
+
+/// A name no other test run uses (deployment ids, cache versions).
+fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{prefix}-{}-{nanos}", std::process::id())
+}
+
+/// `GET path` as the visitors of one site see it: the same `Host` whichever server answers.
+async fn get_shop(server: &Server, path: &str) -> reqwest::Response {
+    server.get_with(path, ("host", "shop.test")).await
+}
+
+#[tokio::test]
+async fn two_servers_share_one_redis_cache_and_a_purge_on_one_reaches_both() {
+    let Some(redis) = redis_url() else { return };
+    let version = unique("cache");
+    let env = [
+        ("PLATFORM_CACHE_REDIS_URL", redis.as_str()),
+        ("BUILD_HASH", version.as_str()),
+        ("PURGE_TOKEN", TOKEN),
+    ];
+    let (origin, a) = with_origin(&[], &env).await;
+    let b = Server::start_with(&["--origin", origin.base.as_str()], &env).await;
+    let first = get_shop(&a, "/camisetas").await;
+    assert_eq!(header(&first, "x-cache"), "MISS");
+    let first = first.text().await.unwrap();
+    let shared = get_shop(&b, "/camisetas").await;
+    assert_eq!(
+        header(&shared, "x-cache"),
+        "HIT",
+        "stored by the other server"
+    );
+    assert_eq!(shared.text().await.unwrap(), first);
+    assert_eq!(origin.hits("/camisetas"), 1);
+
+    // B never stored the copy, so only the shared index can tell it what to delete.
+    assert_eq!(purge(&b, "/camisetas").await.status(), StatusCode::OK);
+    assert_eq!(header(&get_shop(&a, "/camisetas").await, "x-cache"), "MISS");
+    assert_eq!(header(&get_shop(&b, "/camisetas").await, "x-cache"), "HIT");
+    assert_eq!(origin.hits("/camisetas"), 2);
+}
+
+#[tokio::test]
+async fn with_redis_down_pages_are_served_from_the_origin() {
+    let down = nothing_listening().await.replace("http://", "redis://");
+    let (origin, server) = with_origin(&[], &[("PLATFORM_CACHE_REDIS_URL", down.as_str())]).await;
+    for _ in 0..2 {
+        let page = get_shop(&server, "/camisetas").await;
+        assert_eq!(page.status(), StatusCode::OK);
+        assert_eq!(header(&page, "x-cache"), "MISS", "nothing could be stored");
+    }
+    assert_eq!(origin.hits("/camisetas"), 2);
+}
+
+/// The variables of a server of deployment `id` with Fast Deploy on `redis`.
+fn fast_deploy_env<'a>(redis: &'a str, id: &'a str) -> [(&'a str, &'a str); 4] {
+    [
+        ("PLATFORM_FAST_DEPLOY", "1"),
+        ("PLATFORM_KV", redis),
+        ("PLATFORM_DEPLOYMENT_ID", id),
+        ("PLATFORM_RELEASE_RELOAD_TOKEN", TOKEN),
+    ]
+}
+
+/// Waits (at most 10 s) until `server`'s home page is named `name`.
+async fn wait_for_home_named(server: &Server, name: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let page: Value = server.get_json("/?renderJson").await;
+        if page["name"] == name {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the home page is still {}",
+            page["name"]
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Reloads `server`'s home page under the name `name`; the reload response.
+async fn rename_home(server: &Server, name: &str) -> Value {
+    let content: Value = server.get_json("/.sitefile").await;
+    let mut home = content["pages-home"].clone();
+    home["name"] = json!(name);
+    let reloaded = client()
+        .post(server.url("/.sitefile"))
+        .header("authorization", TOKEN)
+        .body(json!({"blocks": {"pages-home": home}}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reloaded.status(), StatusCode::OK);
+    reloaded.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn fast_deploy_a_reload_on_one_server_reaches_the_others_of_its_deployment() {
+    let Some(redis) = redis_url() else { return };
+    let id = unique("deploy");
+    let env = fast_deploy_env(&redis, &id);
+    let a = Server::start(&env).await;
+    let b = Server::start(&env).await;
+    let other = unique("other");
+    let elsewhere = Server::start(&fast_deploy_env(&redis, &other)).await;
+    let reloaded = rename_home(&a, "Fast").await;
+    assert_eq!(reloaded["kvWritten"], true, "{reloaded}");
+    wait_for_home_named(&b, "Fast").await;
+    // A server started now reads the deployment's snapshot, not its directory.
+    let (late, line) = Server::start_in(STOREFRONT, &[], &env).await;
+    assert!(
+        line.contains(&format!("deployment {id} from PLATFORM_KV")),
+        "{line}"
+    );
+    let page: Value = late.get_json("/?renderJson").await;
+    assert_eq!(page["name"], "Fast");
+    let page: Value = elsewhere.get_json("/?renderJson").await;
+    assert_eq!(
+        page["name"], "Home",
+        "another deployment's content is its own"
+    );
+    // And the way back, from the other server.
+    assert_eq!(rename_home(&b, "Home again").await["kvWritten"], true);
+    wait_for_home_named(&a, "Home again").await;
+}
+
+/// Runs `sitefile kv` with `args` and `env` (and nothing else); its exit code and output.
+async fn kv(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_sitefile"))
+        .arg("kv")
+        .args(args)
+        .env_clear()
+        .envs(env.iter().copied())
+        .output()
+        .await
+        .expect("run sitefile kv");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn kv_sync_pushes_a_site_that_a_server_then_starts_from_and_migrate_carries_it_on() {
+    let Some(redis) = redis_url() else { return };
+    let id = unique("synced");
+    let store = [("PLATFORM_KV", redis.as_str())];
+    let (code, out, err) = kv(
+        &["sync", STOREFRONT, "--deployment-id", &id, "--set-live"],
+        &store,
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!("deployment {id}")) && out.contains("live"),
+        "{out}"
+    );
+
+    // The directory is not read: the snapshot is in the store.
+    let missing = format!("{STOREFRONT}/no-such-dir");
+    let (server, line) = Server::start_in(&missing, &[], &fast_deploy_env(&redis, &id)).await;
+    assert!(line.contains("from PLATFORM_KV"), "{line}");
+    let page: Value = server.get_json("/?renderJson").await;
+    assert_eq!(page["name"], "Home");
+
+    // A new code deployment takes the live deployment's content over.
+    rename_home(&server, "Edited").await;
+    let next = unique("next");
+    let (code, _, err) = kv(&["migrate", "--to", &next], &store).await;
+    assert_eq!(code, 0, "{err}");
+    let (server, _) = Server::start_in(&missing, &[], &fast_deploy_env(&redis, &next)).await;
+    let page: Value = server.get_json("/?renderJson").await;
+    assert_eq!(page["name"], "Edited");
+
+    let (code, _, err) = kv(
+        &["migrate", "--from", "never-deployed", "--to", &next],
+        &store,
+    )
+    .await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("never-deployed has no snapshot"), "{err}");
+    let (code, _, err) = kv(&["sync", STOREFRONT], &store).await;
+    assert_eq!(code, 2, "no deployment id: {err}");
+}
+
+#[tokio::test]
+async fn fast_deploy_with_its_store_down_serves_the_directory_and_refuses_reloads() {
+    let down = nothing_listening().await.replace("http://", "redis://");
+    let (server, line) = Server::start_in(STOREFRONT, &[], &fast_deploy_env(&down, "d1")).await;
+    assert!(line.contains("storefront"), "the directory: {line}");
+    let page: Value = server.get_json("/?renderJson").await;
+    assert_eq!(page["name"], "Home");
+    let refused = client()
+        .post(server.url("/.sitefile"))
+        .header("authorization", TOKEN)
+        .body(json!({"blocks": {"pages-home": null}}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_error(refused, StatusCode::SERVICE_UNAVAILABLE, "kv_write_failed").await;
+    let page: Value = server.get_json("/?renderJson").await;
+    assert_eq!(page["name"], "Home", "the content did not change");
 }

@@ -14,6 +14,7 @@ use serde_json::json;
 /// cache storage, then sends [`PurgeJob::finish`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PurgeJob {
+    targets: Vec<String>,
     keys: Vec<String>,
     response: AdminResponse,
 }
@@ -22,6 +23,13 @@ impl PurgeJob {
     /// The cache keys to delete, sorted.
     pub fn keys(&self) -> &[String] {
         &self.keys
+    }
+
+    /// The purge targets the body named, in its order: a storage shared by several servers
+    /// purges their scopes (`Site::purge_scope`) too, since this server's index only knows the
+    /// keys it stored.
+    pub fn targets(&self) -> &[String] {
+        &self.targets
     }
 
     /// The 200 response: `{"purged": [keys], "total": n}`.
@@ -58,7 +66,12 @@ pub(crate) fn purge<S: AdminSite + ?Sized>(
     keys.sort();
     keys.dedup();
     let response = AdminResponse::json(200, &json!({ "purged": keys, "total": keys.len() }), cors);
-    Ok(PurgeJob { keys, response })
+    let targets = paths.iter().map(|p| p.to_string()).collect();
+    Ok(PurgeJob {
+        targets,
+        keys,
+        response,
+    })
 }
 
 /// `POST /_cache/purge-loaders`: clears the loader cache (the body is not read).

@@ -4,6 +4,7 @@ mod block;
 mod block_name;
 mod bundle;
 mod canonical;
+pub mod fast_deploy;
 mod files;
 mod reload;
 mod revision;

@@ -66,6 +66,18 @@ impl ContentStore {
         }
     }
 
+    /// Makes `snapshot` current under the single-writer lock if the content serving is still
+    /// revision `expected`, so content read from elsewhere (Fast Deploy's store) never undoes a
+    /// reload that happened meanwhile; whether it did.
+    pub fn replace_if(&self, expected: &str, snapshot: Snapshot) -> bool {
+        let _one_writer = self.writer.lock();
+        if self.current().revision() != expected {
+            return false;
+        }
+        self.swap(Arc::new(snapshot));
+        true
+    }
+
     /// Applies a reload body. A refused body leaves the current snapshot serving.
     pub fn reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadResponse, ReloadError> {
         let _one_writer = self.writer.lock();
@@ -119,5 +131,14 @@ mod tests {
         assert!(store.reload(b"not json", now).is_err());
         assert_eq!(store.current().revision(), revision);
         assert_eq!(seen.load(Ordering::SeqCst), 2);
+        let other = Snapshot::empty();
+        assert!(!store.replace_if("not serving", Snapshot::empty()));
+        assert!(store.replace_if(&revision, other));
+        assert!(store.current().is_empty());
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            3,
+            "observers hear of a replacement"
+        );
     }
 }

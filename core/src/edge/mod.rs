@@ -41,7 +41,7 @@ pub use profile::{
     CacheProfile, PRIVATE_CACHE_CONTROL, ProfileTable, ProfileTimings, UnknownProfile, Window,
     detect_builtin, detect_profile,
 };
-pub use purge::PurgeIndex;
+pub use purge::{PurgeIndex, PurgeScope};
 pub use redirects::{Redirect, RedirectTable};
 pub use respond::{Finished, OriginFacts, StoredState, origin_failed, stored_state};
 pub use security::{CspMode, CspNonce, SecurityHeaders, security_headers};

@@ -40,6 +40,39 @@ impl Index {
     }
 }
 
+/// What a purge target reaches: every stored key of a path (a target without a query, `/p`),
+/// or of one query of it (`/s?q=a`, normalised like cache keys: order-insensitive, tracking
+/// parameters ignored). A shared storage that indexes keys by [`CacheKey::path`] and
+/// [`CacheKey::query`] purges across servers with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PurgeScope {
+    /// The URL path.
+    pub path: String,
+    /// The normalised query, `None` for every query of the path.
+    pub query: Option<String>,
+}
+
+impl PurgeScope {
+    /// The scope of a purge target (a path, `p` read as `/p`, or a full URL: its path and query
+    /// count); `None` for an empty or unparsable one, which purges nothing.
+    pub fn of(target: &str, options: &WorkerOptions) -> Option<PurgeScope> {
+        let (path, query) = normalize_target(
+            target,
+            options.strip_tracking_params,
+            &options.extra_tracking_params,
+        )?;
+        Some(PurgeScope {
+            path,
+            query: target.contains('?').then_some(query),
+        })
+    }
+
+    /// Whether the scope reaches a key of its path with the normalised `query`.
+    pub fn reaches(&self, query: &str) -> bool {
+        self.query.as_deref().is_none_or(|q| q == query)
+    }
+}
+
 /// Stored keys by path and normalised query, at most `capacity` of them. Shared by the edge's
 /// request tasks.
 #[derive(Debug)]
@@ -109,24 +142,18 @@ impl PurgeIndex {
     /// deletes the returned keys from its storage. A target is a path (`p` is read as `/p`) or a
     /// full URL (its path and query count); an empty or unparsable one purges nothing.
     pub fn purge(&self, target: &str, options: &WorkerOptions) -> Vec<String> {
-        let Some((path, query)) = normalize_target(
-            target,
-            options.strip_tracking_params,
-            &options.extra_tracking_params,
-        ) else {
+        let Some(scope) = PurgeScope::of(target, options) else {
             return Vec::new();
         };
-        let whole_path = !target.contains('?');
         let mut idx = self.inner.lock();
         let mut removed: Vec<String> = Vec::new();
-        if let Some(queries) = idx.by_path.get_mut(&path) {
-            if whole_path {
-                removed.extend(queries.drain().flat_map(|(_, keys)| keys));
-            } else if let Some(keys) = queries.remove(&query) {
-                removed.extend(keys);
+        if let Some(queries) = idx.by_path.get_mut(&scope.path) {
+            match &scope.query {
+                None => removed.extend(queries.drain().flat_map(|(_, keys)| keys)),
+                Some(query) => removed.extend(queries.remove(query).into_iter().flatten()),
             }
             if queries.is_empty() {
-                idx.by_path.remove(&path);
+                idx.by_path.remove(&scope.path);
             }
         }
         for k in &removed {
@@ -256,6 +283,24 @@ mod tests {
         idx.forget("https://s.com/x#device=desktop");
         idx.forget("unknown");
         assert!(idx.is_empty());
+    }
+
+    #[test]
+    fn a_scope_reaches_the_keys_a_purge_of_its_target_reaches() {
+        let o = WorkerOptions::default();
+        let key = build_cache_key(
+            &Request::new("https://s.com/s?q=a&page=2&utm_source=x").unwrap(),
+            &o,
+            &KeyContext::default(),
+        );
+        let whole = PurgeScope::of("/s", &o).unwrap();
+        assert_eq!(whole.path, key.path());
+        assert!(whole.query.is_none() && whole.reaches(key.query()));
+        let one = PurgeScope::of("https://shop.test/s?page=2&q=a&fbclid=1", &o).unwrap();
+        assert_eq!(one.query.as_deref(), Some(key.query()));
+        assert!(one.reaches(key.query()) && !one.reaches("q=b"));
+        assert!(PurgeScope::of("/s?", &o).unwrap().reaches(""));
+        assert_eq!(PurgeScope::of("", &o), None);
     }
 
     #[test]

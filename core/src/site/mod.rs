@@ -23,7 +23,7 @@ use crate::check::{Problem, check};
 use crate::config::{ConfigError, PlatformConfig};
 use crate::content::{LoadProblem, ReloadError, ReloadRefused, ReloadResponse, Snapshot};
 use crate::edge::{
-    EdgePlan, EdgePolicy, PurgeIndex, RequestInputs, UnknownProfile, WorkerOptions,
+    EdgePlan, EdgePolicy, PurgeIndex, PurgeScope, RequestInputs, UnknownProfile, WorkerOptions,
     build_time_hash, origin_failed, stored_state,
 };
 use crate::host::Host;
@@ -275,6 +275,12 @@ impl Site {
         self.runtime.reload(body, now)
     }
 
+    /// Serves `snapshot` (content from Fast Deploy's store) if revision `expected` is still
+    /// serving, clearing every content-derived cache as a reload does; whether it did.
+    pub fn replace_content_if(&self, expected: &str, snapshot: Snapshot) -> bool {
+        self.runtime.store().replace_if(expected, snapshot)
+    }
+
     /// Applies a reload body, running `before_swap` under the single-writer lock with the new
     /// snapshot before it serves (Fast Deploy writes it and answers `kvWritten`). A failing hook
     /// refuses the reload and leaves the content serving.
@@ -373,6 +379,11 @@ impl Site {
     /// Purges a target (`/path` or `/path?query`) from the edge: the keys the host deletes.
     pub fn purge(&self, target: &str) -> Vec<String> {
         self.purge_index.purge(target, self.policy().options())
+    }
+
+    /// What a purge target reaches, under the site's tracking-parameter options (`None`: nothing).
+    pub fn purge_scope(&self, target: &str) -> Option<PurgeScope> {
+        PurgeScope::of(target, self.policy().options())
     }
 
     /// Empties the loader cache (`/_cache/purge-loaders`).

@@ -250,6 +250,143 @@ static void resolution_outlives_site(const char *dir) {
   sitefile_resolution_free(res);
 }
 
+/* The site's state calls (counts, purges, the schema) and their error paths. */
+static void state_calls(sitefile_site *site) {
+  size_t n = 99;
+  EXPECT(sitefile_site_block_count(site, &n), SITEFILE_STATUS_OK, "");
+  CHECK(n > 0);
+  EXPECT(sitefile_site_block_count(NULL, &n), SITEFILE_STATUS_NULL_ARGUMENT, "site is NULL");
+  CHECK(n == 0);
+  EXPECT(sitefile_site_block_count(site, NULL), SITEFILE_STATUS_NULL_ARGUMENT,
+         "out_count is NULL");
+  EXPECT(sitefile_site_loader_cache_entries(site, &n), SITEFILE_STATUS_OK, "");
+  CHECK(n == 0);
+  EXPECT(sitefile_site_edge_cache_entries(site, &n), SITEFILE_STATUS_OK, "");
+  CHECK(n == 0);
+
+  char *keys = NULL;
+  EXPECT(sitefile_site_purge(site, "/shoes", &keys), SITEFILE_STATUS_OK, "");
+  CHECK(keys != NULL && strcmp(keys, "[]") == 0);
+  sitefile_string_free(keys);
+  EXPECT(sitefile_site_purge(site, NULL, &keys), SITEFILE_STATUS_NULL_ARGUMENT, "target is NULL");
+  CHECK(keys == NULL);
+  EXPECT(sitefile_site_purge_loaders(site), SITEFILE_STATUS_OK, "");
+  EXPECT(sitefile_site_purge_loaders(NULL), SITEFILE_STATUS_NULL_ARGUMENT, "site is NULL");
+
+  EXPECT(sitefile_site_set_schema(site, "{", NULL), SITEFILE_STATUS_INVALID_JSON, "");
+  EXPECT(sitefile_site_set_schema(site, "{}", "{}"), SITEFILE_STATUS_INVALID_CONFIG,
+         "invalid matcher schemas");
+  EXPECT(sitefile_site_set_schema(site, NULL, NULL), SITEFILE_STATUS_NULL_ARGUMENT,
+         "schema_json is NULL");
+}
+
+/* Resolving a value and a draft, section loaders and page JSON: their error paths and misuse. */
+static void more_resolutions(sitefile_site *site) {
+  const char *request = "{\"url\": \"https://storefront.example/\"}";
+  sitefile_resolution *res = NULL;
+  EXPECT(sitefile_resolve_value_begin(site, request, "{", NULL, &res), SITEFILE_STATUS_INVALID_JSON,
+         "");
+  EXPECT(sitefile_resolve_value_begin(site, request, NULL, NULL, &res),
+         SITEFILE_STATUS_NULL_ARGUMENT, "value_json is NULL");
+  EXPECT(sitefile_resolve_draft_begin(site, request, "[]", NULL, &res),
+         SITEFILE_STATUS_INVALID_CONTENT, "not a JSON object of blocks");
+  EXPECT(sitefile_resolve_draft_begin(site, "{", "{}", NULL, &res),
+         SITEFILE_STATUS_INVALID_REQUEST, "");
+  CHECK(res == NULL);
+  EXPECT(sitefile_resolve_value_begin(site, request, "{\"a\": 1}", NULL, &res),
+         SITEFILE_STATUS_OK, "");
+  char *step = NULL;
+  EXPECT(sitefile_resolution_next(res, &step), SITEFILE_STATUS_OK, "");
+  CHECK(contains(step, "\"step\":\"done\""));
+  sitefile_string_free(step);
+  /* Not a page JSON resolution. */
+  EXPECT(sitefile_resolution_page_json_sections(res, &step), SITEFILE_STATUS_INVALID_REQUEST,
+         "not a finished page JSON resolution");
+  sitefile_response *response = NULL;
+  EXPECT(sitefile_resolution_page_json_response(res, NULL, &response),
+         SITEFILE_STATUS_INVALID_REQUEST, "not a finished page JSON resolution");
+  sitefile_resolution_free(res);
+
+  sitefile_section_loaders *run = NULL;
+  EXPECT(sitefile_section_loaders_begin(site, request, "{", "[]", &run),
+         SITEFILE_STATUS_INVALID_JSON, "");
+  EXPECT(sitefile_section_loaders_begin(site, request, "[]", "{}", &run),
+         SITEFILE_STATUS_INVALID_JSON, "section keys with loaders");
+  EXPECT(sitefile_section_loaders_begin(site, request, "[]", NULL, &run),
+         SITEFILE_STATUS_NULL_ARGUMENT, "with_loaders_json is NULL");
+  const char *sections = "[{\"component\": \"site/sections/A.tsx\", \"props\": {\"n\": 1}}]";
+  EXPECT(sitefile_section_loaders_begin(site, request, sections, "[\"site/sections/A.tsx\"]", &run),
+         SITEFILE_STATUS_OK, "");
+  EXPECT(sitefile_section_loaders_next(run, &step), SITEFILE_STATUS_OK, "");
+  CHECK(is_loader_round(step));
+  size_t ids[4];
+  size_t count = call_ids(step, ids, 4);
+  sitefile_string_free(step);
+  CHECK(count == 1);
+  EXPECT(sitefile_section_loaders_provide(run, 4242, "{}", NULL), SITEFILE_STATUS_UNKNOWN_CALL, "");
+  EXPECT(sitefile_section_loaders_provide(run, ids[0], "{", NULL), SITEFILE_STATUS_INVALID_JSON, "");
+  EXPECT(sitefile_section_loaders_provide(run, ids[0], "{\"n\": 2}", NULL), SITEFILE_STATUS_OK, "");
+  EXPECT(sitefile_section_loaders_provide(run, ids[0], "{}", NULL),
+         SITEFILE_STATUS_ALREADY_ANSWERED, "");
+  EXPECT(sitefile_section_loaders_next(run, &step), SITEFILE_STATUS_OK, "");
+  CHECK(contains(step, "\"step\":\"done\"") && contains(step, "\"n\":2"));
+  sitefile_string_free(step);
+  EXPECT(sitefile_section_loaders_next(run, &step), SITEFILE_STATUS_FINISHED, "");
+  EXPECT(sitefile_section_loaders_next(NULL, &step), SITEFILE_STATUS_NULL_ARGUMENT, "run is NULL");
+  sitefile_section_loaders_free(run);
+  sitefile_section_loaders_free(NULL);
+
+  sitefile_page_json *pj = (sitefile_page_json *)0x1;
+  EXPECT(sitefile_page_json_begin(site, request, &pj), SITEFILE_STATUS_OK, "");
+  CHECK(pj == NULL); /* not page JSON */
+  EXPECT(sitefile_page_json_begin(site, "{", &pj), SITEFILE_STATUS_INVALID_REQUEST, "");
+  CHECK(sitefile_page_json_kind_of(NULL) == SITEFILE_PAGE_JSON_KIND_RESPOND);
+  EXPECT(sitefile_page_json_begin(site, "{\"url\": \"https://storefront.example/?asJson\"}", &pj),
+         SITEFILE_STATUS_OK, "");
+  CHECK(sitefile_page_json_kind_of(pj) == SITEFILE_PAGE_JSON_KIND_RESOLVE);
+  char *job = NULL;
+  EXPECT(sitefile_page_json_job(pj, &job), SITEFILE_STATUS_OK, "");
+  CHECK(contains(job, "\"kind\":\"asJson\""));
+  sitefile_string_free(job);
+  EXPECT(sitefile_page_json_response(pj, &response), SITEFILE_STATUS_INVALID_REQUEST,
+         "does not finish");
+  EXPECT(sitefile_page_json_resolve(pj, "{", NULL, &res), SITEFILE_STATUS_INVALID_JSON,
+         "dropped sections");
+  EXPECT(sitefile_page_json_resolve(pj, NULL, NULL, &res), SITEFILE_STATUS_OK, "");
+  sitefile_resolution *again = NULL;
+  EXPECT(sitefile_page_json_resolve(pj, NULL, NULL, &again), SITEFILE_STATUS_FINISHED,
+         "already finished");
+  CHECK(again == NULL);
+  /* Before the page is done there is nothing to finish. */
+  EXPECT(sitefile_resolution_page_json_response(res, NULL, &response),
+         SITEFILE_STATUS_INVALID_REQUEST, "");
+  for (;;) {
+    EXPECT(sitefile_resolution_next(res, &step), SITEFILE_STATUS_OK, "");
+    if (!is_loader_round(step)) {
+      break;
+    }
+    count = call_ids(step, ids, 4);
+    for (size_t i = 0; i < count; i++) {
+      sitefile_resolution_provide(res, ids[i], "[]", NULL);
+    }
+    sitefile_string_free(step);
+  }
+  sitefile_string_free(step);
+  EXPECT(sitefile_resolution_page_json_sections(res, &step), SITEFILE_STATUS_OK, "");
+  CHECK(step != NULL && step[0] == '[');
+  sitefile_string_free(step);
+  EXPECT(sitefile_resolution_page_json_response(res, "{", &response), SITEFILE_STATUS_INVALID_JSON,
+         "");
+  EXPECT(sitefile_resolution_page_json_response(res, NULL, &response), SITEFILE_STATUS_OK, "");
+  CHECK(sitefile_response_status(response) == 200);
+  sitefile_response_free(response);
+  EXPECT(sitefile_resolution_page_json_response(res, NULL, &response),
+         SITEFILE_STATUS_INVALID_REQUEST, "");
+  sitefile_resolution_free(res);
+  sitefile_page_json_free(pj);
+  sitefile_page_json_free(NULL);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s <site dir>\n", argv[0]);
@@ -269,6 +406,8 @@ int main(int argc, char **argv) {
   }
   resolve_errors(site);
   resolve_shoes(site);
+  state_calls(site);
+  more_resolutions(site);
   site_calls(site);
   sitefile_site_free(site);
   resolution_outlives_site(dir);

@@ -123,3 +123,58 @@ pub fn corpus_requests(site: &str, urls: &[String]) -> (Vec<String>, PathBuf) {
     std::fs::write(&file, forms.join("\n")).expect("the requests file is writable");
     (forms, file)
 }
+
+/// The compiler flags of Debian's cJSON (`pkg-config --cflags --libs libcjson`), which the
+/// conformance runner (`tests/c/conformance.c`) reads its cases with. Installs `libcjson-dev`
+/// with `scripts/need.sh` when it is missing (as root or with passwordless sudo); a cJSON that
+/// cannot be installed is a failure, not a skip.
+pub fn cjson_flags() -> Vec<String> {
+    let installed = Command::new("bash")
+        .arg("-c")
+        .arg("source scripts/need.sh && need_lib libcjson libcjson-dev")
+        .current_dir(root())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run bash for scripts/need.sh: {e}"));
+    assert!(
+        installed.status.success(),
+        "cJSON is required by the C conformance runner and could not be installed \
+         (`apt-get install -y libcjson-dev`):\n{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    pkg_config(&["--cflags", "--libs"], "libcjson", None)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `pkg-config ARGS MODULE`, trimmed; with `path`, against the `.pc` files there only
+/// (`PKG_CONFIG_PATH`).
+pub fn pkg_config(args: &[&str], module: &str, path: Option<&Path>) -> String {
+    let mut command = Command::new("pkg-config");
+    command.args(args).arg(module);
+    if let Some(path) = path {
+        command.env("PKG_CONFIG_PATH", path);
+    }
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run pkg-config (install pkg-config or pkgconf): {e}"));
+    assert!(
+        out.status.success(),
+        "pkg-config {args:?} {module} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The conformance runner (`tests/c/conformance.c`) compiled with cJSON into
+/// `CARGO_TARGET_TMPDIR/<name>`.
+pub fn conformance_runner(name: &str) -> PathBuf {
+    let flags = cjson_flags();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    compile(&crate_dir().join("tests/c/conformance.c"), name, &flags)
+}
+
+/// The conformance tree at the repository root (`tests/conformance/`).
+pub fn conformance_dir() -> PathBuf {
+    root().join("tests/conformance")
+}

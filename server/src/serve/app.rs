@@ -4,6 +4,7 @@
 //! itself with a built-in HTML view.
 
 use super::edge::Edge;
+use super::fast_deploy::FastDeploy;
 use super::origin::{self, OriginRequest, Reply, header_pairs};
 use super::page_view;
 use axum::Router;
@@ -24,18 +25,27 @@ use std::sync::Arc;
 const NO_RENDERER: &str =
     "Previews and renders need the site's renderer; this server runs without an origin";
 
-/// What every request sees: the site, and the edge in front of the origin when there is one.
+/// What every request sees: the site, the edge in front of the origin when there is one, and
+/// Fast Deploy's store when it is on.
 #[derive(Clone)]
 pub struct App {
     site: Arc<Site>,
     edge: Option<Arc<Edge>>,
+    fast_deploy: Option<Arc<FastDeploy>>,
 }
 
-/// The router of a site, in front of `edge`'s origin when there is one.
-pub fn router(site: Arc<Site>, edge: Option<Arc<Edge>>) -> Router {
-    Router::new()
-        .fallback(handle)
-        .with_state(App { site, edge })
+/// The router of a site, in front of `edge`'s origin when there is one, writing reloads to
+/// `fast_deploy`'s store when it is on.
+pub fn router(
+    site: Arc<Site>,
+    edge: Option<Arc<Edge>>,
+    fast_deploy: Option<Arc<FastDeploy>>,
+) -> Router {
+    Router::new().fallback(handle).with_state(App {
+        site,
+        edge,
+        fast_deploy,
+    })
 }
 
 async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
@@ -229,10 +239,34 @@ async fn admin(app: &App, parts: &Parts, body: &[u8]) -> Option<Response> {
     let response = match site.handle_admin(&request, Utc::now()) {
         AdminOutcome::Pass => return None,
         AdminOutcome::Respond(response) => response,
-        AdminOutcome::Reload(job) => job.apply_in_memory(site.as_ref()),
+        AdminOutcome::Reload(job) => match &app.fast_deploy {
+            None => job.apply_in_memory(site.as_ref()),
+            Some(fast_deploy) => {
+                // The core runs the hook under its writer lock, synchronously: the write to
+                // the store runs on a blocking thread that waits for it.
+                let (site, fast_deploy) = (site.clone(), fast_deploy.clone());
+                let runtime = tokio::runtime::Handle::current();
+                let applied = tokio::task::spawn_blocking(move || {
+                    job.apply(site.as_ref(), &mut |snapshot| {
+                        runtime.block_on(fast_deploy.write(snapshot)).map(|()| true)
+                    })
+                })
+                .await;
+                match applied {
+                    Ok(response) => response,
+                    Err(e) => {
+                        return Some(json_error(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "reload_failed",
+                            &e.to_string(),
+                        ));
+                    }
+                }
+            }
+        },
         AdminOutcome::Purge(job) => {
             if let Some(edge) = &app.edge {
-                edge.delete(job.keys());
+                edge.purge(job.keys(), job.targets()).await;
             }
             job.finish()
         }

@@ -1,13 +1,13 @@
 //! The edge cache in front of the origin, driven by the core's edge plan the way the Node worker
 //! entry drives it (`node/ts/worker.ts`): the core decides the key, bypass, redirects, headers,
 //! what to store and how a stored copy ages; this module moves bytes between the visitor, the
-//! origin and the memory store, keeps the clock, runs stale-while-revalidate refreshes in the
+//! origin and the store (memory or Redis), keeps the clock, runs stale-while-revalidate refreshes in the
 //! background and collapses concurrent misses for one key into one origin request.
 
 use super::origin::{Origin, OriginRequest, Reply};
-use super::store::{MemoryStore, Stored};
+use super::store::{Store, Stored};
 use axum::body::Bytes;
-use sitefile_core::edge::{EdgeAction, EdgePlan, StoredState};
+use sitefile_core::edge::{EdgeAction, EdgePlan, PurgeScope, StoredState};
 use sitefile_core::site::{EdgeHints, OriginAnswer, OriginOutcome};
 use sitefile_core::{Request, Site};
 use std::collections::HashMap;
@@ -32,24 +32,28 @@ struct Answer {
 pub struct Edge {
     site: Arc<Site>,
     origin: Origin,
-    store: Mutex<MemoryStore>,
+    store: Box<dyn Store>,
     inflight: Mutex<HashMap<String, Flight>>,
     clock: Clock,
 }
 
 impl Edge {
-    /// The edge of `site` in front of `origin`, storing at most `max_bytes` of bodies in
-    /// memory, with the wall clock.
-    pub fn new(site: Arc<Site>, origin: Origin, max_bytes: usize) -> Edge {
-        Edge::with_clock(site, origin, max_bytes, Box::new(wall_clock))
+    /// The edge of `site` in front of `origin`, keeping copies in `store`, with the wall clock.
+    pub fn new(site: Arc<Site>, origin: Origin, store: Box<dyn Store>) -> Edge {
+        Edge::with_clock(site, origin, store, Box::new(wall_clock))
     }
 
     /// [`Edge::new`] with another clock.
-    pub fn with_clock(site: Arc<Site>, origin: Origin, max_bytes: usize, clock: Clock) -> Edge {
+    pub fn with_clock(
+        site: Arc<Site>,
+        origin: Origin,
+        store: Box<dyn Store>,
+        clock: Clock,
+    ) -> Edge {
         Edge {
             site,
             origin,
-            store: Mutex::new(MemoryStore::new(max_bytes)),
+            store,
             inflight: Mutex::new(HashMap::new()),
             clock,
         }
@@ -60,12 +64,15 @@ impl Edge {
         &self.origin
     }
 
-    /// Deletes stored copies (a purge's keys).
-    pub fn delete(&self, keys: &[String]) {
-        let mut store = self.lock_store();
-        for key in keys {
-            store.delete(key);
-        }
+    /// Deletes stored copies: the keys the core's purge index named, and in a shared storage
+    /// whatever else the purge `targets` reach.
+    pub async fn purge(&self, keys: &[String], targets: &[String]) {
+        self.store.delete(keys).await;
+        let scopes: Vec<PurgeScope> = targets
+            .iter()
+            .filter_map(|t| self.site.purge_scope(t))
+            .collect();
+        self.store.purge(&scopes).await;
     }
 
     /// Answers `request` (the core's form of `onward`, the request to forward): a redirect, or
@@ -104,7 +111,7 @@ impl Edge {
                 let key = key.as_str().to_string();
                 self.through_cache(&plan, &key, &onward).await
             }
-            _ => Ok(self.ask_origin(&plan, None, &onward).await?.reply),
+            _ => Ok(self.ask_origin(&plan, false, &onward).await?.reply),
         }
     }
 
@@ -118,7 +125,7 @@ impl Edge {
         request: &OriginRequest,
     ) -> Result<Reply, String> {
         let now = (self.clock)();
-        let stored = self.lock_store().get(key, now);
+        let stored = self.store.get(key, now).await;
         let age = stored
             .as_ref()
             .map_or(0, |s| (now - s.stored_at).max(0.0) as u64);
@@ -174,7 +181,7 @@ impl Edge {
         let leader = &mut own;
         let shared = flight
             .get_or_init(|| async move {
-                let answer = self.ask_origin(plan, Some(key), request).await;
+                let answer = self.ask_origin(plan, true, request).await;
                 let stored = answer.as_ref().ok().and_then(|a| a.stored.clone());
                 *leader = Some(answer);
                 stored
@@ -197,16 +204,16 @@ impl Edge {
                 reply: served(&stored, Vec::new()),
                 stored: Some(stored),
             }),
-            (None, None) => self.ask_origin(plan, Some(key), request).await,
+            (None, None) => self.ask_origin(plan, true, request).await,
         }
     }
 
     /// Asks the origin, has the core decide, deletes the keys the purge index evicted and
-    /// stores what the core says to store under `key`.
+    /// (when `store`) stores what the core says to store under the plan's key.
     async fn ask_origin(
         &self,
         plan: &EdgePlan,
-        key: Option<&str>,
+        store: bool,
         request: &OriginRequest,
     ) -> Result<Answer, String> {
         let reply = self.origin.forward(request).await?;
@@ -215,7 +222,8 @@ impl Edge {
             headers: reply.headers,
         };
         let decision = self.site.after_origin(plan, &origin);
-        self.delete(&decision.evict);
+        self.store.delete(&decision.evict).await;
+        let key = plan.key.as_ref().filter(|_| store);
         let stored = match (key, decision.store) {
             (Some(key), Some(headers)) => {
                 let copy = Stored {
@@ -224,8 +232,9 @@ impl Edge {
                     body: reply.body.clone(),
                     stored_at: (self.clock)(),
                 };
-                self.lock_store()
-                    .put(key, copy.clone(), decision.store_max_age);
+                self.store
+                    .put(key, copy.clone(), decision.store_max_age)
+                    .await;
                 Some(copy)
             }
             _ => None,
@@ -239,10 +248,6 @@ impl Edge {
                 body: reply.body,
             },
         })
-    }
-
-    fn lock_store(&self) -> std::sync::MutexGuard<'_, MemoryStore> {
-        self.store.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn lock_inflight(&self) -> std::sync::MutexGuard<'_, HashMap<String, Flight>> {
@@ -278,6 +283,7 @@ mod tests {
 
     use super::*;
     use crate::open_site;
+    use crate::serve::store::MemoryStore;
     use axum::http::Method;
     use sitefile_core::edge::WorkerOptions;
     use std::path::Path;
@@ -319,7 +325,7 @@ mod tests {
             let edge = Edge::with_clock(
                 Arc::new(site),
                 Origin::new(&base).unwrap(),
-                1 << 20,
+                Box::new(Mutex::new(MemoryStore::new(1 << 20))),
                 Box::new(move || clock.load(Ordering::SeqCst) as f64),
             );
             Fixture {

@@ -4,18 +4,22 @@
 
 mod app;
 mod edge;
+mod fast_deploy;
 mod origin;
 mod page_view;
 mod store;
 
 use crate::open_site;
 use clap::Args;
+use fast_deploy::FastDeploy;
+use sitefile_core::config::PlatformConfig;
 use sitefile_core::edge::WorkerOptions;
 use sitefile_workspace::http::{ConnectionLimits, serve, shutdown_signal};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use store::{MemoryStore, RedisStore, Store};
 
 /// Where `sitefile serve` listens unless `--listen` says otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8000";
@@ -34,7 +38,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub origin: Option<String>,
     /// The most bytes of response bodies the edge cache keeps in memory (with `--origin`); the
-    /// least recently used copies go first.
+    /// least recently used copies go first. Not used when `PLATFORM_CACHE_REDIS_URL` keeps the
+    /// copies in Redis.
     #[arg(long, default_value_t = DEFAULT_CACHE_MAX_BYTES)]
     pub cache_max_bytes: usize,
 }
@@ -42,16 +47,59 @@ pub struct ServeArgs {
 /// The edge cache's default size: 64 MiB of bodies.
 pub const DEFAULT_CACHE_MAX_BYTES: usize = 64 * 1024 * 1024;
 
-/// Runs the server until Ctrl-C or SIGTERM; exit 2 when the site cannot be read or the address
-/// cannot be bound.
-pub fn run(args: ServeArgs) -> ExitCode {
-    let opened = match open_site::open(&args.site_dir, WorkerOptions::default()) {
-        Ok(opened) => opened,
-        Err(e) => return crate::fail(&e),
-    };
+/// The variable naming the Redis (`redis://host:port/db`) that keeps the edge cache's copies,
+/// shared by every server using it; in memory when unset.
+pub const CACHE_REDIS_VAR: &str = "PLATFORM_CACHE_REDIS_URL";
+
+/// The edge cache's storage: Redis when [`CACHE_REDIS_VAR`] is set, else memory.
+fn cache_store(max_bytes: usize) -> Result<(Box<dyn Store>, &'static str), String> {
+    match std::env::var(CACHE_REDIS_VAR)
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
+        Some(url) => {
+            let connection = crate::redis_kv::connect(&url, CACHE_REDIS_VAR)?;
+            Ok((Box::new(RedisStore::new(connection)), "redis"))
+        }
+        None => Ok((Box::new(Mutex::new(MemoryStore::new(max_bytes))), "memory")),
+    }
+}
+
+/// The content to serve and where it came from: Fast Deploy's snapshot of the deployment when
+/// the store holds one, else the site directory (also when the store cannot be read).
+async fn open(
+    args: &ServeArgs,
+    fast_deploy: Option<&FastDeploy>,
+) -> Result<(sitefile_core::Site, String), String> {
+    if let Some(fast_deploy) = fast_deploy {
+        match fast_deploy.read().await {
+            Ok(Some(snapshot)) => {
+                let site = open_site::with_snapshot(snapshot, WorkerOptions::default())?;
+                let from = format!("deployment {} from PLATFORM_KV", fast_deploy.id());
+                return Ok((site, from));
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!(
+                "warning: the snapshot of deployment {} could not be read ({e}); serving {}",
+                fast_deploy.id(),
+                args.site_dir.display()
+            ),
+        }
+    }
+    let opened = open_site::open(&args.site_dir, WorkerOptions::default())?;
     for problem in &opened.problems {
         eprintln!("warning: {problem}");
     }
+    Ok((opened.site, args.site_dir.display().to_string()))
+}
+
+/// Runs the server until Ctrl-C or SIGTERM; exit 2 when the site cannot be read or the address
+/// cannot be bound.
+pub fn run(args: ServeArgs) -> ExitCode {
+    let platform = match PlatformConfig::from_env(std::env::vars()) {
+        Ok(platform) => platform,
+        Err(e) => return crate::fail(&e.to_string()),
+    };
     let origin = match args.origin.as_deref().map(origin::Origin::new).transpose() {
         Ok(origin) => origin,
         Err(e) => return crate::fail(&e),
@@ -61,6 +109,18 @@ pub fn run(args: ServeArgs) -> ExitCode {
         Err(error) => return crate::fail(&error.to_string()),
     };
     runtime.block_on(async {
+        let fast_deploy = match FastDeploy::configured(&platform) {
+            Ok(fast_deploy) => fast_deploy.map(Arc::new),
+            Err(e) => return crate::fail(&e),
+        };
+        let (site, content) = match open(&args, fast_deploy.as_deref()).await {
+            Ok(opened) => opened,
+            Err(e) => return crate::fail(&e),
+        };
+        let (store, kind) = match cache_store(args.cache_max_bytes) {
+            Ok(store) => store,
+            Err(e) => return crate::fail(&e),
+        };
         let listener = match tokio::net::TcpListener::bind(args.listen).await {
             Ok(listener) => listener,
             Err(e) => return crate::fail(&format!("cannot listen on {}: {e}", args.listen)),
@@ -74,20 +134,21 @@ pub fn run(args: ServeArgs) -> ExitCode {
             () = &mut shutdown => return ExitCode::SUCCESS,
             () = std::future::ready(()) => {}
         }
-        let revision = opened.site.revision();
+        let revision = site.revision();
         // The first line of output names where to go: scripts and tests read it.
-        let front = origin
-            .as_ref()
-            .map_or(String::new(), |o| format!(", origin {}", o.url()));
+        let front = origin.as_ref().map_or(String::new(), |o| {
+            format!(", origin {}, cache in {kind}", o.url())
+        });
         crate::print(&format!(
-            "sitefile serve: http://{address}/ (content {}, revision {}{front})",
-            args.site_dir.display(),
+            "sitefile serve: http://{address}/ (content {content}, revision {}{front})",
             &revision[..revision.len().min(12)]
         ));
-        let site = Arc::new(opened.site);
-        let edge = origin
-            .map(|origin| Arc::new(edge::Edge::new(site.clone(), origin, args.cache_max_bytes)));
-        let router = app::router(site, edge);
+        let site = Arc::new(site);
+        if let Some(fast_deploy) = &fast_deploy {
+            fast_deploy.clone().watch(site.clone());
+        }
+        let edge = origin.map(|origin| Arc::new(edge::Edge::new(site.clone(), origin, store)));
+        let router = app::router(site, edge, fast_deploy);
         serve(listener, router, &ConnectionLimits::default(), shutdown).await;
         ExitCode::SUCCESS
     })

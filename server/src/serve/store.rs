@@ -1,12 +1,42 @@
-//! The edge cache's storage: copies in memory by the core's cache key, at most a number of
-//! body bytes, the least recently used evicted first, each dropped once it is older than the
-//! storage lifetime the core gave it.
+//! The edge cache's storage, behind one small trait ([`Store`]): copies in memory by the core's
+//! cache key (the default: at most a number of body bytes, the least recently used evicted
+//! first, each dropped once it is older than the storage lifetime the core gave it), or in Redis
+//! so several servers share one cache. A Redis that fails is a miss, never an error.
 
+use crate::redis_kv::{FailureLog, bounded};
 use axum::body::Bytes;
+use redis::aio::ConnectionManager;
+use sitefile_core::edge::{CacheKey, PurgeScope};
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Mutex, PoisonError};
+
+/// A storage call's future.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where the edge keeps its copies. Failures are the storage's own business: a copy that
+/// cannot be read is a miss, one that cannot be written is not kept.
+pub trait Store: Send + Sync {
+    /// The copy under `key` at `now` (seconds of the edge's clock), if one is kept and its
+    /// lifetime has not passed.
+    fn get<'a>(&'a self, key: &'a str, now: f64) -> StoreFuture<'a, Option<Stored>>;
+    /// Keeps `copy` under `key` for `max_age` seconds (forever when `None`).
+    fn put<'a>(
+        &'a self,
+        key: &'a CacheKey,
+        copy: Stored,
+        max_age: Option<u32>,
+    ) -> StoreFuture<'a, ()>;
+    /// Drops the copies under `keys`.
+    fn delete<'a>(&'a self, keys: &'a [String]) -> StoreFuture<'a, ()>;
+    /// Drops every copy a purge's scopes reach that this storage knows of beyond the keys the
+    /// server's own purge index named (copies other servers stored).
+    fn purge<'a>(&'a self, scopes: &'a [PurgeScope]) -> StoreFuture<'a, ()>;
+}
 
 /// A stored response.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Stored {
     /// The status.
     pub status: u16,
@@ -105,6 +135,222 @@ impl MemoryStore {
     }
 }
 
+impl Store for Mutex<MemoryStore> {
+    fn get<'a>(&'a self, key: &'a str, now: f64) -> StoreFuture<'a, Option<Stored>> {
+        let copy = lock(self).get(key, now);
+        Box::pin(std::future::ready(copy))
+    }
+
+    fn put<'a>(
+        &'a self,
+        key: &'a CacheKey,
+        copy: Stored,
+        max_age: Option<u32>,
+    ) -> StoreFuture<'a, ()> {
+        lock(self).put(key.as_str(), copy, max_age);
+        Box::pin(std::future::ready(()))
+    }
+
+    fn delete<'a>(&'a self, keys: &'a [String]) -> StoreFuture<'a, ()> {
+        let mut store = lock(self);
+        for key in keys {
+            store.delete(key);
+        }
+        Box::pin(std::future::ready(()))
+    }
+
+    /// Nothing to add: every copy in this memory was stored by this server, so its purge index
+    /// named them all.
+    fn purge<'a>(&'a self, _scopes: &'a [PurgeScope]) -> StoreFuture<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
+}
+
+fn lock(store: &Mutex<MemoryStore>) -> std::sync::MutexGuard<'_, MemoryStore> {
+    store.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What happens while the Redis cache fails.
+const TO_ORIGIN: &str = "requests go to the origin until it answers again";
+
+/// Prefix of the stored copies in Redis (`<prefix><cache key>`).
+const COPY_PREFIX: &str = "sitefile:edge:copy:";
+/// Prefix of the purge index in Redis: a hash per URL path, from each stored key to its
+/// normalised query.
+const PATH_PREFIX: &str = "sitefile:edge:path:";
+
+/// Copies in Redis, shared by every server using the same Redis. A copy expires by Redis's
+/// clock after the core's stored-copy lifetime; a purge index per path (expiring no earlier
+/// than its longest-lived copy) lets any server purge copies another stored. For a second after
+/// a failed call Redis is left alone: reads are misses, writes and deletes are skipped.
+pub struct RedisStore {
+    connection: ConnectionManager,
+    log: FailureLog,
+}
+
+impl RedisStore {
+    /// Storage over `connection`.
+    pub fn new(connection: ConnectionManager) -> RedisStore {
+        RedisStore {
+            connection,
+            log: FailureLog::new("the Redis cache"),
+        }
+    }
+}
+
+impl Store for RedisStore {
+    fn get<'a>(&'a self, key: &'a str, _now: f64) -> StoreFuture<'a, Option<Stored>> {
+        Box::pin(async move {
+            if self.log.resting() {
+                return None;
+            }
+            let mut connection = self.connection.clone();
+            let read = bounded(
+                redis::cmd("GET")
+                    .arg(format!("{COPY_PREFIX}{key}"))
+                    .query_async::<Option<Vec<u8>>>(&mut connection),
+            )
+            .await;
+            self.log
+                .settle("reading a copy", TO_ORIGIN, read)
+                .flatten()
+                .and_then(|bytes| decode(&bytes))
+        })
+    }
+
+    fn put<'a>(
+        &'a self,
+        key: &'a CacheKey,
+        copy: Stored,
+        max_age: Option<u32>,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            if self.log.resting() {
+                return;
+            }
+            let mut connection = self.connection.clone();
+            let index = format!("{PATH_PREFIX}{}", key.path());
+            let mut pipe = redis::pipe();
+            let set = pipe
+                .cmd("SET")
+                .arg(format!("{COPY_PREFIX}{}", key.as_str()))
+                .arg(encode(&copy));
+            if let Some(secs) = max_age {
+                set.arg("EX").arg(secs.max(1));
+            }
+            pipe.cmd("HSET")
+                .arg(&index)
+                .arg(key.as_str())
+                .arg(key.query())
+                .ignore();
+            match max_age {
+                // The index lives as long as its longest-lived copy: set when it has no expiry,
+                // extended when this copy outlives it.
+                Some(secs) => {
+                    for condition in ["NX", "GT"] {
+                        pipe.cmd("EXPIRE")
+                            .arg(&index)
+                            .arg(secs.max(1))
+                            .arg(condition)
+                            .ignore();
+                    }
+                }
+                None => {
+                    pipe.cmd("PERSIST").arg(&index).ignore();
+                }
+            }
+            let written = bounded(pipe.query_async::<()>(&mut connection)).await;
+            self.log.settle("storing a copy", TO_ORIGIN, written);
+        })
+    }
+
+    fn delete<'a>(&'a self, keys: &'a [String]) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            if keys.is_empty() || self.log.resting() {
+                return;
+            }
+            let mut connection = self.connection.clone();
+            let mut del = redis::cmd("DEL");
+            for key in keys {
+                del.arg(format!("{COPY_PREFIX}{key}"));
+            }
+            let deleted = bounded(del.query_async::<()>(&mut connection)).await;
+            self.log.settle("deleting copies", TO_ORIGIN, deleted);
+        })
+    }
+
+    fn purge<'a>(&'a self, scopes: &'a [PurgeScope]) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            if self.log.resting() {
+                return;
+            }
+            for scope in scopes {
+                let mut connection = self.connection.clone();
+                let index = format!("{PATH_PREFIX}{}", scope.path);
+                let read = bounded(
+                    redis::cmd("HGETALL")
+                        .arg(&index)
+                        .query_async::<Vec<(String, String)>>(&mut connection),
+                )
+                .await;
+                let Some(entries) = self.log.settle("reading the purge index", TO_ORIGIN, read)
+                else {
+                    return;
+                };
+                let keys: Vec<String> = entries
+                    .into_iter()
+                    .filter(|(_, query)| scope.reaches(query))
+                    .map(|(key, _)| key)
+                    .collect();
+                if keys.is_empty() {
+                    continue;
+                }
+                let mut pipe = redis::pipe();
+                pipe.cmd("HDEL").arg(&index).arg(&keys).ignore();
+                let del = pipe.cmd("DEL").ignore();
+                for key in &keys {
+                    del.arg(format!("{COPY_PREFIX}{key}"));
+                }
+                let purged = bounded(pipe.query_async::<()>(&mut connection)).await;
+                self.log.settle("purging copies", TO_ORIGIN, purged);
+            }
+        })
+    }
+}
+
+/// The metadata of a copy in Redis, before its body.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Meta {
+    status: u16,
+    headers: Vec<(String, String)>,
+    stored_at: f64,
+}
+
+/// A copy as Redis keeps it: its metadata as one line of JSON, then the body.
+fn encode(copy: &Stored) -> Vec<u8> {
+    let meta = Meta {
+        status: copy.status,
+        headers: copy.headers.clone(),
+        stored_at: copy.stored_at,
+    };
+    let mut bytes = serde_json::to_vec(&meta).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes.extend_from_slice(&copy.body);
+    bytes
+}
+
+/// A copy read back; `None` for bytes this server did not write (read as a miss).
+fn decode(bytes: &[u8]) -> Option<Stored> {
+    let split = bytes.iter().position(|&b| b == b'\n')?;
+    let meta: Meta = serde_json::from_slice(&bytes[..split]).ok()?;
+    Some(Stored {
+        status: meta.status,
+        headers: meta.headers,
+        body: Bytes::copy_from_slice(&bytes[split + 1..]),
+        stored_at: meta.stored_at,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +385,14 @@ mod tests {
             store.get("a", 0.0).is_some(),
             "and nothing was evicted for it"
         );
+    }
+
+    #[test]
+    fn a_copy_reads_back_as_redis_keeps_it() {
+        let mut stored = copy("body\nwith a line", 12.5);
+        stored.headers = vec![("x-cache".into(), "MISS".into())];
+        assert_eq!(decode(&encode(&stored)), Some(stored));
+        assert_eq!(decode(b"not a copy"), None);
     }
 
     #[test]
