@@ -136,8 +136,11 @@ test("live controls: `.` opens the site in the editor, Ctrl + `.` in a new tab",
   const editor = "https://studio.platformcms.com/sites/sitefile-example";
   // The editor is not reachable from here: answer its pages locally.
   await context.route(`${editor}**`, (route) => route.fulfill({ status: 200, contentType: "text/html", body: "<p>editor</p>" }));
-  await page.goto(`${BASE}/about?x=1`, { waitUntil: "load" });
-  const opened = context.waitForEvent("page");
+  // Idle first: the keys go to a page that has finished hydrating (under load, Next 15 could
+  // still be busy with it when `load` fired).
+  await page.goto(`${BASE}/about?x=1`, { waitUntil: "networkidle" });
+  await page.locator("body").focus();
+  const opened = context.waitForEvent("page", { timeout: 20000 });
   await page.keyboard.press("Control+.");
   const tab = await opened;
   await tab.waitForLoadState();
