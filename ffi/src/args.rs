@@ -99,6 +99,15 @@ pub(crate) fn owned_string(bytes: Vec<u8>) -> Outcome<*mut c_char> {
     })
 }
 
+/// JSON text handed to the caller as a string, freed with `sitefile_string_free`. JSON as serde
+/// and sonic-rs write it holds no NUL byte (U+0000 inside a string is written `\u0000`), so a
+/// page is not scanned for one on its way out.
+pub(crate) fn owned_json(json: Vec<u8>) -> *mut c_char {
+    debug_assert!(!json.contains(&0), "JSON text holds no NUL byte");
+    // SAFETY: JSON text holds no NUL byte (above).
+    unsafe { CString::from_vec_unchecked(json) }.into_raw()
+}
+
 /// A JSON argument read as `T`; bad JSON, or JSON of another shape, is `INVALID_JSON` naming
 /// `what`.
 pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> Outcome<T> {
@@ -110,7 +119,7 @@ pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(json: &str, what: &str)
 pub(crate) fn json_string<T: serde::Serialize + ?Sized>(value: &T) -> Outcome<*mut c_char> {
     let json =
         serde_json::to_vec(value).map_err(|e| Failure::code(ErrorCode::InvalidContent, e))?;
-    owned_string(json)
+    Ok(owned_json(json))
 }
 
 /// A required out-parameter holding a count, set to 0 before anything else happens.

@@ -1,6 +1,6 @@
 //! `sitefile_resolution`: one page resolution, driven one call per loader round.
 
-use crate::args::{handle, handle_mut, json_string, optional_text, out, owned_string, text};
+use crate::args::{handle, handle_mut, json_string, optional_text, out, owned_json, text};
 use crate::host::{CHost, optional_host, sitefile_host};
 use crate::response::sitefile_response;
 use crate::site::sitefile_site;
@@ -259,7 +259,7 @@ pub unsafe extern "C" fn sitefile_resolution_next(
         let (out_json, res) =
             unsafe { (out(out_json, "out_json")?, handle_mut(res, "resolution")?) };
         let step = res.resolution.next(&NoHost).map_err(|e| Failure::of(&e))?;
-        *out_json = owned_string(step.to_json_bytes())?;
+        *out_json = owned_json(step.to_json_bytes());
         if let Step::Done(page) = step
             && let PageJsonFinish::Pending { job, dropped } =
                 std::mem::replace(&mut res.page_json, PageJsonFinish::None)

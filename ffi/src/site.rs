@@ -1,7 +1,8 @@
 //! `sitefile_site`: one site — its content, setup and reloads.
 
 use crate::args::{
-    bytes, count_out, handle, json_string, optional_text, out, owned_string, parse_json, text,
+    bytes, count_out, handle, json_string, optional_text, out, owned_json, owned_string,
+    parse_json, text,
 };
 use crate::host::{sitefile_host_fn, swap_hook};
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
@@ -263,7 +264,7 @@ pub unsafe extern "C" fn sitefile_site_block(
             )
         };
         if let Some(block) = site.site.snapshot().block(name) {
-            *out_json = owned_string(Value::to_json_string(block).into_bytes())?;
+            *out_json = owned_json(Value::to_json_string(block).into_bytes());
         }
         Ok(())
     })
