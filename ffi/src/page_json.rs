@@ -3,11 +3,11 @@
 
 use crate::args::{handle, handle_mut, json_string, optional_text, out, parse_json, text};
 use crate::host::{CHost, optional_host, sitefile_host};
-use crate::resolution::{PageJsonFinish, request_of, sitefile_resolution};
+use crate::resolution::{request_of, sitefile_resolution};
 use crate::response::sitefile_response;
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
-use sitefile_core::page_json::PageJsonOutcome;
+use sitefile_core::page_json::{PageJsonFinish, PageJsonOutcome};
 use sitefile_core::{ErrorCode, NoHost, Request, Site};
 use std::ffi::c_char;
 use std::sync::Arc;
@@ -206,7 +206,7 @@ pub unsafe extern "C" fn sitefile_page_json_resolve(
             None => page_json.site.resolve_page(request, &NoHost),
         };
         *out_resolution =
-            sitefile_resolution::boxed_with(resolution, PageJsonFinish::Pending { job, dropped });
+            sitefile_resolution::boxed_with(resolution, PageJsonFinish::pending(job, dropped));
         Ok(())
     })
 }

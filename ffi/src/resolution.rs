@@ -5,8 +5,8 @@ use crate::host::{CHost, optional_host, sitefile_host};
 use crate::response::sitefile_response;
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
-use sitefile_core::page_json::PageJsonJob;
-use sitefile_core::resolve::{LoaderAnswer, Resolution, ResolutionMisuse, ResolvedPage, Step};
+use sitefile_core::page_json::PageJsonFinish;
+use sitefile_core::resolve::{LoaderAnswer, Resolution, ResolutionMisuse, Step};
 use sitefile_core::section_loaders::sections_from_json;
 use sitefile_core::{ErrorCode, Host, NoHost, Request, RequestForm, Site, Value};
 use std::ffi::c_char;
@@ -17,24 +17,8 @@ use std::ffi::c_char;
 #[allow(non_camel_case_types)]
 pub struct sitefile_resolution {
     resolution: Resolution,
+    /// The page JSON job it finishes (`sitefile_page_json_resolve`), if any.
     page_json: PageJsonFinish,
-}
-
-/// The page JSON job a resolution finishes (`sitefile_page_json_resolve`), if any.
-pub(crate) enum PageJsonFinish {
-    /// Not a page JSON resolution.
-    None,
-    /// Resolving: the job, and the sections whose module exports `renderJson = false`.
-    Pending {
-        job: PageJsonJob,
-        dropped: Vec<String>,
-    },
-    /// The page is resolved: the job can be finished with it.
-    Resolved {
-        job: PageJsonJob,
-        dropped: Vec<String>,
-        page: Box<ResolvedPage>,
-    },
 }
 
 impl sitefile_resolution {
@@ -260,11 +244,8 @@ pub unsafe extern "C" fn sitefile_resolution_next(
             unsafe { (out(out_json, "out_json")?, handle_mut(res, "resolution")?) };
         let step = res.resolution.next(&NoHost).map_err(|e| Failure::of(&e))?;
         *out_json = owned_json(step.to_json_bytes());
-        if let Step::Done(page) = step
-            && let PageJsonFinish::Pending { job, dropped } =
-                std::mem::replace(&mut res.page_json, PageJsonFinish::None)
-        {
-            res.page_json = PageJsonFinish::Resolved { job, dropped, page };
+        if let Step::Done(page) = step {
+            res.page_json.page_resolved(page);
         }
         Ok(())
     })
@@ -314,10 +295,8 @@ pub unsafe extern "C" fn sitefile_resolution_page_json_sections(
     guard(|| {
         // SAFETY: the caller's promises, forwarded.
         let (out_json, res) = unsafe { (out(out_json, "out_json")?, handle(res, "resolution")?) };
-        let PageJsonFinish::Resolved { job, dropped, page } = &res.page_json else {
-            return Err(not_page_json());
-        };
-        *out_json = json_string(&job.written_sections(page, dropped))?;
+        let written = res.page_json.written_sections().ok_or_else(not_page_json)?;
+        *out_json = json_string(&written)?;
         Ok(())
     })
 }
@@ -348,24 +327,10 @@ pub unsafe extern "C" fn sitefile_resolution_page_json_response(
         let sections = sections
             .map(|s| sections_from_json(s).map_err(|e| Failure::of(&e)))
             .transpose()?;
-        match std::mem::replace(&mut res.page_json, PageJsonFinish::None) {
-            PageJsonFinish::Resolved {
-                job,
-                dropped,
-                mut page,
-            } => {
-                if let Some(sections) = sections {
-                    page.sections = sections;
-                }
-                *out_response = sitefile_response::of_page_json(job.finish(&page, &dropped))?;
-                Ok(())
-            }
-            // Not done yet, or not page JSON: left as it was.
-            other => {
-                res.page_json = other;
-                Err(not_page_json())
-            }
-        }
+        // Not done yet, or not page JSON: left as it was.
+        let response = res.page_json.finish(sections).ok_or_else(not_page_json)?;
+        *out_response = sitefile_response::of_page_json(response)?;
+        Ok(())
     })
 }
 

@@ -3,9 +3,10 @@
 
 use crate::admin::{AdminResponseOutput, flat_headers};
 use crate::error::{Code, JsResult, fail, guarded};
-use crate::resolution::{NativeResolution, PageJsonFinish};
+use crate::resolution::NativeResolution;
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
+use sitefile_core::page_json::PageJsonFinish;
 use sitefile_core::page_json::{PageJsonOutcome, PageJsonResponse};
 use sitefile_core::{ErrorCode, Request, Site};
 use std::sync::Arc;
@@ -97,7 +98,7 @@ impl NativePageJson {
             let mut resolution = NativeResolution::starting(Box::new(move |host| {
                 Ok(site.resolve_page(request, host))
             }));
-            resolution.page_json = PageJsonFinish::Pending { job, dropped };
+            resolution.page_json = PageJsonFinish::pending(job, dropped);
             Ok(resolution)
         })
     }

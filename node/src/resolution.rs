@@ -7,8 +7,8 @@ use napi::bindgen_prelude::Either;
 use napi::{Env, JsString};
 use napi_derive::napi;
 use sitefile_core::matchers::ExperimentsConfig;
-use sitefile_core::page_json::PageJsonJob;
-use sitefile_core::resolve::{LoaderAnswer, Resolution, ResolvedPage, Step};
+use sitefile_core::page_json::PageJsonFinish;
+use sitefile_core::resolve::{LoaderAnswer, Resolution, Step};
 use sitefile_core::section_loaders::sections_from_json;
 use sitefile_core::{ErrorCode, Host, Value};
 
@@ -24,28 +24,11 @@ pub(crate) enum State {
     Gone,
 }
 
-/// What a page-JSON resolution does with its page.
-pub(crate) enum PageJsonFinish {
-    /// Not a page-JSON resolution: the page is returned.
-    None,
-    /// The page is finished into the response of this job.
-    Pending {
-        job: PageJsonJob,
-        dropped: Vec<String>,
-    },
-    /// The page, returned to the host (which runs its section loaders), until
-    /// `pageJsonResponse(sections)` finishes it.
-    Resolved {
-        job: PageJsonJob,
-        dropped: Vec<String>,
-        page: Box<ResolvedPage>,
-    },
-}
-
 /// One page resolution, driven one call per loader round.
 #[napi]
 pub struct NativeResolution {
     pub(crate) state: State,
+    /// The page JSON job it finishes (`NativePageJson.resolve`), if any.
     pub(crate) page_json: PageJsonFinish,
     /// The step already taken (JSON), which the first `advance` returns.
     taken: Option<Vec<u8>>,
@@ -128,24 +111,12 @@ impl NativeResolution {
                     return Err(e);
                 }
             };
-            match (
-                step,
-                std::mem::replace(&mut self.page_json, PageJsonFinish::None),
-            ) {
-                (step @ Step::NeedLoaders(_), finish) => {
-                    self.state = State::Running(resolution);
-                    self.page_json = finish;
-                    js_text(env, &step.to_json_bytes())
-                }
-                (step @ Step::Done(_), PageJsonFinish::Pending { job, dropped }) => {
-                    let json = js_text(env, &step.to_json_bytes())?;
-                    if let Step::Done(page) = step {
-                        self.page_json = PageJsonFinish::Resolved { job, dropped, page };
-                    }
-                    Ok(json)
-                }
-                (step, _) => js_text(env, &step.to_json_bytes()),
+            let json = js_text(env, &step.to_json_bytes());
+            match step {
+                Step::NeedLoaders(_) => self.state = State::Running(resolution),
+                Step::Done(page) => self.page_json.page_resolved(page),
             }
+            json
         })
     }
 }
@@ -188,13 +159,12 @@ impl NativeResolution {
     /// sections whose section loaders (and `renderJson` projection) the host runs.
     #[napi]
     pub fn page_json_sections(&self) -> Result<Vec<u32>, napi::Error<Code>> {
-        guarded(|| match &self.page_json {
-            PageJsonFinish::Resolved { job, dropped, page } => Ok(job
-                .written_sections(page, dropped)
+        guarded(|| match self.page_json.written_sections() {
+            Some(written) => Ok(written
                 .into_iter()
                 .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
                 .collect()),
-            _ => Err(fail(
+            None => Err(fail(
                 ErrorCode::InvalidRequest,
                 "no page JSON sections: this is not a finished page-JSON resolution",
             )),
@@ -209,27 +179,18 @@ impl NativeResolution {
         &mut self,
         sections: Option<String>,
     ) -> Result<AdminResponseOutput, napi::Error<Code>> {
-        guarded(
-            || match std::mem::replace(&mut self.page_json, PageJsonFinish::None) {
-                PageJsonFinish::Resolved {
-                    job,
-                    dropped,
-                    mut page,
-                } => {
-                    if let Some(sections) = sections {
-                        page.sections = sections_from_json(&sections).map_err(|e| thrown(&e))?;
-                    }
-                    Ok(job.finish(&page, &dropped).into())
-                }
-                other => {
-                    self.page_json = other;
-                    Err(fail(
-                        ErrorCode::InvalidRequest,
-                        "no page JSON response: this is not a finished page-JSON resolution",
-                    ))
-                }
-            },
-        )
+        guarded(|| {
+            let sections = sections
+                .map(|s| sections_from_json(&s).map_err(|e| thrown(&e)))
+                .transpose()?;
+            match self.page_json.finish(sections) {
+                Some(response) => Ok(response.into()),
+                None => Err(fail(
+                    ErrorCode::InvalidRequest,
+                    "no page JSON response: this is not a finished page-JSON resolution",
+                )),
+            }
+        })
     }
 }
 

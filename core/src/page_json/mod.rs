@@ -12,12 +12,14 @@
 
 mod as_json;
 mod cors;
+mod finish;
 mod job;
 mod recognize;
 mod render_json;
 mod secrets;
 
 pub use cors::{PAGE_JSON_ALLOW_HEADERS, PAGE_JSON_ALLOW_METHODS};
+pub use finish::PageJsonFinish;
 pub(crate) use job::PageJsonFacts;
 pub use job::{PageJsonJob, PageJsonOutcome, PageJsonResponse, RENDER_JSON_CACHE_CONTROL};
 pub use recognize::{AS_JSON_PARAM, PageJsonKind, RENDER_JSON_PARAM, SECTION_PARAM};
