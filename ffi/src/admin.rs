@@ -66,6 +66,24 @@ impl sitefile_admin {
             format!("{call} does not finish a {:?} admin request", self.kind),
         )
     }
+
+    /// Finishes the request: `finish` answers the outcome it finishes and gives any other kind
+    /// back, which leaves the request as it was. The response goes to `out_response`.
+    fn finish(
+        &mut self,
+        call: &str,
+        out_response: &mut *mut sitefile_response,
+        finish: impl FnOnce(&Site, AdminOutcome) -> Result<AdminResponse, Box<AdminOutcome>>,
+    ) -> Outcome<()> {
+        let outcome = self.take(call)?;
+        match finish(&self.site, outcome) {
+            Ok(response) => {
+                *out_response = sitefile_response::boxed(response)?;
+                Ok(())
+            }
+            Err(other) => Err(self.wrong_kind(call, *other)),
+        }
+    }
 }
 
 fn kind_of(outcome: &AdminOutcome) -> sitefile_admin_kind {
@@ -77,12 +95,6 @@ fn kind_of(outcome: &AdminOutcome) -> sitefile_admin_kind {
         AdminOutcome::Preview(_) => sitefile_admin_kind::Preview,
         AdminOutcome::Invoke(_) => sitefile_admin_kind::Invoke,
     }
-}
-
-/// Writes `response` to `out_response`.
-fn respond(out_response: &mut *mut sitefile_response, response: AdminResponse) -> Outcome<()> {
-    *out_response = sitefile_response::boxed(response)?;
-    Ok(())
 }
 
 /// Hands an HTTP request to the site's admin protocol at `now_ms` (milliseconds since the Unix
@@ -208,10 +220,14 @@ pub unsafe extern "C" fn sitefile_admin_response(
                 handle_mut(admin, "admin")?,
             )
         };
-        match admin.take("sitefile_admin_response")? {
-            AdminOutcome::Respond(response) => respond(out_response, response),
-            other => Err(admin.wrong_kind("sitefile_admin_response", other)),
-        }
+        admin.finish(
+            "sitefile_admin_response",
+            out_response,
+            |_, outcome| match outcome {
+                AdminOutcome::Respond(response) => Ok(response),
+                other => Err(Box::new(other)),
+            },
+        )
     })
 }
 
@@ -237,13 +253,14 @@ pub unsafe extern "C" fn sitefile_admin_apply_reload(
                 handle_mut(admin, "admin")?,
             )
         };
-        match admin.take("sitefile_admin_apply_reload")? {
-            AdminOutcome::Reload(job) => respond(
-                out_response,
-                job.apply(admin.site.as_ref(), &mut swap_hook(hook, user_data)),
-            ),
-            other => Err(admin.wrong_kind("sitefile_admin_apply_reload", other)),
-        }
+        admin.finish(
+            "sitefile_admin_apply_reload",
+            out_response,
+            |site, outcome| match outcome {
+                AdminOutcome::Reload(job) => Ok(job.apply(site, &mut swap_hook(hook, user_data))),
+                other => Err(Box::new(other)),
+            },
+        )
     })
 }
 
@@ -265,10 +282,14 @@ pub unsafe extern "C" fn sitefile_admin_finish_purge(
                 handle_mut(admin, "admin")?,
             )
         };
-        match admin.take("sitefile_admin_finish_purge")? {
-            AdminOutcome::Purge(job) => respond(out_response, job.finish()),
-            other => Err(admin.wrong_kind("sitefile_admin_finish_purge", other)),
-        }
+        admin.finish(
+            "sitefile_admin_finish_purge",
+            out_response,
+            |_, outcome| match outcome {
+                AdminOutcome::Purge(job) => Ok(job.finish()),
+                other => Err(Box::new(other)),
+            },
+        )
     })
 }
 
@@ -343,10 +364,14 @@ pub unsafe extern "C" fn sitefile_admin_finish_preview(
             )
         };
         let answer: RenderAnswer = parse_json(render, "render answer")?;
-        match admin.take("sitefile_admin_finish_preview")? {
-            AdminOutcome::Preview(job) => respond(out_response, job.finish(answer.into_result())),
-            other => Err(admin.wrong_kind("sitefile_admin_finish_preview", other)),
-        }
+        admin.finish(
+            "sitefile_admin_finish_preview",
+            out_response,
+            |_, outcome| match outcome {
+                AdminOutcome::Preview(job) => Ok(job.finish(answer.into_result())),
+                other => Err(Box::new(other)),
+            },
+        )
     })
 }
 
@@ -378,16 +403,15 @@ pub unsafe extern "C" fn sitefile_admin_finish_invoke(
         let answers: Vec<InvokeAnswer> = parse_json(results, "invoke results")?;
         let headers: Vec<(String, String)> =
             headers.map_or(Ok(Vec::new()), |h| parse_json(h, "headers"))?;
-        match admin.take("sitefile_admin_finish_invoke")? {
-            AdminOutcome::Invoke(job) => respond(
-                out_response,
-                job.finish(
-                    answers.into_iter().map(InvokeResult::from).collect(),
-                    headers,
-                ),
-            ),
-            other => Err(admin.wrong_kind("sitefile_admin_finish_invoke", other)),
-        }
+        let results = answers.into_iter().map(InvokeResult::from).collect();
+        admin.finish(
+            "sitefile_admin_finish_invoke",
+            out_response,
+            |_, outcome| match outcome {
+                AdminOutcome::Invoke(job) => Ok(job.finish(results, headers)),
+                other => Err(Box::new(other)),
+            },
+        )
     })
 }
 
