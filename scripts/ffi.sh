@@ -3,7 +3,7 @@
 # test programs, the install test and the examples): installs the system tools they need when
 # missing (valgrind, pkg-config, make, a C compiler, cJSON for the conformance runner; Debian,
 # as root or with passwordless sudo), then
-#   1. runs the C programs under valgrind (`cargo test -p sitefile-ffi --test valgrind`);
+#   1. runs the C programs under valgrind (`cargo test --workspace --test valgrind`);
 #   2. installs a release build with scripts/install-ffi.sh to a prefix under target/ and builds
 #      and runs examples/c-host against it with its Makefile and pkg-config, as a user would.
 # Called from scripts/test.sh.
@@ -20,7 +20,8 @@ need cc gcc
 need_lib libcjson libcjson-dev
 
 echo "ffi.sh: the C programs under valgrind"
-cargo test -p sitefile-ffi --locked --test valgrind
+# --workspace: the same features as the test run before, so its build is reused, not redone.
+cargo test --workspace --locked --test valgrind
 
 echo "ffi.sh: a release install, and examples/c-host built against it with pkg-config"
 prefix="$PWD/target/ffi-install"

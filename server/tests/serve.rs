@@ -4,111 +4,12 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
-const STOREFRONT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/storefront");
-const TOKEN: &str = "s3cret";
-
-/// A running `sitefile serve` and its base URL; killed when dropped.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    /// Starts the binary on a free loopback port with a clean environment plus `env`, and
-    /// reads the address it prints.
-    async fn start(env: &[(&str, &str)]) -> Server {
-        Server::start_with(&[], env).await
-    }
-
-    /// [`Server::start`] with more command-line arguments.
-    async fn start_with(args: &[&str], env: &[(&str, &str)]) -> Server {
-        Server::start_in(STOREFRONT, args, env).await.0
-    }
-
-    /// [`Server::start_with`] serving the site directory `dir`; the line it printed too.
-    async fn start_in(dir: &str, args: &[&str], env: &[(&str, &str)]) -> (Server, String) {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sitefile"))
-            .args(["serve", dir, "--listen", "127.0.0.1:0"])
-            .args(args)
-            .env_clear()
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start sitefile serve");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let mut line = String::new();
-        tokio::time::timeout(
-            Duration::from_secs(20),
-            BufReader::new(stdout).read_line(&mut line),
-        )
-        .await
-        .expect("the server prints its address")
-        .expect("read stdout");
-        let base = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .trim_end_matches('/')
-            .to_string();
-        (Server { child, base }, line)
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    /// `GET path` on a fresh connection.
-    async fn get(&self, path: &str) -> reqwest::Response {
-        client().get(self.url(path)).send().await.unwrap()
-    }
-
-    /// `POST path` with `body` on a fresh connection.
-    async fn post(&self, path: &str, body: &'static str) -> reqwest::Response {
-        client()
-            .post(self.url(path))
-            .body(body)
-            .send()
-            .await
-            .unwrap()
-    }
-
-    /// `GET path` with one more header.
-    async fn get_with(&self, path: &str, (name, value): (&str, &str)) -> reqwest::Response {
-        client()
-            .get(self.url(path))
-            .header(name, value)
-            .send()
-            .await
-            .unwrap()
-    }
-
-    /// `GET path`, its body read as JSON.
-    async fn get_json(&self, path: &str) -> Value {
-        self.get(path).await.json().await.unwrap()
-    }
-}
-
-/// Asserts that `response` is the JSON error `code` with `status`.
-async fn assert_error(response: reqwest::Response, status: StatusCode, code: &str) {
-    assert_eq!(response.status(), status);
-    let body: Value = response.json().await.unwrap();
-    assert_eq!(body["error"]["code"], code, "{body}");
-}
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client")
-}
+mod common;
+use common::{STOREFRONT, Server, TOKEN, assert_error, client};
 
 #[tokio::test]
 async fn a_page_is_a_readable_html_view_of_its_sections_and_says_what_failed() {

@@ -85,7 +85,7 @@ pub async fn serve(config: Config, listen: SocketAddr) -> Result<(), CliError> {
         }
         stopping.pilot.shutdown.cancel();
     };
-    let limits = config.connection_limits();
+    let limits = config.limits;
     crate::http::serve(listener, crate::router(state), &limits, shutdown).await;
     Ok(())
 }

@@ -63,16 +63,9 @@ pub struct Config {
     /// How long a server's ownership of its runs lasts unrenewed; renewed every third of it
     /// (`PLATFORM_RUN_LEASE_MS`, default 30000).
     pub run_lease: Duration,
-    /// Time allowed for a complete request head, on a new connection or an idle keep-alive
-    /// one (`PLATFORM_HEADER_TIMEOUT_MS`, default 10000).
-    pub header_timeout: Duration,
-    /// Longest silence within a request body (`PLATFORM_BODY_TIMEOUT_MS`, default 30000).
-    pub body_timeout: Duration,
-    /// Most connections open at once (`PLATFORM_MAX_CONNECTIONS`, default 512).
-    pub max_connections: usize,
-    /// How long a stopping server lets open requests finish
-    /// (`PLATFORM_SHUTDOWN_TIMEOUT_MS`, default 10000).
-    pub shutdown_timeout: Duration,
+    /// The limits of the served socket (`PLATFORM_HEADER_TIMEOUT_MS`,
+    /// `PLATFORM_BODY_TIMEOUT_MS`, `PLATFORM_MAX_CONNECTIONS`, `PLATFORM_SHUTDOWN_TIMEOUT_MS`).
+    pub limits: crate::http::ConnectionLimits,
     /// The clock of key expiry, run leases and stream retention (the system clock).
     pub clock: Clock,
     /// Downstream MCP sessions of the connection proxy: idle expiry
@@ -83,16 +76,6 @@ pub struct Config {
 }
 
 impl Config {
-    /// The limits of the served socket.
-    pub fn connection_limits(&self) -> crate::http::ConnectionLimits {
-        crate::http::ConnectionLimits {
-            header_timeout: self.header_timeout,
-            body_timeout: self.body_timeout,
-            max_connections: self.max_connections,
-            shutdown_timeout: self.shutdown_timeout,
-        }
-    }
-
     /// A configuration with defaults, the given database and key.
     pub fn new(database_url: impl Into<String>, encryption_key: [u8; 32]) -> Self {
         Self {
@@ -105,10 +88,7 @@ impl Config {
             stream_retention: Duration::from_secs(300),
             keepalive: Duration::from_secs(15),
             run_lease: Duration::from_secs(30),
-            header_timeout: Duration::from_secs(10),
-            body_timeout: Duration::from_secs(30),
-            max_connections: 512,
-            shutdown_timeout: Duration::from_secs(10),
+            limits: crate::http::ConnectionLimits::default(),
             clock: Clock::system(),
             mcp_sessions: crate::mcp::SessionLimits {
                 idle: Duration::from_secs(1800),
@@ -120,7 +100,7 @@ impl Config {
 
     /// Reads the configuration from the process environment.
     pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+        Self::from_lookup(env_lookup)
     }
 
     /// Reads the configuration through `lookup` (a variable name to its value).
@@ -153,42 +133,15 @@ impl Config {
             })?;
             config.stream_retention = Duration::from_secs(secs);
         }
-        let millis = |name: &'static str, min: u64| -> Result<Option<Duration>, ConfigError> {
-            lookup(name)
-                .map(|ms| match ms.parse::<u64>() {
-                    Ok(ms) => Ok(Duration::from_millis(ms.max(min))),
-                    Err(_) => Err(ConfigError::Invalid(name, "not a number".into())),
-                })
-                .transpose()
-        };
+        let millis = |name, min| read_millis(&lookup, name, min);
+        let count = |name| read_count(&lookup, name);
         if let Some(keepalive) = millis("PLATFORM_STREAM_KEEPALIVE_MS", 10)? {
             config.keepalive = keepalive;
         }
         if let Some(lease) = millis("PLATFORM_RUN_LEASE_MS", 30)? {
             config.run_lease = lease;
         }
-        if let Some(timeout) = millis("PLATFORM_HEADER_TIMEOUT_MS", 1)? {
-            config.header_timeout = timeout;
-        }
-        if let Some(timeout) = millis("PLATFORM_BODY_TIMEOUT_MS", 1)? {
-            config.body_timeout = timeout;
-        }
-        if let Some(timeout) = millis("PLATFORM_SHUTDOWN_TIMEOUT_MS", 0)? {
-            config.shutdown_timeout = timeout;
-        }
-        let count = |name: &'static str| -> Result<Option<usize>, ConfigError> {
-            lookup(name)
-                .map(|n| {
-                    n.parse::<usize>()
-                        .ok()
-                        .filter(|&n| n > 0)
-                        .ok_or_else(|| ConfigError::Invalid(name, "not a positive number".into()))
-                })
-                .transpose()
-        };
-        if let Some(max) = count("PLATFORM_MAX_CONNECTIONS")? {
-            config.max_connections = max;
-        }
+        config.limits = crate::http::ConnectionLimits::from_lookup(&lookup)?;
         if let Some(idle) = millis("PLATFORM_MCP_SESSION_IDLE_MS", 1000)? {
             config.mcp_sessions.idle = idle;
         }
@@ -200,6 +153,40 @@ impl Config {
         }
         Ok(config)
     }
+}
+
+/// The process environment as a lookup: a variable's value, empty values counted as unset.
+pub fn env_lookup(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The variable `name` as milliseconds (at least `min`); `None` when unset.
+pub(crate) fn read_millis(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    min: u64,
+) -> Result<Option<Duration>, ConfigError> {
+    lookup(name)
+        .map(|ms| match ms.parse::<u64>() {
+            Ok(ms) => Ok(Duration::from_millis(ms.max(min))),
+            Err(_) => Err(ConfigError::Invalid(name, "not a number".into())),
+        })
+        .transpose()
+}
+
+/// The variable `name` as a positive count; `None` when unset.
+pub(crate) fn read_count(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+) -> Result<Option<usize>, ConfigError> {
+    lookup(name)
+        .map(|n| {
+            n.parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| ConfigError::Invalid(name, "not a positive number".into()))
+        })
+        .transpose()
 }
 
 /// Decodes a base64 key of exactly 32 bytes.

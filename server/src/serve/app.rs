@@ -19,6 +19,7 @@ use sitefile_core::admin::{AdminOutcome, AdminRequest, InvokeResult};
 use sitefile_core::page_json::PageJsonOutcome;
 use sitefile_core::resolve::{ResolutionMisuse, ResolvedPage, Step};
 use sitefile_core::{NoHost, Request, Site};
+use sitefile_workspace::http::is_body_timeout;
 use std::sync::Arc;
 
 /// Why previews and renders are not available: this server has nothing that renders sections.
@@ -60,7 +61,7 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
     };
     let body = match read_limited(body, limit).await {
         Ok(body) => body,
-        Err(message) => return json_error(StatusCode::BAD_REQUEST, "invalid_body", &message),
+        Err(response) => return response,
     };
     if is_admin && let Some(response) = admin(&app, &parts, &body).await {
         return response;
@@ -194,16 +195,22 @@ fn core_request(parts: &Parts) -> Result<Request, String> {
         .map_err(|e| e.to_string())?
         .with_method(parts.method.as_str());
     for (name, value) in &parts.headers {
-        let value = value
-            .to_str()
-            .map_err(|_| format!("the {name} header is not visible ASCII"))?;
-        request = request.with_header(name.as_str(), value);
+        request = request.with_header(name.as_str(), &latin1(value));
     }
     let mut seed = [0u8; 8];
     getrandom::fill(&mut seed).map_err(|e| format!("no random source: {e}"))?;
     Ok(request
         .with_now(Utc::now())
         .with_seed(u64::from_le_bytes(seed)))
+}
+
+/// A header value as text: visible ASCII as is, any other byte (HTTP's obs-text) read as
+/// Latin-1, as `fetch`'s `Headers` reads it, so a header with such bytes is not a failure.
+fn latin1(value: &HeaderValue) -> std::borrow::Cow<'_, str> {
+    match value.to_str() {
+        Ok(text) => text.into(),
+        Err(_) => value.as_bytes().iter().map(|&b| char::from(b)).collect(),
+    }
 }
 
 /// Page JSON: answered at once, or the page resolved and handed back to the core.
@@ -304,8 +311,9 @@ async fn admin(app: &App, parts: &Parts, body: &[u8]) -> Option<Response> {
     ))
 }
 
-/// Reads `body` until it holds more than `limit` bytes (the core answers 413 then) or ends.
-async fn read_limited(mut body: Body, limit: usize) -> Result<Vec<u8>, String> {
+/// Reads `body` until it holds more than `limit` bytes (the core answers 413 then) or ends;
+/// a body that stops arriving is 408, one that cannot be read 400.
+async fn read_limited(mut body: Body, limit: usize) -> Result<Vec<u8>, Response> {
     let mut read = Vec::new();
     while read.len() <= limit {
         match body.frame().await {
@@ -315,7 +323,21 @@ async fn read_limited(mut body: Body, limit: usize) -> Result<Vec<u8>, String> {
                     read.extend_from_slice(data);
                 }
             }
-            Some(Err(e)) => return Err(format!("the request body could not be read: {e}")),
+            Some(Err(e)) if is_body_timeout(&e) => {
+                return Err(json_error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "body_timeout",
+                    "the request body stopped arriving",
+                ));
+            }
+            Some(Err(e)) => {
+                let message = format!("the request body could not be read: {e}");
+                return Err(json_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_body",
+                    &message,
+                ));
+            }
         }
     }
     Ok(read)

@@ -100,6 +100,10 @@ pub fn run(args: ServeArgs) -> ExitCode {
         Ok(platform) => platform,
         Err(e) => return crate::fail(&e.to_string()),
     };
+    let limits = match ConnectionLimits::from_env() {
+        Ok(limits) => limits,
+        Err(e) => return crate::fail(&e.to_string()),
+    };
     let origin = match args.origin.as_deref().map(origin::Origin::new).transpose() {
         Ok(origin) => origin,
         Err(e) => return crate::fail(&e),
@@ -149,7 +153,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         }
         let edge = origin.map(|origin| Arc::new(edge::Edge::new(site.clone(), origin, store)));
         let router = app::router(site, edge, fast_deploy);
-        serve(listener, router, &ConnectionLimits::default(), shutdown).await;
+        serve(listener, router, &limits, shutdown).await;
         ExitCode::SUCCESS
     })
 }

@@ -2,9 +2,11 @@
 //! with connection limits.
 
 mod body;
+mod limits;
 mod serve;
 mod sse;
 
 pub use body::{BODY_LIMIT_BYTES, MAX_JSON_DEPTH, parse_json, reject_nul};
-pub use serve::{ConnectionLimits, serve, shutdown_signal};
+pub use limits::ConnectionLimits;
+pub use serve::{is_body_timeout, serve, shutdown_signal};
 pub use sse::SseParser;

@@ -18,32 +18,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower_http::timeout::RequestBodyTimeout;
 
-use std::time::Duration;
-
-/// The limits of a served socket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConnectionLimits {
-    /// Time allowed for a complete request head, on a new connection or an idle keep-alive one.
-    pub header_timeout: Duration,
-    /// Longest silence within a request body.
-    pub body_timeout: Duration,
-    /// Most connections open at once.
-    pub max_connections: usize,
-    /// How long a stopping server lets open requests finish.
-    pub shutdown_timeout: Duration,
-}
-
-impl Default for ConnectionLimits {
-    /// 10 s for a request head, 30 s of silence in a body, 512 connections, 10 s to stop.
-    fn default() -> ConnectionLimits {
-        ConnectionLimits {
-            header_timeout: Duration::from_secs(10),
-            body_timeout: Duration::from_secs(30),
-            max_connections: 512,
-            shutdown_timeout: Duration::from_secs(10),
-        }
-    }
-}
+use super::ConnectionLimits;
 
 /// Serves `router` on `listener` under `config`'s connection limits until `shutdown`
 /// resolves, then stops accepting and lets the open connections finish their requests for
@@ -122,4 +97,11 @@ pub async fn shutdown_signal() {
         }
     };
     tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+/// Whether reading a request body failed because the body stopped arriving for
+/// [`ConnectionLimits::body_timeout`] (a server answers 408 Request Timeout then).
+pub fn is_body_timeout(error: &(dyn std::error::Error + 'static)) -> bool {
+    std::iter::successors(Some(error), |e| e.source())
+        .any(|e| e.is::<tower_http::timeout::TimeoutError>())
 }

@@ -121,7 +121,7 @@ async fn serve(listener: tokio::net::TcpListener, config: &Config) {
     let config = config.clone();
     tokio::spawn(async move {
         let router = sitefile_workspace::router(state);
-        let limits = config.connection_limits();
+        let limits = config.limits;
         sitefile_workspace::http::serve(listener, router, &limits, std::future::pending()).await
     });
 }

@@ -41,8 +41,8 @@ async fn until_closed(socket: &mut TcpStream) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_slow_and_stalled_connections_are_closed() {
     let api = Api::start_with(Backend::Sqlite, |c| {
-        c.header_timeout = Duration::from_millis(300);
-        c.body_timeout = Duration::from_millis(300);
+        c.limits.header_timeout = Duration::from_millis(300);
+        c.limits.body_timeout = Duration::from_millis(300);
     })
     .await;
     // A connection that never sends anything.
@@ -81,7 +81,7 @@ async fn idle_slow_and_stalled_connections_are_closed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_connections_are_capped() {
-    let api = Api::start_with(Backend::Sqlite, |c| c.max_connections = 2).await;
+    let api = Api::start_with(Backend::Sqlite, |c| c.limits.max_connections = 2).await;
     let held = [connect(&api).await, connect(&api).await];
     tokio::time::sleep(Duration::from_millis(100)).await;
     let client = api.client.clone();
