@@ -50,7 +50,15 @@ fn main() -> ExitCode {
         Command::Bundle(args) => bundle_cmd::run(args),
         Command::Cache(args) => cache_cmd::run(args),
         Command::Serve(args) => serve::run(args),
-        Command::Kv(args) => kv_cmd::run(args),
+        Command::Kv(args) => {
+            // The key-value store's connection reports what it meets through `tracing`.
+            use tracing_subscriber::layer::SubscriberExt as _;
+            use tracing_subscriber::util::SubscriberInitExt as _;
+            tracing_subscriber::registry()
+                .with(serve::stderr_logs())
+                .init();
+            kv_cmd::run(args)
+        }
         Command::Workspace(args) => workspace_cmd::run(args),
     }
 }

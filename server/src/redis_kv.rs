@@ -73,7 +73,7 @@ impl FailureLog {
         match result {
             Ok(value) => {
                 if self.failing.swap(false, Ordering::Relaxed) {
-                    eprintln!("sitefile: {} answers again", self.name);
+                    tracing::info!("{} answers again", self.name);
                 }
                 Some(value)
             }
@@ -83,7 +83,7 @@ impl FailureLog {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
                 if !self.failing.swap(true, Ordering::Relaxed) {
-                    eprintln!("sitefile: {} failed ({what}: {why}); {then}", self.name);
+                    tracing::warn!("{} failed ({what}: {why}); {then}", self.name);
                 }
                 None
             }

@@ -138,7 +138,7 @@ impl Edge {
                         (self.clone(), plan.clone(), key.to_string(), request.clone());
                     tokio::spawn(async move {
                         if let Err(why) = edge.collapsed(&plan, &key, &request).await {
-                            eprintln!("sitefile serve: revalidating {key} failed: {why}");
+                            tracing::warn!("revalidating {key} failed: {why}");
                         }
                     });
                     return Ok(served(stored, copy.headers));

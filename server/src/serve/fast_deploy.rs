@@ -37,9 +37,9 @@ impl FastDeploy {
             return Ok(None);
         };
         let Some(id) = platform.deployment_id(None) else {
-            eprintln!(
-                "warning: Fast Deploy is off: neither PLATFORM_DEPLOYMENT_ID nor BUILD_HASH \
-                 names the deployment"
+            tracing::warn!(
+                "Fast Deploy is off: neither PLATFORM_DEPLOYMENT_ID nor BUILD_HASH names the \
+                 deployment"
             );
             return Ok(None);
         };
@@ -111,9 +111,8 @@ impl FastDeploy {
                 let refreshed = self.refresh(&site).await;
                 let then = "this server keeps its content until it answers again";
                 if self.log.settle("reading the revision", then, refreshed) == Some(true) {
-                    eprintln!(
-                        "sitefile serve: content of deployment {} loaded from the key-value \
-                         store (revision {})",
+                    tracing::info!(
+                        "content of deployment {} loaded from the key-value store (revision {})",
                         self.id,
                         site.revision()
                     );

@@ -8,6 +8,7 @@ mod fast_deploy;
 mod origin;
 mod page_view;
 mod store;
+mod telemetry;
 
 use crate::open_site;
 use clap::Args;
@@ -20,6 +21,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use store::{MemoryStore, RedisStore, Store};
+pub use telemetry::stderr_logs;
 
 /// Where `sitefile serve` listens unless `--listen` says otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8000";
@@ -79,8 +81,8 @@ async fn open(
                 return Ok((site, from));
             }
             Ok(None) => {}
-            Err(e) => eprintln!(
-                "warning: the snapshot of deployment {} could not be read ({e}); serving {}",
+            Err(e) => tracing::warn!(
+                "the snapshot of deployment {} could not be read ({e}); serving {}",
                 fast_deploy.id(),
                 args.site_dir.display()
             ),
@@ -88,7 +90,7 @@ async fn open(
     }
     let opened = open_site::open(&args.site_dir, WorkerOptions::default())?;
     for problem in &opened.problems {
-        eprintln!("warning: {problem}");
+        tracing::warn!("{problem}");
     }
     Ok((opened.site, args.site_dir.display().to_string()))
 }
@@ -100,19 +102,25 @@ pub fn run(args: ServeArgs) -> ExitCode {
         Ok(platform) => platform,
         Err(e) => return crate::fail(&e.to_string()),
     };
+    // Before the runtime: the exporters' blocking HTTP clients are made and stopped outside it.
+    let telemetry = match telemetry::Telemetry::start(&platform) {
+        Ok(telemetry) => telemetry,
+        Err(e) => return crate::fail(&e),
+    };
+    let observe = telemetry.observes_requests();
     let limits = match ConnectionLimits::from_env() {
         Ok(limits) => limits,
         Err(e) => return crate::fail(&e.to_string()),
     };
     let origin = match args.origin.as_deref().map(origin::Origin::new).transpose() {
-        Ok(origin) => origin,
+        Ok(origin) => origin.map(|o| o.logging_fetches(platform.observability.log_outgoing_fetch)),
         Err(e) => return crate::fail(&e),
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => return crate::fail(&error.to_string()),
     };
-    runtime.block_on(async {
+    let code = runtime.block_on(async {
         let fast_deploy = match FastDeploy::configured(&platform) {
             Ok(fast_deploy) => fast_deploy.map(Arc::new),
             Err(e) => return crate::fail(&e),
@@ -152,8 +160,14 @@ pub fn run(args: ServeArgs) -> ExitCode {
             fast_deploy.clone().watch(site.clone());
         }
         let edge = origin.map(|origin| Arc::new(edge::Edge::new(site.clone(), origin, store)));
-        let router = app::router(site, edge, fast_deploy);
+        let mut router = app::router(site, edge, fast_deploy);
+        if observe {
+            router = router.layer(axum::middleware::from_fn(telemetry::observe));
+        }
         serve(listener, router, &limits, shutdown).await;
         ExitCode::SUCCESS
-    })
+    });
+    drop(runtime);
+    telemetry.shutdown();
+    code
 }

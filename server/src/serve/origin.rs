@@ -63,6 +63,7 @@ pub struct Reply {
 pub struct Origin {
     base: String,
     client: reqwest::Client,
+    log_fetches: bool,
 }
 
 impl Origin {
@@ -83,7 +84,17 @@ impl Origin {
         Ok(Origin {
             base: parsed.as_str().trim_end_matches('/').to_string(),
             client,
+            log_fetches: false,
         })
+    }
+
+    /// Logs every request to the origin (`OTEL_LOG_OUTGOING_FETCH=true`): method, URL, status
+    /// and duration; never a header or a body.
+    pub fn logging_fetches(self, log_fetches: bool) -> Origin {
+        Origin {
+            log_fetches,
+            ..self
+        }
     }
 
     /// The origin's URL.
@@ -157,10 +168,22 @@ impl Origin {
     }
 
     async fn send(&self, request: reqwest::RequestBuilder) -> Result<Reply, String> {
-        let mut response = request
-            .send()
-            .await
-            .map_err(|e| format!("the origin {} could not be reached: {e}", self.base))?;
+        let request = request
+            .build()
+            .map_err(|e| format!("the request to the origin {} is invalid: {e}", self.base))?;
+        let (method, url) = (request.method().clone(), request.url().clone());
+        let started = std::time::Instant::now();
+        let sent = self.client.execute(request).await;
+        if self.log_fetches {
+            let status = sent.as_ref().map_or(0, |r| r.status().as_u16());
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            tracing::info!(%method, %url, status, ms, "outgoing fetch");
+        }
+        let mut response = sent.map_err(|e| {
+            let why = format!("the origin {} could not be reached: {e}", self.base);
+            tracing::warn!("{why}");
+            why
+        })?;
         let status = response.status().as_u16();
         let mut headers = header_pairs(response.headers());
         headers.retain(|(name, _)| !is_hop_by_hop(name));
