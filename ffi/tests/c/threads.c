@@ -5,7 +5,8 @@
  * used, show A and B at the same version, and that version must be the one the reload that
  * made the revision wrote — never a mix of two revisions. All resolvers share one sitefile_host
  * whose custom matcher must be called on the resolving thread, inside sitefile_resolve_begin.
- * Each thread's sitefile_last_error is its own. Run by ffi/tests/c_api.rs (and under valgrind by ffi/tests/valgrind.rs):
+ * Each thread's sitefile_last_error is its own. Run by ffi/tests/c_api.rs, under valgrind by
+ * ffi/tests/valgrind.rs and under ThreadSanitizer by ffi/tests/tsan.rs:
  * `threads [ROUNDS]` — each resolver resolves at least ROUNDS pages.
  */
 #define _POSIX_C_SOURCE 200809L
