@@ -4,7 +4,9 @@
 # missing (valgrind, pkg-config, make, a C compiler, cJSON for the conformance runner; Debian,
 # as root or with passwordless sudo), then
 #   1. runs the C programs under valgrind (`cargo test --workspace --test valgrind`);
-#   2. installs a release build with scripts/install-ffi.sh to a prefix under target/ and builds
+#   2. runs the threads program under ThreadSanitizer (`cargo test --workspace --test tsan`,
+#      which installs Debian's rustc-web, cargo-web, rust-web-src and libclang-rt-19-dev);
+#   3. installs a release build with scripts/install-ffi.sh to a prefix under target/ and builds
 #      and runs examples/c-host against it with its Makefile and pkg-config, as a user would.
 # Called from scripts/test.sh.
 set -euo pipefail
@@ -22,6 +24,9 @@ need_lib libcjson libcjson-dev
 echo "ffi.sh: the C programs under valgrind"
 # --workspace: the same features as the test run before, so its build is reused, not redone.
 cargo test --workspace --locked --test valgrind
+
+echo "ffi.sh: the threads program under ThreadSanitizer (std instrumented too)"
+cargo test --workspace --locked --test tsan
 
 echo "ffi.sh: a release install, and examples/c-host built against it with pkg-config"
 prefix="$PWD/target/ffi-install"
