@@ -65,28 +65,67 @@ pub async fn init(config: &Config, slug: &str) -> Result<String, CliError> {
     Ok(value)
 }
 
+/// The workspace API ready to be served: its router and what a stopping server does first.
+/// `workspace serve` serves it alone; `sitefile serve --workspace` beside a site.
+#[derive(Clone)]
+pub struct Workspace {
+    state: AppState,
+}
+
+impl Workspace {
+    /// Connects the storage and starts the background work of `config`'s workspace.
+    pub async fn start(config: Config) -> Result<Workspace, CliError> {
+        let state = AppState::from_config(config).await?;
+        tracing::info!(database = %state.store.location(), "workspace API started");
+        Ok(Workspace { state })
+    }
+
+    /// The API's routes (every path [`owns_path`] names).
+    pub fn router(&self) -> axum::Router {
+        crate::router(self.state.clone())
+    }
+
+    /// The connection limits its configuration sets.
+    pub fn limits(&self) -> crate::http::ConnectionLimits {
+        self.state.config.limits
+    }
+
+    /// Before the server stops: this server's runs are marked failed and every run stream
+    /// ends.
+    pub async fn stop(&self) {
+        if let Err(error) = crate::pilot::lease::stop(&self.state).await {
+            let error = self.state.store.error(error);
+            tracing::error!(%error, "runs not stopped cleanly");
+        }
+        self.state.pilot.shutdown.cancel();
+    }
+}
+
+/// Whether `path` is the workspace API's: `/api/...`, the legacy `/mcp/...` and the
+/// protected-resource documents under `/.well-known/oauth-protected-resource`.
+pub fn owns_path(path: &str) -> bool {
+    ["/api/", "/mcp/", "/.well-known/oauth-protected-resource"]
+        .iter()
+        .any(|prefix| path.starts_with(prefix))
+}
+
 /// Serves the workspace API alone on `listen` until Ctrl-C or SIGTERM; then this server's
 /// runs are marked failed, every run stream ends, and open requests get a bounded time to
 /// finish.
 pub async fn serve(config: Config, listen: SocketAddr) -> Result<(), CliError> {
-    let state = AppState::from_config(config).await?;
+    let workspace = Workspace::start(config).await?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| CliError::Serve(format!("bind {listen}: {e}")))?;
     tracing::info!(%listen, "workspace API listening");
-    let config = state.config.clone();
-    let stopping = state.clone();
+    let stopping = workspace.clone();
     let shutdown = async move {
         crate::http::shutdown_signal().await;
         tracing::info!("shutting down");
-        if let Err(error) = crate::pilot::lease::stop(&stopping).await {
-            let error = stopping.store.error(error);
-            tracing::error!(%error, "runs not stopped cleanly");
-        }
-        stopping.pilot.shutdown.cancel();
+        stopping.stop().await;
     };
-    let limits = config.limits;
-    crate::http::serve(listener, crate::router(state), &limits, shutdown).await;
+    let limits = workspace.limits();
+    crate::http::serve(listener, workspace.router(), &limits, shutdown).await;
     Ok(())
 }
 

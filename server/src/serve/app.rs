@@ -19,8 +19,10 @@ use sitefile_core::admin::{AdminOutcome, AdminRequest, InvokeResult};
 use sitefile_core::page_json::PageJsonOutcome;
 use sitefile_core::resolve::{ResolutionMisuse, ResolvedPage, Step};
 use sitefile_core::{NoHost, Request, Site};
+use sitefile_workspace::cli::{Workspace, owns_path};
 use sitefile_workspace::http::is_body_timeout;
 use std::sync::Arc;
+use tower::ServiceExt as _;
 
 /// Why previews and renders are not available: this server has nothing that renders sections.
 const NO_RENDERER: &str =
@@ -36,16 +38,34 @@ pub struct App {
 }
 
 /// The router of a site, in front of `edge`'s origin when there is one, writing reloads to
-/// `fast_deploy`'s store when it is on.
+/// `fast_deploy`'s store when it is on; with `workspace`, its API beside the site.
 pub fn router(
     site: Arc<Site>,
     edge: Option<Arc<Edge>>,
     fast_deploy: Option<Arc<FastDeploy>>,
+    workspace: Option<&Workspace>,
 ) -> Router {
-    Router::new().fallback(handle).with_state(App {
+    let site = Router::new().fallback(handle).with_state(App {
         site,
         edge,
         fast_deploy,
+    });
+    let Some(workspace) = workspace else {
+        return site;
+    };
+    // The workspace API's paths go to its router, with its own limits and 404s; every other
+    // path is the site's.
+    let api = workspace.router();
+    Router::new().fallback(move |request: HttpRequest| {
+        let (api, site) = (api.clone(), site.clone());
+        async move {
+            let to = if owns_path(request.uri().path()) {
+                api
+            } else {
+                site
+            };
+            to.oneshot(request).await.into_response()
+        }
     })
 }
 

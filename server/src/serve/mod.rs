@@ -15,6 +15,7 @@ use clap::Args;
 use fast_deploy::FastDeploy;
 use sitefile_core::config::PlatformConfig;
 use sitefile_core::edge::WorkerOptions;
+use sitefile_workspace::cli::Workspace;
 use sitefile_workspace::http::{ConnectionLimits, serve, shutdown_signal};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -44,6 +45,17 @@ pub struct ServeArgs {
     /// copies in Redis.
     #[arg(long, default_value_t = DEFAULT_CACHE_MAX_BYTES)]
     pub cache_max_bytes: usize,
+    /// Also serve the workspace API (`/api/...`, `/mcp/...`), configured as
+    /// `sitefile workspace serve` is (`PLATFORM_WORKSPACE_ENCRYPTION_KEY`,
+    /// `PLATFORM_DATABASE_URL`, ...), so one process serves both.
+    #[arg(long)]
+    pub workspace: bool,
+}
+
+/// The workspace API of `--workspace`, from the `PLATFORM_*` environment.
+async fn start_workspace() -> Result<Workspace, String> {
+    let config = sitefile_workspace::Config::from_env().map_err(|e| e.to_string())?;
+    Workspace::start(config).await.map_err(|e| e.to_string())
 }
 
 /// The edge cache's default size: 64 MiB of bodies.
@@ -133,6 +145,13 @@ pub fn run(args: ServeArgs) -> ExitCode {
             Ok(store) => store,
             Err(e) => return crate::fail(&e),
         };
+        let workspace = match args.workspace.then(start_workspace) {
+            Some(started) => match started.await {
+                Ok(workspace) => Some(workspace),
+                Err(e) => return crate::fail(&e),
+            },
+            None => None,
+        };
         let listener = match tokio::net::TcpListener::bind(args.listen).await {
             Ok(listener) => listener,
             Err(e) => return crate::fail(&format!("cannot listen on {}: {e}", args.listen)),
@@ -160,10 +179,16 @@ pub fn run(args: ServeArgs) -> ExitCode {
             fast_deploy.clone().watch(site.clone());
         }
         let edge = origin.map(|origin| Arc::new(edge::Edge::new(site.clone(), origin, store)));
-        let mut router = app::router(site, edge, fast_deploy);
+        let mut router = app::router(site, edge, fast_deploy, workspace.as_ref());
         if observe {
             router = router.layer(axum::middleware::from_fn(telemetry::observe));
         }
+        let shutdown = async move {
+            shutdown.await;
+            if let Some(workspace) = &workspace {
+                workspace.stop().await;
+            }
+        };
         serve(listener, router, &limits, shutdown).await;
         ExitCode::SUCCESS
     });
