@@ -7,4 +7,4 @@ mod sse;
 
 pub use body::{BODY_LIMIT_BYTES, MAX_JSON_DEPTH, parse_json, reject_nul};
 pub use serve::{ConnectionLimits, serve, shutdown_signal};
-pub use sse::SseParser;
+pub use sse::{SseParser, accepts_event_stream};
