@@ -73,8 +73,9 @@ impl McpDouble {
     /// `huge` answers every tool call with 17 MiB, `old` speaks only 2025-03-26, `tasks`
     /// also lists `task_only` (task-augmented calls only, MCP 2025-11-25) and `meta_echo`
     /// (answers with the call's `params._meta`), `stream` answers GET with a session
-    /// stream: one `notifications/message` whose data is the session id, then keep-alive
-    /// comments until the client leaves.
+    /// stream (one `notifications/message` whose data is the session id, then keep-alive
+    /// comments until the client leaves) and a tool call with a progress token with an
+    /// event stream: a progress notification, a `ping` request, then the result.
     pub fn mode_url(&self, mode: &str) -> String {
         self.url.replace("/mcp", &format!("/{mode}/mcp"))
     }
@@ -294,6 +295,16 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
         }
     };
     let body = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+    let token = &msg["params"]["_meta"]["progressToken"];
+    if mode.as_deref() == Some("stream") && method == "tools/call" && !token.is_null() {
+        let progress = json!({ "jsonrpc": "2.0", "method": "notifications/progress",
+            "params": { "progressToken": token, "progress": 1, "total": 2 } });
+        let ping = json!({ "jsonrpc": "2.0", "id": "server-1", "method": "ping" });
+        let text = format!(
+            "event: message\ndata: {progress}\n\nevent: message\ndata: {ping}\n\nevent: message\ndata: {body}\n\n"
+        );
+        return ([("content-type", "text/event-stream")], text).into_response();
+    }
     if d.sse {
         let text = format!("event: message\ndata: {body}\n\n");
         ([("content-type", "text/event-stream")], text).into_response()

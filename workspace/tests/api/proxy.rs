@@ -674,8 +674,17 @@ impl Api {
     }
 }
 
+/// The `data` of each event of an event-stream body.
+fn event_data(body: &str) -> Vec<Value> {
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
 /// GET relays the upstream session's stream to the session's client, and a client that
-/// leaves ends the upstream stream.
+/// leaves ends the upstream stream; the notifications in an upstream's event-stream answer
+/// reach a client that accepts event streams.
 async fn proxy_relays_the_session_stream(backend: Backend) {
     let api = Api::start_with(backend, |c| c.keepalive = Duration::from_millis(50)).await;
     let upstream = mcp_double::start(false).await;
@@ -722,4 +731,45 @@ async fn proxy_relays_the_session_stream(backend: Backend) {
     tokio::time::timeout(Duration::from_secs(10), upstream.stream_ended.notified())
         .await
         .expect("the upstream stream ends when the client leaves");
+    // The legacy route serves the same stream.
+    let legacy = api
+        .client
+        .get(format!("{}/mcp/{conn}", api.base))
+        .bearer_auth(&api.owner)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(legacy.status(), 200);
+    assert_eq!(legacy.headers()["content-type"], "text/event-stream");
+    drop(legacy);
+
+    // A tool call whose upstream answers progress then the result: relayed as an event
+    // stream (the upstream's ping request is not), or JSON to a client taking JSON only.
+    let call = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "echo", "arguments": { "text": "hi" }, "_meta": { "progressToken": "p1" } } });
+    let post = |accept: &'static str| {
+        api.client
+            .post(format!("{}{path}", api.base))
+            .bearer_auth(&api.owner)
+            .header("accept", accept)
+            .header("mcp-session-id", &session)
+            .json(&call)
+            .send()
+    };
+    let relayed = post("application/json, text/event-stream").await.unwrap();
+    assert_eq!(relayed.status(), 200);
+    assert_eq!(relayed.headers()["content-type"], "text/event-stream");
+    let events = event_data(&relayed.text().await.unwrap());
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[0]["method"], "notifications/progress");
+    assert_eq!(events[0]["params"]["progressToken"], "p1");
+    assert_eq!(events[1]["id"], 7);
+    assert_eq!(events[1]["result"]["content"][0]["text"], "hi");
+    let plain = post("application/json").await.unwrap();
+    assert_eq!(plain.headers()["content-type"], "application/json");
+    let body: Value = plain.json().await.unwrap();
+    assert_eq!(body["id"], 7);
+    assert_eq!(body["result"]["content"][0]["text"], "hi");
 }
