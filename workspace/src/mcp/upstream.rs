@@ -526,7 +526,11 @@ async fn read_events(
             let Ok(message) = serde_json::from_str::<Value>(&data) else {
                 continue;
             };
-            if id.is_some() && message.get("id").and_then(Value::as_u64) == id {
+            // A request of the upstream's own may carry the same id: a response has no method.
+            if id.is_some()
+                && message.get("method").is_none()
+                && message.get("id").and_then(Value::as_u64) == id
+            {
                 return Ok(Some(message));
             }
             if let Some(relay) = relay

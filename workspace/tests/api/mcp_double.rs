@@ -75,7 +75,8 @@ impl McpDouble {
     /// (answers with the call's `params._meta`), `stream` answers GET with a session
     /// stream (one `notifications/message` whose data is the session id, then keep-alive
     /// comments until the client leaves) and a tool call with a progress token with an
-    /// event stream: a progress notification, a `ping` request, then the result.
+    /// event stream: a progress notification, a `ping` request (with the call's id), then
+    /// the result.
     pub fn mode_url(&self, mode: &str) -> String {
         self.url.replace("/mcp", &format!("/{mode}/mcp"))
     }
@@ -299,7 +300,8 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
     if mode.as_deref() == Some("stream") && method == "tools/call" && !token.is_null() {
         let progress = json!({ "jsonrpc": "2.0", "method": "notifications/progress",
             "params": { "progressToken": token, "progress": 1, "total": 2 } });
-        let ping = json!({ "jsonrpc": "2.0", "id": "server-1", "method": "ping" });
+        // The upstream's own request, with the id of the request it answers.
+        let ping = json!({ "jsonrpc": "2.0", "id": id, "method": "ping" });
         let text = format!(
             "event: message\ndata: {progress}\n\nevent: message\ndata: {ping}\n\nevent: message\ndata: {body}\n\n"
         );
