@@ -41,9 +41,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route(
             "/api/{org}/mcp/{connection_id}",
-            post(mcp::proxy)
-                .get(mcp::get_not_allowed)
-                .delete(mcp::end_session),
+            post(mcp::proxy).get(mcp::listen).delete(mcp::end_session),
         )
         .route(
             &format!("/api/{{org}}/mcp/{{connection_id}}{well_known}"),
@@ -56,7 +54,7 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/mcp/{connection_id}",
             post(mcp::legacy_proxy)
-                .get(mcp::get_not_allowed)
+                .get(mcp::legacy_listen)
                 .delete(mcp::legacy_end_session)
                 .layer(middleware::from_fn_with_state(
                     state.clone(),

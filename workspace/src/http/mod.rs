@@ -9,4 +9,4 @@ mod sse;
 pub use body::{BODY_LIMIT_BYTES, MAX_JSON_DEPTH, parse_json, reject_nul};
 pub use limits::ConnectionLimits;
 pub use serve::{is_body_timeout, serve, shutdown_signal};
-pub use sse::SseParser;
+pub use sse::{SseParser, accepts_event_stream};

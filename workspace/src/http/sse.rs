@@ -1,4 +1,8 @@
-//! An incremental Server-Sent Events parser (for upstream MCP and model streams).
+//! Server-Sent Events: an incremental parser (for upstream MCP and model streams) and the
+//! check that a client accepts them.
+
+use axum::http::HeaderMap;
+use axum::http::header::ACCEPT;
 
 /// Collects bytes and yields the `data` of each complete event. Bytes are buffered and
 /// only complete lines are decoded, so a character split across chunks stays whole; each
@@ -54,6 +58,21 @@ fn line(bytes: &[u8], data: &mut Vec<String>, events: &mut Vec<String>) {
         let value = value.strip_prefix(b" ").unwrap_or(value);
         data.push(String::from_utf8_lossy(value).into_owned());
     }
+}
+
+/// Whether a request names `text/event-stream` in `Accept`.
+pub fn accepts_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|media| {
+            media
+                .split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"))
+        })
 }
 
 #[cfg(test)]

@@ -142,6 +142,7 @@ pub(super) fn upstream_failure(
         // MCP: a request naming an ended session is answered 404, and the client starts
         // a new session.
         UpstreamError::SessionExpired => (StatusCode::NOT_FOUND, INVALID_REQUEST),
+        UpstreamError::NoStream => (StatusCode::METHOD_NOT_ALLOWED, INVALID_REQUEST),
     };
     (
         status,

@@ -1,11 +1,14 @@
 //! The three MCP endpoint families (connection proxy, agent gateway, management) plus
-//! the legacy unscoped proxy route, discovery metadata and the upstream client.
+//! the legacy unscoped proxy route, discovery metadata, the upstream client and the relay
+//! of what upstreams send to clients.
 
 mod call;
 mod discovery;
 mod gateway;
 pub mod jsonrpc;
+mod listen;
 mod proxy;
+mod relay;
 pub mod schema;
 mod self_server;
 mod sessions;
@@ -17,6 +20,7 @@ mod upstream;
 pub use call::{CallContext, call_tool};
 pub use discovery::{protected_resource, protected_resource_prefixed};
 pub use gateway::{Catalog, CatalogTool, Resolved, compose, gateway};
+pub use listen::{legacy_listen, listen};
 pub use proxy::{
     LEGACY_DEPRECATED_AT, end_session, legacy_deprecation, legacy_end_session, legacy_proxy, proxy,
 };
@@ -24,5 +28,5 @@ pub use self_server::self_mcp;
 pub use sessions::{SessionLimits, Sessions};
 pub use target::target_for;
 pub use tool_cache::ToolCache;
-pub use transport::{get_not_allowed, method_not_allowed};
+pub use transport::method_not_allowed;
 pub use upstream::{Upstream, UpstreamError};

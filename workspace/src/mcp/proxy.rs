@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::call::{CallContext, call_tool, upstream_failure};
 use super::jsonrpc::{self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_REQUEST};
+use super::relay;
 use super::sessions::{Ended, Owner};
 use super::target::target_for;
 use super::tool_cache;
@@ -20,6 +21,7 @@ use super::transport::{accepted, negotiate_version, read_request, reply, rpc_err
 use super::upstream::{LIST_TIMEOUT, Target};
 use crate::auth::{Credential, Principal, authenticate};
 use crate::error::ApiError;
+use crate::http::accepts_event_stream;
 use crate::state::AppState;
 use crate::storage::{Connection, ConnectionStatus};
 
@@ -210,19 +212,26 @@ async fn serve(
         (Some(_), None) => return session_not_found(id),
         (None, _) => None,
     };
-    let forget = |response: Response| {
-        if response.status() == StatusCode::NOT_FOUND
-            && let (Some(sid), Some(owner)) = (&session_id, &owner)
-            && let Some(ended) = state.sessions.remove(sid, owner)
-        {
-            end_sessions(state, vec![ended]);
-        }
-        response
-    };
     let request_id = uuid::Uuid::new_v4().to_string();
     if request.id.is_none() {
         return accepted();
     }
+    // What the upstream sends before its answer is relayed when the client takes an event
+    // stream; an answer of 404 (the upstream forgot the session) ends the session here too.
+    let streaming = accepts_event_stream(headers);
+    let keepalive = state.config.keepalive;
+    let forget = {
+        let state = state.clone();
+        let session = session_id.clone().zip(owner.clone());
+        move |status: StatusCode| {
+            if status == StatusCode::NOT_FOUND
+                && let Some((sid, owner)) = &session
+                && let Some(ended) = state.sessions.remove(sid, owner)
+            {
+                end_sessions(&state, vec![ended]);
+            }
+        }
+    };
     if request.method == "tools/call" {
         let tool = match request.tool_call() {
             Ok((tool, _)) => tool,
@@ -254,17 +263,23 @@ async fn serve(
         } else {
             without_credentials(&connection, &request_id)
         };
-        let ctx = CallContext {
-            org_id: &connection.org_id,
-            actor: principal
-                .as_ref()
-                .map_or("anonymous".into(), Principal::actor),
-            surface: "proxy",
-            request_id: &request_id,
-        };
-        let (status, body) =
-            call_tool(state, &ctx, &target, &tool, request.params, id, allowed).await;
-        return forget(reply(status, body));
+        let actor = principal
+            .as_ref()
+            .map_or("anonymous".into(), Principal::actor);
+        let (state, org_id, params) = (state.clone(), connection.org_id.clone(), request.params);
+        return relay::answer(streaming, keepalive, move |relay| async move {
+            let ctx = CallContext {
+                org_id: &org_id,
+                actor,
+                surface: "proxy",
+                request_id: &request_id,
+            };
+            let target = Target { relay, ..target };
+            let (status, body) = call_tool(&state, &ctx, &target, &tool, params, id, allowed).await;
+            forget(status);
+            (status, body)
+        })
+        .await;
     }
     let target = match target_for(state, &connection, &request_id) {
         Ok(target) => Target { session, ..target },
@@ -336,43 +351,43 @@ async fn serve(
             } else {
                 LIST_TIMEOUT
             };
-            match state
-                .upstream
-                .request(&target, method, request.params.clone(), timeout)
-                .await
-            {
-                Ok(mut response) => {
-                    if listing && let Some(tools) = response["result"]["tools"].as_array() {
-                        state
-                            .tool_cache
-                            .store(&target, Arc::new(tools.clone()))
-                            .await;
-                    }
-                    match response.as_object_mut() {
-                        Some(object) => {
-                            object.insert("id".into(), id);
-                            reply(StatusCode::OK, response)
+            let (state, method, params) = (state.clone(), method.to_string(), request.params);
+            relay::answer(streaming, keepalive, move |relay| async move {
+                let target = Target { relay, ..target };
+                let (status, body) = match state
+                    .upstream
+                    .request(&target, &method, params, timeout)
+                    .await
+                {
+                    Ok(mut response) => {
+                        if listing && let Some(tools) = response["result"]["tools"].as_array() {
+                            state
+                                .tool_cache
+                                .store(&target, Arc::new(tools.clone()))
+                                .await;
                         }
-                        None => rpc_error(
-                            StatusCode::OK,
-                            id,
-                            INTERNAL_ERROR,
-                            "upstream protocol error: not a JSON-RPC response object",
-                        ),
+                        // Always an object (`Upstream::request` checks it).
+                        if let Some(object) = response.as_object_mut() {
+                            object.insert("id".into(), id);
+                        }
+                        (StatusCode::OK, response)
                     }
-                }
-                Err(error) => {
-                    let (status, body, _) = upstream_failure(error, id);
-                    forget(reply(status, body))
-                }
-            }
+                    Err(error) => {
+                        let (status, body, _) = upstream_failure(error, id);
+                        (status, body)
+                    }
+                };
+                forget(status);
+                (status, body)
+            })
+            .await
         }
     }
 }
 
 /// 404 for a request naming a session this server does not have (for this key and
 /// connection): MCP clients answer it by initializing a new session.
-fn session_not_found(id: Value) -> Response {
+pub(super) fn session_not_found(id: Value) -> Response {
     rpc_error(
         StatusCode::NOT_FOUND,
         id,
@@ -384,7 +399,7 @@ fn session_not_found(id: Value) -> Response {
 /// Ends sessions upstream in the background; the target (and so the credentials) is
 /// rebuilt from the stored connection, which is not kept decrypted in memory between
 /// requests. A connection deleted meanwhile leaves its upstream session to expire there.
-fn end_sessions(state: &AppState, ended: Vec<Ended>) {
+pub(super) fn end_sessions(state: &AppState, ended: Vec<Ended>) {
     if ended.is_empty() {
         return;
     }
@@ -434,46 +449,12 @@ async fn end(
     headers: &HeaderMap,
     resource: &str,
 ) -> Response {
-    let principal = match authenticate(&state.store, &state.config.clock, headers).await {
-        Ok(Credential::Valid(principal)) => principal,
-        Ok(other) => {
-            return unauthorized(Value::Null, resource, matches!(other, Credential::Invalid));
-        }
-        Err(error) => return api_error(Value::Null, error),
-    };
-    if let Some(slug) = org
-        && let Err(error) = principal.require_org(slug)
-    {
-        return api_error(Value::Null, error);
-    }
-    let Some(session_id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
-        return rpc_error(
-            StatusCode::BAD_REQUEST,
-            Value::Null,
-            INVALID_REQUEST,
-            "Bad Request: DELETE ends the session named by the Mcp-Session-Id header",
-        );
-    };
-    let connection = match state
-        .store
-        .connection(&principal.org.id, connection_id)
-        .await
-    {
-        Ok(Some(connection)) => connection,
-        Ok(None) => {
-            return api_error(
-                Value::Null,
-                ApiError::NotFound("Connection not found".into()),
-            );
-        }
-        Err(error) => return api_error(Value::Null, error.into()),
-    };
-    let owner = Owner {
-        org_id: connection.org_id.clone(),
-        connection_id: connection.id.clone(),
-        key_id: principal.key_id.clone(),
-    };
-    match state.sessions.remove(session_id, &owner) {
+    let caller =
+        match session_caller(state, org, connection_id, headers, resource, "DELETE ends").await {
+            Ok(caller) => caller,
+            Err(response) => return response,
+        };
+    match state.sessions.remove(&caller.session_id, &caller.owner) {
         Some(ended) => {
             end_sessions(state, vec![ended]);
             StatusCode::NO_CONTENT.into_response()
@@ -482,39 +463,108 @@ async fn end(
     }
 }
 
-/// The upstream's capabilities minus what the proxy cannot deliver. Nothing the upstream
-/// sends on its own reaches the client (GET is answered 405 and notifications in an
-/// upstream event stream are not relayed), so `listChanged`, `resources.subscribe` and
-/// `logging` are dropped; `tools`, `resources`, `prompts`, `completions` and `tasks`
-/// (created by a forwarded `params.task`, then polled with `tasks/*` requests) are kept;
-/// anything else (`experimental`, capabilities of newer revisions) is dropped until it
-/// is known to work through the proxy.
+/// The caller of a request about one session (GET, DELETE): who it is and which session
+/// it names.
+pub(super) struct SessionCaller {
+    /// The key's holder.
+    pub principal: Principal,
+    /// The connection, in the key's organization.
+    pub connection: Connection,
+    /// Whose sessions the caller may use.
+    pub owner: Owner,
+    /// The `Mcp-Session-Id` the request names.
+    pub session_id: String,
+}
+
+/// Authenticates a request about one session (an API key is required), checks the path's
+/// organization, reads `Mcp-Session-Id` (400 without it, saying the method `does` what)
+/// and looks the connection up in the key's organization (404).
+pub(super) async fn session_caller(
+    state: &AppState,
+    org: Option<&str>,
+    connection_id: &str,
+    headers: &HeaderMap,
+    resource: &str,
+    does: &str,
+) -> Result<SessionCaller, Response> {
+    let principal = match authenticate(&state.store, &state.config.clock, headers).await {
+        Ok(Credential::Valid(principal)) => principal,
+        Ok(other) => {
+            let invalid = matches!(other, Credential::Invalid);
+            return Err(unauthorized(Value::Null, resource, invalid));
+        }
+        Err(error) => return Err(api_error(Value::Null, error)),
+    };
+    if let Some(slug) = org
+        && let Err(error) = principal.require_org(slug)
+    {
+        return Err(api_error(Value::Null, error));
+    }
+    let Some(session_id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+        return Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            INVALID_REQUEST,
+            &format!("Bad Request: {does} the session named by the Mcp-Session-Id header"),
+        ));
+    };
+    let connection = match state
+        .store
+        .connection(&principal.org.id, connection_id)
+        .await
+    {
+        Ok(Some(connection)) => connection,
+        Ok(None) => {
+            let error = ApiError::NotFound("Connection not found".into());
+            return Err(api_error(Value::Null, error));
+        }
+        Err(error) => return Err(api_error(Value::Null, error.into())),
+    };
+    let owner = Owner {
+        org_id: connection.org_id.clone(),
+        connection_id: connection.id.clone(),
+        key_id: principal.key_id.clone(),
+    };
+    Ok(SessionCaller {
+        session_id: session_id.to_string(),
+        principal,
+        connection,
+        owner,
+    })
+}
+
+/// The upstream's capabilities the proxy delivers: `tools`, `resources`, `prompts`,
+/// `completions`, `tasks` and `logging`, with their `listChanged` and
+/// `resources.subscribe` (what the upstream sends on its own reaches the client on the
+/// session's GET stream and in event-stream answers). Anything else (`experimental`,
+/// capabilities of newer revisions) is dropped until it is known to work through the proxy.
 fn deliverable_capabilities(upstream: Option<&Value>) -> Value {
     let Some(upstream) = upstream.and_then(Value::as_object) else {
         return json!({ "tools": {} });
     };
-    let mut out = serde_json::Map::new();
-    for (name, value) in upstream {
-        let kept = match name.as_str() {
-            "tools" | "prompts" | "resources" | "completions" | "tasks" => value.clone(),
-            _ => continue,
-        };
-        let mut kept = match kept {
-            Value::Object(object) => object,
-            _ => serde_json::Map::new(),
-        };
-        kept.remove("listChanged");
-        kept.remove("subscribe");
-        out.insert(name.clone(), Value::Object(kept));
-    }
-    Value::Object(out)
+    let delivered = upstream
+        .iter()
+        .filter(|(name, _)| {
+            [
+                "tools",
+                "prompts",
+                "resources",
+                "completions",
+                "tasks",
+                "logging",
+            ]
+            .contains(&name.as_str())
+        })
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    Value::Object(delivered)
 }
 
 /// Whether a key may send `method` (other than `tools/call`, authorized per tool) to a
 /// connection. Session set-up, `ping`, `tools/list` and notifications need some grant
 /// on the connection; `resources/*` and `prompts/*` need the method itself (for example
 /// `resources/read`) or `*` granted on it; any other method needs `*` on it.
-fn method_allowed(principal: &Principal, connection_id: &str, method: &str) -> bool {
+pub(super) fn method_allowed(principal: &Principal, connection_id: &str, method: &str) -> bool {
     let permissions = &principal.permissions;
     match method {
         "initialize" | "ping" | "tools/list" => permissions.any_on(connection_id),
@@ -566,6 +616,7 @@ fn without_credentials(connection: &Connection, request_id: &str) -> Target {
         headers: super::upstream::upstream_headers(None, &[], request_id),
         tool_timeout: std::time::Duration::from_millis(connection.tool_timeout_ms.max(1) as u64),
         session: None,
+        relay: None,
     }
 }
 

@@ -47,5 +47,6 @@ pub fn target_for(
         headers: upstream_headers(token.as_deref(), &custom, request_id),
         tool_timeout: Duration::from_millis(connection.tool_timeout_ms.max(1) as u64),
         session: None,
+        relay: None,
     })
 }

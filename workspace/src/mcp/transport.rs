@@ -58,20 +58,6 @@ pub async fn method_not_allowed() -> Response {
     response
 }
 
-/// 405 for GET on the connection proxy: POST, and DELETE to end a session.
-pub async fn get_not_allowed() -> Response {
-    let mut response = rpc_error(
-        StatusCode::METHOD_NOT_ALLOWED,
-        Value::Null,
-        jsonrpc::INVALID_REQUEST,
-        "Method not allowed: no server-to-client stream; POST requests, DELETE ends a session",
-    );
-    response
-        .headers_mut()
-        .insert(ALLOW, HeaderValue::from_static("POST, DELETE"));
-    response
-}
-
 /// Checks the headers and parses the body into one JSON-RPC message.
 #[allow(clippy::result_large_err)]
 pub fn read_request(headers: &HeaderMap, body: &[u8]) -> Result<RpcRequest, Response> {

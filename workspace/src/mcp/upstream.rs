@@ -4,18 +4,20 @@
 //! callers, listings); an upstream that forgets it (404) is re-initialized once. A
 //! downstream MCP session gets an upstream session of its own ([`Upstream::open_session`],
 //! carried in [`Target::session`]), which is never re-initialized behind its client's
-//! back. Certificates are validated.
+//! back; its server-to-client stream is read with [`Upstream::listen`] and
+//! [`relay_events`]. Certificates are validated.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
+use super::relay::Relay;
 use crate::http::SseParser;
 
 /// The protocol version the shared session asks for: the newest the service speaks
@@ -25,7 +27,8 @@ pub const CLIENT_PROTOCOL_VERSION: &str = "2025-11-25";
 /// Versions the service speaks, newest first.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
     &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-/// Largest upstream answer read (JSON body or event stream); beyond it the request fails.
+/// Largest upstream answer read (JSON body or event stream; on a session's GET stream,
+/// one event); beyond it the request (or the GET stream) fails.
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 /// Timeout for session set-up and listings (tool calls use the connection's timeout).
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -46,6 +49,9 @@ pub struct Target {
     /// The upstream session of one downstream MCP session; `None` uses the connection's
     /// shared session (stateless callers).
     pub session: Option<Arc<Session>>,
+    /// Where the notifications an upstream sends in its event-stream answer, before the
+    /// answer itself, go (the downstream client's event stream); `None` reads past them.
+    pub relay: Option<Relay>,
 }
 
 /// Why an upstream request failed.
@@ -63,6 +69,9 @@ pub enum UpstreamError {
     /// The upstream no longer knows the downstream session's own upstream session.
     #[error("Session not found: the upstream ended it; initialize a new session")]
     SessionExpired,
+    /// The upstream offers no server-to-client stream (it answered GET with 405).
+    #[error("the upstream offers no server-to-client stream")]
+    NoStream,
 }
 
 /// An initialized upstream session.
@@ -267,7 +276,7 @@ impl Upstream {
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let reply = read_response(response, Some(id))
+        let reply = read_response(response, Some(id), None)
             .await
             .map_err(PostError::into_upstream)?
             .unwrap_or(Value::Null);
@@ -309,8 +318,43 @@ impl Upstream {
         {
             return Err(PostError::SessionGone);
         }
-        read_response(response, id).await
+        read_response(response, id, target.relay.as_ref()).await
     }
+
+    /// Opens the server-to-client stream of the target's own upstream session (HTTP GET
+    /// accepting `text/event-stream`); [`relay_events`] then reads it.
+    pub async fn listen(&self, target: &Target) -> Result<reqwest::Response, UpstreamError> {
+        let session = target
+            .session
+            .as_deref()
+            .ok_or(UpstreamError::SessionExpired)?;
+        let mut headers = session_headers(target, Some(session));
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        let request = self.http.get(&target.url).headers(headers);
+        let response = tokio::time::timeout(LIST_TIMEOUT, request.send())
+            .await
+            .map_err(|_| UpstreamError::Timeout)?
+            .map_err(|e| UpstreamError::Unreachable(describe(&e)))?;
+        match response.status() {
+            reqwest::StatusCode::METHOD_NOT_ALLOWED => Err(UpstreamError::NoStream),
+            reqwest::StatusCode::NOT_FOUND => Err(UpstreamError::SessionExpired),
+            status if status.is_success() && is_event_stream(&response) => Ok(response),
+            status => Err(UpstreamError::Unreachable(format!(
+                "upstream answered the stream request with HTTP {}",
+                status.as_u16()
+            ))),
+        }
+    }
+}
+
+/// Relays the notifications of an upstream session's GET stream (from
+/// [`Upstream::listen`]) into `relay` until the stream ends; an event larger than
+/// [`MAX_RESPONSE_BYTES`] or a broken connection ends it with an error.
+pub async fn relay_events(response: reqwest::Response, relay: &Relay) -> Result<(), UpstreamError> {
+    read_events(response.bytes_stream(), None, Some(relay))
+        .await
+        .map(|_| ())
+        .map_err(PostError::into_upstream)
 }
 
 /// The `initialize` request the service sends upstream.
@@ -354,12 +398,19 @@ fn build(
     session: Option<&Session>,
     body: &Value,
 ) -> reqwest::RequestBuilder {
-    let mut headers = HeaderMap::new();
+    let mut headers = session_headers(target, session);
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(
         ACCEPT,
         HeaderValue::from_static("application/json, text/event-stream"),
     );
+    http.post(&target.url).headers(headers).json(body)
+}
+
+/// The session's headers (`Mcp-Session-Id`, `Mcp-Protocol-Version`), then the
+/// connection's (credentials, custom headers).
+fn session_headers(target: &Target, session: Option<&Session>) -> HeaderMap {
+    let mut headers = HeaderMap::new();
     if let Some(session) = session {
         if let Some(id) = session
             .id
@@ -375,13 +426,24 @@ fn build(
     for (name, value) in &target.headers {
         headers.insert(name.clone(), value.clone());
     }
-    http.post(&target.url).headers(headers).json(body)
+    headers
 }
 
-/// Reads a JSON or SSE answer; with `id`, the JSON-RPC response carrying it.
+/// Whether an answer is an event stream.
+fn is_event_stream(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
+}
+
+/// Reads a JSON or SSE answer; with `id`, the JSON-RPC response carrying it. The
+/// notifications of an SSE answer that come before it go to `relay`.
 async fn read_response(
     response: reqwest::Response,
     id: Option<u64>,
+    relay: Option<&Relay>,
 ) -> Result<Option<Value>, PostError> {
     let status = response.status();
     if status.is_redirection() {
@@ -405,68 +467,101 @@ async fn read_response(
             status.as_u16()
         ))));
     }
-    let is_sse = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    let failed = |e: reqwest::Error| PostError::Failed(UpstreamError::Unreachable(describe(&e)));
-    let matches = |v: &Value| id.is_some_and(|id| v.get("id").and_then(Value::as_u64) == Some(id));
-    let too_large = || {
-        PostError::Failed(UpstreamError::Protocol(format!(
-            "upstream response larger than {} MiB",
-            MAX_RESPONSE_BYTES / (1024 * 1024)
-        )))
-    };
     if response
         .content_length()
         .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
     {
         return Err(too_large());
     }
-    let mut received = 0usize;
+    let is_sse = is_event_stream(&response);
     let mut stream = response.bytes_stream();
-    if !is_sse {
-        let mut bytes = Vec::new();
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(failed)?;
-            received += chunk.len();
-            if received > MAX_RESPONSE_BYTES {
-                return Err(too_large());
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-            PostError::Failed(UpstreamError::Protocol(format!(
-                "invalid JSON from upstream: {e}"
-            )))
-        })?;
-        return Ok(Some(value));
+    if is_sse {
+        return read_events(stream, id, relay).await;
     }
-    let mut parser = SseParser::default();
+    let mut bytes = Vec::new();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(failed)?;
-        received += chunk.len();
-        if received > MAX_RESPONSE_BYTES {
+        if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
             return Err(too_large());
         }
-        for data in parser.push(&chunk) {
-            if let Ok(value) = serde_json::from_str::<Value>(&data)
-                && matches(&value)
+        bytes.extend_from_slice(&chunk);
+    }
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        PostError::Failed(UpstreamError::Protocol(format!(
+            "invalid JSON from upstream: {e}"
+        )))
+    })?;
+    Ok(Some(value))
+}
+
+/// Reads an upstream event stream. With `id` (the answer to a POST): returns the JSON-RPC
+/// response carrying it, at most [`MAX_RESPONSE_BYTES`] read in all. Without (a GET
+/// stream): reads to the end, at most [`MAX_RESPONSE_BYTES`] per event. Notifications
+/// (messages with a method and no id) go to `relay`; anything else is read past.
+async fn read_events(
+    mut stream: impl Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin,
+    id: Option<u64>,
+    relay: Option<&Relay>,
+) -> Result<Option<Value>, PostError> {
+    let mut parser = SseParser::default();
+    let mut received = 0usize;
+    loop {
+        let next = stream.next().await;
+        let ended = next.is_none();
+        let events = match next {
+            Some(chunk) => {
+                let chunk = chunk.map_err(failed)?;
+                received += chunk.len();
+                if received > MAX_RESPONSE_BYTES {
+                    return Err(too_large());
+                }
+                parser.push(&chunk)
+            }
+            None => parser.finish().into_iter().collect(),
+        };
+        if id.is_none() && !events.is_empty() {
+            received = 0;
+        }
+        for data in events {
+            let Ok(message) = serde_json::from_str::<Value>(&data) else {
+                continue;
+            };
+            // A request of the upstream's own may carry the same id: a response has no method.
+            if id.is_some()
+                && message.get("method").is_none()
+                && message.get("id").and_then(Value::as_u64) == id
             {
-                return Ok(Some(value));
+                return Ok(Some(message));
+            }
+            if let Some(relay) = relay
+                && message.get("method").is_some()
+                && message.get("id").is_none()
+            {
+                // A receiver gone means the client left; its request is being dropped.
+                let _ = relay.send(message).await;
             }
         }
+        if ended {
+            return match id {
+                Some(_) => Err(PostError::Failed(UpstreamError::Protocol(
+                    "upstream stream ended without a response".into(),
+                ))),
+                None => Ok(None),
+            };
+        }
     }
-    if let Some(value) = parser
-        .finish()
-        .and_then(|d| serde_json::from_str::<Value>(&d).ok())
-        && matches(&value)
-    {
-        return Ok(Some(value));
-    }
-    Err(PostError::Failed(UpstreamError::Protocol(
-        "upstream stream ended without a response".into(),
+}
+
+/// A transport failure while reading an answer.
+fn failed(error: reqwest::Error) -> PostError {
+    PostError::Failed(UpstreamError::Unreachable(describe(&error)))
+}
+
+/// An answer over [`MAX_RESPONSE_BYTES`].
+fn too_large() -> PostError {
+    PostError::Failed(UpstreamError::Protocol(format!(
+        "upstream response larger than {} MiB",
+        MAX_RESPONSE_BYTES / (1024 * 1024)
     )))
 }
 

@@ -5,7 +5,6 @@ use std::convert::Infallible;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::header::ACCEPT;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -21,7 +20,7 @@ use super::run::{RunJob, execute};
 use crate::auth::{Principal, authenticate};
 use crate::clock::{new_id, now_ms};
 use crate::error::ApiError;
-use crate::http::{parse_json, reject_nul};
+use crate::http::{accepts_event_stream, parse_json, reject_nul};
 use crate::state::AppState;
 use crate::storage::{Message, Thread, ThreadStatus};
 
@@ -227,21 +226,6 @@ pub async fn stream(
     );
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     Ok(response)
-}
-
-/// Whether the request names `text/event-stream` in `Accept` (a tail reader).
-fn accepts_event_stream(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|media| {
-            media
-                .split(';')
-                .next()
-                .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"))
-        })
 }
 
 /// `chunks` until `shutdown` is cancelled; chunks already waiting are delivered first, so

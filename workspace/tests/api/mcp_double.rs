@@ -10,6 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 /// What the double saw.
@@ -34,6 +35,7 @@ struct Double {
     seen: Arc<Mutex<Seen>>,
     sessions: Arc<Mutex<HashSet<String>>>,
     sse: bool,
+    stream_ended: Arc<tokio::sync::Notify>,
 }
 
 /// A running MCP double.
@@ -43,6 +45,8 @@ pub struct McpDouble {
     /// What it saw.
     pub seen: Arc<Mutex<Seen>>,
     sessions: Arc<Mutex<HashSet<String>>>,
+    /// Notified when a client leaves a session stream (GET) of the `stream` mode.
+    pub stream_ended: Arc<tokio::sync::Notify>,
 }
 
 impl McpDouble {
@@ -68,7 +72,11 @@ impl McpDouble {
     /// non-object `_meta` and which answers other methods with JSON that is not an object,
     /// `huge` answers every tool call with 17 MiB, `old` speaks only 2025-03-26, `tasks`
     /// also lists `task_only` (task-augmented calls only, MCP 2025-11-25) and `meta_echo`
-    /// (answers with the call's `params._meta`).
+    /// (answers with the call's `params._meta`), `stream` answers GET with a session
+    /// stream (one `notifications/message` whose data is the session id, then keep-alive
+    /// comments until the client leaves) and a tool call with a progress token with an
+    /// event stream: a progress notification, a `ping` request (with the call's id), then
+    /// the result.
     pub fn mode_url(&self, mode: &str) -> String {
         self.url.replace("/mcp", &format!("/{mode}/mcp"))
     }
@@ -288,6 +296,17 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
         }
     };
     let body = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+    let token = &msg["params"]["_meta"]["progressToken"];
+    if mode.as_deref() == Some("stream") && method == "tools/call" && !token.is_null() {
+        let progress = json!({ "jsonrpc": "2.0", "method": "notifications/progress",
+            "params": { "progressToken": token, "progress": 1, "total": 2 } });
+        // The upstream's own request, with the id of the request it answers.
+        let ping = json!({ "jsonrpc": "2.0", "id": id, "method": "ping" });
+        let text = format!(
+            "event: message\ndata: {progress}\n\nevent: message\ndata: {ping}\n\nevent: message\ndata: {body}\n\n"
+        );
+        return ([("content-type", "text/event-stream")], text).into_response();
+    }
     if d.sse {
         let text = format!("event: message\ndata: {body}\n\n");
         ([("content-type", "text/event-stream")], text).into_response()
@@ -314,27 +333,69 @@ async fn delete_mode(state: State<Double>, _: Path<String>, headers: HeaderMap) 
 
 type Sessions = Arc<Mutex<HashSet<String>>>;
 
-fn app(sse: bool) -> (Router, Arc<Mutex<Seen>>, Sessions) {
+/// GET on `/<mode>/mcp`: the `stream` mode's session stream, 405 elsewhere.
+async fn listen_mode(
+    State(d): State<Double>,
+    Path(mode): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if mode != "stream" {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    }
+    let session = headers["mcp-session-id"].to_str().unwrap().to_string();
+    let message = json!({ "jsonrpc": "2.0", "method": "notifications/message",
+        "params": { "level": "info", "data": session } });
+    /// Notifies when dropped: the body is dropped when the client leaves.
+    struct Ended(Arc<tokio::sync::Notify>);
+    impl Drop for Ended {
+        fn drop(&mut self) {
+            self.0.notify_one();
+        }
+    }
+    let ended = Ended(d.stream_ended.clone());
+    let first = format!("event: message\ndata: {message}\n\n");
+    let ticks = tokio::time::interval(Duration::from_millis(50));
+    let keepalive = futures_util::stream::unfold((ticks, ended), |(mut ticks, ended)| async move {
+        ticks.tick().await;
+        Some((": keep-alive\n\n".to_string(), (ticks, ended)))
+    });
+    let body = futures_util::stream::once(std::future::ready(first))
+        .chain(keepalive)
+        .map(Ok::<_, std::convert::Infallible>);
+    (
+        [("content-type", "text/event-stream")],
+        axum::body::Body::from_stream(body),
+    )
+        .into_response()
+}
+
+fn app(sse: bool) -> (Router, Arc<Mutex<Seen>>, Sessions, Arc<tokio::sync::Notify>) {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let sessions = Sessions::default();
+    let stream_ended = Arc::new(tokio::sync::Notify::new());
     let d = Double {
         seen: seen.clone(),
         sessions: sessions.clone(),
         sse,
+        stream_ended: stream_ended.clone(),
     };
     (
         Router::new()
             .route("/mcp", post(handle).delete(delete))
-            .route("/{mode}/mcp", post(handle_mode).delete(delete_mode))
+            .route(
+                "/{mode}/mcp",
+                post(handle_mode).delete(delete_mode).get(listen_mode),
+            )
             .with_state(d),
         seen,
         sessions,
+        stream_ended,
     )
 }
 
 /// Starts a plain HTTP double; `sse` answers tool calls as event streams.
 pub async fn start(sse: bool) -> McpDouble {
-    let (router, seen, sessions) = app(sse);
+    let (router, seen, sessions, stream_ended) = app(sse);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
@@ -342,6 +403,7 @@ pub async fn start(sse: bool) -> McpDouble {
         url: format!("http://127.0.0.1:{}/mcp", addr.port()),
         seen,
         sessions,
+        stream_ended,
     }
 }
 
@@ -384,12 +446,13 @@ pub async fn start_tls(ca: &TestCa) -> McpDouble {
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let (router, seen, sessions) = app(false);
+    let (router, seen, sessions, stream_ended) = app(false);
     tokio::spawn(axum::serve(TlsListener { listener, acceptor }, router).into_future());
     McpDouble {
         url: format!("https://localhost:{}/mcp", addr.port()),
         seen,
         sessions,
+        stream_ended,
     }
 }
 

@@ -668,9 +668,8 @@ async fn telemetry_and_deprecation_log() {
         traces.lock().unwrap()
     );
     // Every method on the legacy route carries the signal and logs the line, whatever
-    // its status (GET answers 405 and DELETE without a session 400, as on the canonical
-    // route; OPTIONS and PUT get the method router's 405), and the canonical route logs
-    // nothing.
+    // its status (GET and DELETE without a session answer 400, as on the canonical route;
+    // OPTIONS and PUT get the method router's 405), and the canonical route logs nothing.
     let client = reqwest::Client::new();
     let legacy = format!("{}/mcp/{conn}", server.base);
     for method in ["GET", "DELETE", "OPTIONS", "PUT"] {
@@ -681,7 +680,7 @@ async fn telemetry_and_deprecation_log() {
             .send()
             .await
             .unwrap();
-        let expected = if method == reqwest::Method::DELETE {
+        let expected = if [reqwest::Method::GET, reqwest::Method::DELETE].contains(&method) {
             400
         } else {
             405

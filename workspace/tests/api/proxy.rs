@@ -15,7 +15,8 @@ both_backends!(
     proxy_credentials_public_tools_and_validation,
     proxy_https_and_timeout,
     proxy_forwards_params_and_speaks_the_upstream_version,
-    proxy_sessions_are_per_client
+    proxy_sessions_are_per_client,
+    proxy_relays_the_session_stream
 );
 
 /// Parses `key="value"` / `key=value` auth-params of a challenge.
@@ -171,7 +172,7 @@ async fn proxy_status_table(backend: Backend) {
         .await;
     assert_eq!(status, 503);
     assert_eq!(body["error"]["code"], -32603);
-    // Malformed JSON-RPC is 400, GET is 405.
+    // Malformed JSON-RPC is 400; GET (the session stream) without a key is 401.
     let r = api
         .client
         .post(format!("{}{path}", api.base))
@@ -187,7 +188,7 @@ async fn proxy_status_table(backend: Backend) {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status(), 405);
+    assert_eq!(r.status(), 401);
 }
 
 async fn proxy_credentials_public_tools_and_validation(backend: Backend) {
@@ -393,10 +394,13 @@ async fn proxy_forwards_params_and_speaks_the_upstream_version(backend: Backend)
         upstream.seen.lock().unwrap().asked_versions,
         vec!["2025-03-26".to_string(), "2025-11-25".to_string()]
     );
-    // Advertised: only what works through the proxy (no server-to-client stream).
+    // Advertised: what works through the proxy (what the upstream sends on its own is
+    // relayed), not `experimental`.
     assert_eq!(
         init["result"]["capabilities"],
-        json!({ "tools": {}, "resources": {}, "prompts": {}, "completions": {},
+        json!({ "tools": { "listChanged": true },
+            "resources": { "subscribe": true, "listChanged": true },
+            "prompts": { "listChanged": true }, "logging": {}, "completions": {},
             "tasks": { "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } } })
     );
     let old = api
@@ -595,12 +599,27 @@ async fn proxy_sessions_are_per_client(backend: Backend) {
     assert!(ended_upstream(&upstream, &u1).await);
     assert_eq!(upstream_session(&api, &path, &one, Some(&s1)).await.0, 404);
     assert_eq!(end(&api, &path, &one, Some(&s1)).await, 404);
-    let get = api
-        .client
-        .get(format!("{}{path}", api.base))
-        .send()
-        .await
-        .unwrap();
+    // GET is the session's stream: it names a live session of the key (400 without one,
+    // 404 for an ended one) and accepts an event stream (406); an upstream without a
+    // stream (this double answers GET 405) makes it 405.
+    let listen = |key: &str, session: Option<&str>, accept: &str| {
+        let mut request = api
+            .client
+            .get(format!("{}{path}", api.base))
+            .bearer_auth(key)
+            .header("accept", accept);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let sse = "text/event-stream";
+    assert_eq!(listen(&one, None, sse).await.unwrap().status(), 400);
+    assert_eq!(listen(&one, Some(&s1), sse).await.unwrap().status(), 404);
+    assert_eq!(listen(&one, Some(&s2), sse).await.unwrap().status(), 404);
+    let json = "application/json";
+    assert_eq!(listen(&two, Some(&s2), json).await.unwrap().status(), 406);
+    let get = listen(&two, Some(&s2), sse).await.unwrap();
     assert_eq!(get.status(), 405);
     assert_eq!(get.headers()["allow"], "POST, DELETE");
 
@@ -653,4 +672,104 @@ impl Api {
         assert_eq!(status, 200);
         out["item"]["id"].as_str().unwrap().to_string()
     }
+}
+
+/// The `data` of each event of an event-stream body.
+fn event_data(body: &str) -> Vec<Value> {
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
+/// GET relays the upstream session's stream to the session's client, and a client that
+/// leaves ends the upstream stream; the notifications in an upstream's event-stream answer
+/// reach a client that accepts event streams.
+async fn proxy_relays_the_session_stream(backend: Backend) {
+    let api = Api::start_with(backend, |c| c.keepalive = Duration::from_millis(50)).await;
+    let upstream = mcp_double::start(false).await;
+    let conn = api
+        .connection(&api.owner, &upstream.mode_url("stream"), json!({}))
+        .await;
+    let path = format!("/api/acme/mcp/{conn}");
+    let session = open(&api, &path, &api.owner).await.1.unwrap();
+    let upstream_id = upstream_session(&api, &path, &api.owner, Some(&session))
+        .await
+        .1;
+    let mut stream = api
+        .client
+        .get(format!("{}{path}", api.base))
+        .bearer_auth(&api.owner)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    let mut text = String::new();
+    while !text.contains("\n\n") || !text.contains("data:") {
+        let chunk = stream
+            .chunk()
+            .await
+            .unwrap()
+            .expect("the stream stays open");
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let data = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .expect("one event");
+    let message: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(message["method"], "notifications/message");
+    assert_eq!(
+        message["params"]["data"],
+        upstream_id.as_str(),
+        "its own session's"
+    );
+    drop(stream);
+    tokio::time::timeout(Duration::from_secs(10), upstream.stream_ended.notified())
+        .await
+        .expect("the upstream stream ends when the client leaves");
+    // The legacy route serves the same stream.
+    let legacy = api
+        .client
+        .get(format!("{}/mcp/{conn}", api.base))
+        .bearer_auth(&api.owner)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(legacy.status(), 200);
+    assert_eq!(legacy.headers()["content-type"], "text/event-stream");
+    drop(legacy);
+
+    // A tool call whose upstream answers progress then the result: relayed as an event
+    // stream (the upstream's ping request is not), or JSON to a client taking JSON only.
+    let call = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "echo", "arguments": { "text": "hi" }, "_meta": { "progressToken": "p1" } } });
+    let post = |accept: &'static str| {
+        api.client
+            .post(format!("{}{path}", api.base))
+            .bearer_auth(&api.owner)
+            .header("accept", accept)
+            .header("mcp-session-id", &session)
+            .json(&call)
+            .send()
+    };
+    let relayed = post("application/json, text/event-stream").await.unwrap();
+    assert_eq!(relayed.status(), 200);
+    assert_eq!(relayed.headers()["content-type"], "text/event-stream");
+    let events = event_data(&relayed.text().await.unwrap());
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[0]["method"], "notifications/progress");
+    assert_eq!(events[0]["params"]["progressToken"], "p1");
+    assert_eq!(events[1]["id"], 7);
+    assert_eq!(events[1]["result"]["content"][0]["text"], "hi");
+    let plain = post("application/json").await.unwrap();
+    assert_eq!(plain.headers()["content-type"], "application/json");
+    let body: Value = plain.json().await.unwrap();
+    assert_eq!(body["id"], 7);
+    assert_eq!(body["result"]["content"][0]["text"], "hi");
 }

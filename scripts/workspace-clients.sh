@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The workspace API driven by real third-party clients over HTTP (tests/workspace-clients):
+# install the clients' npm project (failing when its lockfile would change), build the
+# `sitefile-workspace` binary, and run its `node --test` suites, which start
+# @modelcontextprotocol/server-everything as the upstream and the workspace server on a
+# fresh SQLite database (tests/workspace-clients/harness.js).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# `npm install` respects the lockfile and leaves it unchanged (`npm ci` refuses lockfiles
+# written here: see scripts/node.sh).
+npm install --prefix tests/workspace-clients --no-audit --no-fund --loglevel=error
+git diff --exit-code -- tests/workspace-clients/package-lock.json || {
+  echo "npm install changed tests/workspace-clients/package-lock.json: commit it" >&2
+  exit 1
+}
+
+cargo build -p sitefile-workspace --bin sitefile-workspace --locked
+export SITEFILE_WORKSPACE_BIN="$PWD/target/debug/sitefile-workspace"
+
+cd tests/workspace-clients
+echo "node --test on $(node --version)"
+node --test

@@ -1,0 +1,131 @@
+// Starts what the client tests drive: `@modelcontextprotocol/server-everything` in its
+// streamable HTTP mode as the upstream, and the workspace server (`sitefile-workspace
+// serve`, the binary named by SITEFILE_WORKSPACE_BIN) on a fresh SQLite database, with an
+// organization, a connection to the upstream and API keys. Readiness is each process's own
+// "listening" line, never a delay.
+
+import { spawn, execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createRequire } from 'node:module';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const ORG = 'clients';
+
+/** A free loopback port (the OS picks one; it is released before use). */
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Spawns `command` and resolves once a line of its output matches `ready`. */
+function startProcess(name, command, args, env, ready) {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const started = new Promise((resolve, reject) => {
+    const watch = (chunk) => {
+      output += chunk;
+      if (ready.test(output)) resolve(child);
+    };
+    child.stdout.on('data', watch);
+    child.stderr.on('data', watch);
+    child.on('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready:\n${output}`)));
+  });
+  return started;
+}
+
+/** Stops a child process and waits for its exit. */
+async function stopProcess(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/**
+ * Starts the upstream and the workspace server. Resolves to
+ * `{ proxyUrl, upstreamUrl, ownerKey, newKey(name), stop() }`.
+ */
+export async function start() {
+  const bin = process.env.SITEFILE_WORKSPACE_BIN;
+  if (!bin) throw new Error('SITEFILE_WORKSPACE_BIN must name the sitefile-workspace binary (scripts/workspace-clients.sh sets it)');
+  const dir = await mkdtemp(join(tmpdir(), 'workspace-clients-'));
+  const children = [];
+  const stop = async () => {
+    await Promise.all(children.map(stopProcess));
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const require = createRequire(import.meta.url);
+    const everything = require.resolve('@modelcontextprotocol/server-everything/package.json').replace(/package\.json$/, 'dist/index.js');
+    const upstreamPort = await freePort();
+    children.push(await startProcess('server-everything', process.execPath, [everything, 'streamableHttp'], { PORT: String(upstreamPort) }, /listening on port/));
+    const upstreamUrl = `http://127.0.0.1:${upstreamPort}/mcp`;
+
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env = {
+      PLATFORM_DATABASE_URL: `sqlite://${join(dir, 'workspace.db')}`,
+      PLATFORM_WORKSPACE_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      PLATFORM_PUBLIC_URL: base,
+      RUST_LOG: 'warn,sitefile_workspace=info',
+    };
+    const { stdout } = await promisify(execFile)(bin, ['init', '--org', ORG], { env: { ...process.env, ...env } });
+    const ownerKey = stdout.trim();
+    children.push(await startProcess('sitefile-workspace', bin, ['serve', '--listen', `127.0.0.1:${port}`], env, /workspace API listening/));
+
+    const tool = async (name, input) => {
+      const response = await fetch(`${base}/api/${ORG}/tools/${name}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ownerKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(input),
+      });
+      const body = await response.json();
+      if (!response.ok) throw new Error(`${name}: HTTP ${response.status} ${JSON.stringify(body)}`);
+      return body;
+    };
+    const { item } = await tool('COLLECTION_CONNECTIONS_CREATE', {
+      data: { title: 'everything', connection_url: upstreamUrl },
+    });
+    return {
+      proxyUrl: `${base}/api/${ORG}/mcp/${item.id}`,
+      upstreamUrl,
+      ownerKey,
+      /** A new API key granted everything on the connection. */
+      newKey: async (name) => (await tool('API_KEY_CREATE', { name, permissions: { [item.id]: ['*'] } })).key,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/**
+ * An MCP SDK client connected to `url` with `key` (none: direct to the upstream).
+ * `streamOpened` resolves when the client's GET stream (server-to-client) is open.
+ */
+export async function connect(url, key) {
+  let opened;
+  const streamOpened = new Promise((resolve) => { opened = resolve; });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: key ? { headers: { authorization: `Bearer ${key}` } } : undefined,
+    fetch: async (input, init) => {
+      const response = await fetch(input, init);
+      if (init?.method === 'GET' && response.ok) opened();
+      return response;
+    },
+  });
+  const client = new Client({ name: 'workspace-clients', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport, streamOpened };
+}

@@ -1,0 +1,131 @@
+//! The server-to-client direction of the connection proxy: what an upstream sends on its
+//! own (progress, log messages, list changes, resource updates) reaches the downstream
+//! client as Server-Sent Events, in the answer to a POST or on the session's GET stream.
+//! A client that goes away ends the work feeding its stream, and so the upstream request
+//! or stream.
+
+use std::future::Future;
+use std::time::Duration;
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::{Stream, StreamExt};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::task::AbortOnDropHandle;
+
+use super::transport::reply;
+
+/// The sending end of a downstream client's event stream.
+pub type Relay = mpsc::Sender<Value>;
+
+/// Messages held for a slow client before the upstream stream waits for it.
+const RELAY_BUFFER: usize = 32;
+
+/// Answers one forwarded request. `work` forwards it and returns the answer, sending the
+/// notifications the upstream sends before it into the relay it is given. When the answer
+/// comes first it is a JSON reply with its status, as without relaying; once a
+/// notification comes first the reply is an event stream (200) of the notifications, then
+/// the answer. A client that does not accept `text/event-stream` (`streaming` false) gets
+/// no relay.
+pub async fn answer<F>(
+    streaming: bool,
+    keepalive: Duration,
+    work: impl FnOnce(Option<Relay>) -> F,
+) -> Response
+where
+    F: Future<Output = (StatusCode, Value)> + Send + 'static,
+{
+    if !streaming {
+        let (status, body) = work(None).await;
+        return reply(status, body);
+    }
+    let (relay, received) = mpsc::channel(RELAY_BUFFER);
+    let task = AbortOnDropHandle::new(tokio::spawn(work(Some(relay))));
+    let mut outputs = Box::pin(outputs(received, task));
+    let first = match outputs.next().await {
+        Some(Output::Notification(message)) => message,
+        Some(Output::Answer(status, body)) => return reply(status, body),
+        None => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    };
+    let rest = outputs.map(|output| match output {
+        Output::Notification(message) | Output::Answer(_, message) => message,
+    });
+    sse(
+        futures_util::stream::once(std::future::ready(first)).chain(rest),
+        keepalive,
+    )
+}
+
+/// One thing to send the client of a forwarded request.
+enum Output {
+    /// A notification the upstream sent before its answer.
+    Notification(Value),
+    /// The answer, with its HTTP status.
+    Answer(StatusCode, Value),
+}
+
+/// The notifications relayed by `task`, then its answer. The notifications it sent before
+/// its answer are all delivered: the channel is closed when it ends and drained, so no
+/// sender kept elsewhere holds the stream open.
+fn outputs(
+    received: mpsc::Receiver<Value>,
+    task: AbortOnDropHandle<(StatusCode, Value)>,
+) -> impl Stream<Item = Output> {
+    let state = (received, Some(task), None);
+    futures_util::stream::unfold(state, |(mut received, mut task, mut answer)| async move {
+        if let Some(running) = task.as_mut() {
+            tokio::select! {
+                biased;
+                Some(message) = received.recv() => {
+                    return Some((Output::Notification(message), (received, task, answer)));
+                }
+                done = running => {
+                    // A panicked task has no answer; the stream just ends.
+                    answer = done.ok();
+                    task = None;
+                    received.close();
+                }
+            }
+        }
+        if let Some(message) = received.recv().await {
+            return Some((Output::Notification(message), (received, task, answer)));
+        }
+        let (status, body) = answer.take()?;
+        Some((Output::Answer(status, body), (received, task, answer)))
+    })
+}
+
+/// The session's GET stream: `pump` feeds the relay it is given until it returns, which
+/// ends the stream; a client that goes away ends `pump`.
+pub fn stream<F>(keepalive: Duration, pump: impl FnOnce(Relay) -> F) -> Response
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let (relay, received) = mpsc::channel(RELAY_BUFFER);
+    let task = AbortOnDropHandle::new(tokio::spawn(pump(relay)));
+    let messages = ReceiverStream::new(received).chain(
+        // Holding the task here ties it to the response body.
+        futures_util::stream::once(async move { drop(task) })
+            .filter_map(|()| std::future::ready(None)),
+    );
+    sse(messages, keepalive)
+}
+
+/// An event stream of JSON-RPC messages (`event: message`), with keep-alive comments.
+fn sse(messages: impl Stream<Item = Value> + Send + 'static, keepalive: Duration) -> Response {
+    let events = messages.map(|message| {
+        Ok::<_, std::convert::Infallible>(
+            Event::default().event("message").data(message.to_string()),
+        )
+    });
+    let mut response = Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(keepalive))
+        .into_response();
+    let headers = response.headers_mut();
+    headers.insert("cache-control", HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
