@@ -15,7 +15,8 @@ git diff --exit-code -- tests/workspace-clients/package-lock.json || {
   exit 1
 }
 
-cargo build -p sitefile-workspace --bin sitefile-workspace --locked
+# --workspace: the features of the test build, so its artifacts are reused.
+cargo build --workspace --locked --bin sitefile-workspace
 export SITEFILE_WORKSPACE_BIN="$PWD/target/debug/sitefile-workspace"
 
 cd tests/workspace-clients
