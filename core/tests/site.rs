@@ -1030,3 +1030,40 @@ fn dropping_a_site_frees_the_long_strings_of_its_content() {
         "the long string outlived the site that alone held it"
     );
 }
+
+/// Page JSON writes the page with the names and secrets of the content that served when the
+/// request came; its sections are resolved on that content too, so a reload in between cannot
+/// mix two contents in one body.
+#[test]
+fn page_json_resolves_on_the_content_its_job_was_made_with() {
+    let marked = |mark: &str| {
+        let mut blocks = content();
+        blocks["pages-home"]["name"] = json!(mark);
+        blocks["Hero"]["title"] = json!(mark);
+        blocks
+    };
+    let site = site(marked("mark-1"), &[]);
+    let asked = request("https://shop.example/?asJson");
+    let Some(sitefile_core::page_json::PageJsonOutcome::Resolve(job)) = site.page_json(&asked)
+    else {
+        panic!("?asJson is a page JSON job");
+    };
+    let reload = json!({"blocks": {"pages-home": marked("mark-2")["pages-home"],
+                                   "Hero": marked("mark-2")["Hero"]}});
+    site.reload(reload.to_string().as_bytes(), now()).unwrap();
+    let mut resolution = site.resolve_page_json(&job, asked, &NoHost);
+    let page = loop {
+        match resolution.next(&NoHost).unwrap() {
+            Step::NeedLoaders(calls) => {
+                for call in calls {
+                    resolution.provide(call.id, Ok(Value::Null)).unwrap();
+                }
+            }
+            Step::Done(page) => break page,
+        }
+    };
+    let body = String::from_utf8(job.finish(&page, &[]).body).unwrap();
+    assert!(body.contains("\"name\":\"mark-1\""), "{body}");
+    assert!(body.contains("\"title\":\"mark-1\""), "{body}");
+    assert!(!body.contains("mark-2"), "one content per body: {body}");
+}

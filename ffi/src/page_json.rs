@@ -201,9 +201,10 @@ pub unsafe extern "C" fn sitefile_page_json_resolve(
             return Ok(());
         };
         let request = page_json.request.clone();
+        let site = &page_json.site;
         let resolution = match host {
-            Some(host) => page_json.site.resolve_page(request, &CHost::new(host)),
-            None => page_json.site.resolve_page(request, &NoHost),
+            Some(host) => site.resolve_page_json(&job, request, &CHost::new(host)),
+            None => site.resolve_page_json(&job, request, &NoHost),
         };
         *out_resolution =
             sitefile_resolution::boxed_with(resolution, PageJsonFinish::pending(job, dropped));

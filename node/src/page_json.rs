@@ -94,9 +94,9 @@ impl NativePageJson {
                 }
                 None => return Err(taken("resolve")),
             };
-            let (site, request) = (self.site.clone(), self.request.clone());
+            let (site, request, of) = (self.site.clone(), self.request.clone(), job.clone());
             let mut resolution = NativeResolution::starting(Box::new(move |host| {
-                Ok(site.resolve_page(request, host))
+                Ok(site.resolve_page_json(&of, request, host))
             }));
             resolution.page_json = PageJsonFinish::pending(job, dropped);
             Ok(resolution)

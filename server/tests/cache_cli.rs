@@ -181,3 +181,25 @@ fn origin_flags_print_the_decision_after_the_origin() {
         assert_eq!(json["reason"], reason);
     }
 }
+
+/// The README's example prints the key the README shows.
+#[test]
+fn the_readme_example_prints_the_key_the_readme_shows() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README.md");
+    let json = ok(
+        Path::new(STOREFRONT),
+        &[
+            "https://shop.com/?utm_source=x",
+            "--header",
+            "user-agent:Mozilla/5.0 (iPad)",
+        ],
+        &[("BUILD_HASH", "abc123")],
+    );
+    let key = json["key"].as_str().expect("a key");
+    assert!(
+        readme.contains(&format!("gives the key `{key}`")),
+        "the README shows another key than {key}"
+    );
+    assert_eq!(json["profile"], "static");
+}

@@ -94,7 +94,8 @@ pub enum PageJsonOutcome {
 }
 
 /// A page JSON request the host answers: it resolves the page for the same request as any page
-/// (`Site::resolve_page`, running every loader round: deferred sections come back with their
+/// (`Site::resolve_page_json`, on the content that served when the job was made, running every
+/// loader round: deferred sections come back with their
 /// props too), applies each section module's `renderJson` projection function to its props,
 /// and calls [`PageJsonJob::finish`] with the page and the keys of the sections whose module
 /// exports `renderJson = false`.
@@ -161,6 +162,11 @@ impl PageJsonJob {
                 }
             }
         }
+    }
+
+    /// The content that served when the job was made, which its page is resolved on.
+    pub(crate) fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.facts.snapshot
     }
 
     /// The response for the resolved `page`. `dropped`: keys of sections whose module exports

@@ -75,8 +75,21 @@ impl Runtime {
         options: RequestOptions,
         host: &dyn Host,
     ) -> Resolution {
+        self.resolve_page_on(self.store.current(), request, options, host)
+    }
+
+    /// Starts resolving against `snapshot`, which served when the request came (page JSON
+    /// writes the page with that snapshot's names and secrets, so it resolves on it too, even
+    /// when a reload swapped the content meanwhile).
+    pub(crate) fn resolve_page_on(
+        &self,
+        snapshot: Arc<Snapshot>,
+        request: Request,
+        options: RequestOptions,
+        host: &dyn Host,
+    ) -> Resolution {
         Resolution::for_page(
-            self.store.current(),
+            snapshot,
             self.config.clone(),
             request,
             &self.caches,

@@ -17,7 +17,7 @@ use chrono::Utc;
 use http_body_util::BodyExt;
 use sitefile_core::admin::{AdminOutcome, AdminRequest, InvokeResult};
 use sitefile_core::page_json::PageJsonOutcome;
-use sitefile_core::resolve::{ResolutionMisuse, ResolvedPage, Step};
+use sitefile_core::resolve::{Resolution, ResolutionMisuse, ResolvedPage, Step};
 use sitefile_core::{NoHost, Request, Site};
 use sitefile_workspace::cli::{Workspace, owns_path};
 use sitefile_workspace::http::is_body_timeout;
@@ -126,7 +126,7 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
             .insert("allow", HeaderValue::from_static("GET, HEAD"));
         return response;
     }
-    let page = match resolve(&app, request).await {
+    let page = match resolve(&app, app.site.resolve_page(request, &NoHost)).await {
         Ok(page) => page,
         Err(misuse) => return resolution_failed(&misuse),
     };
@@ -147,10 +147,9 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
         .into_response()
 }
 
-/// Resolves the page for `request`. Each round's loaders run on the origin as one batch; without
+/// Drives `resolution` to its page. Each round's loaders run on the origin as one batch; without
 /// an origin each call fails with that reason, so the page is marked degraded and says why.
-async fn resolve(app: &App, request: Request) -> Result<ResolvedPage, ResolutionMisuse> {
-    let mut resolution = app.site.resolve_page(request, &NoHost);
+async fn resolve(app: &App, mut resolution: Resolution) -> Result<ResolvedPage, ResolutionMisuse> {
     loop {
         let calls = match resolution.next(&NoHost)? {
             Step::Done(page) => return Ok(*page),
@@ -241,7 +240,8 @@ async fn page_json(app: &App, request: Request, outcome: PageJsonOutcome) -> Res
         }
         PageJsonOutcome::Resolve(job) => {
             // This server knows no section modules: none leaves the JSON and none has a loader.
-            let page = match resolve(app, request).await {
+            let resolution = app.site.resolve_page_json(&job, request, &NoHost);
+            let page = match resolve(app, resolution).await {
                 Ok(page) => page,
                 Err(misuse) => return resolution_failed(&misuse),
             };
