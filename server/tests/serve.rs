@@ -155,16 +155,7 @@ async fn oversized_reload_bodies_are_413_and_the_server_keeps_serving() {
 #[tokio::test]
 async fn sigterm_stops_the_server_promptly() {
     let mut server = Server::start(&[]).await;
-    let pid = server.child.id().expect("running").to_string();
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let exit = tokio::time::timeout(Duration::from_secs(15), server.child.wait())
-        .await
-        .expect("the server stops within the shutdown deadline")
-        .unwrap();
+    let exit = server.terminate().await;
     assert!(exit.success(), "{exit:?}");
 }
 

@@ -5,12 +5,10 @@
 use serde_json::Value;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
-use tokio::process::Command;
+use tokio::io::AsyncReadExt;
 
 mod common;
-use common::{STOREFRONT, TOKEN, client};
+use common::{STOREFRONT, Server, TOKEN, client};
 
 /// The collector's auth token, as `PLATFORM_OTEL_AUTH_TOKEN` holds it.
 const OTEL_TOKEN: &str = "Bearer otel-t0ken";
@@ -123,27 +121,10 @@ fn otel_env<'a>(collector: &'a Collector, more: &[(&'a str, &'a str)]) -> Vec<(S
 /// server with SIGTERM and returns what it wrote on stderr.
 async fn serve_two_requests(env: &[(String, String)]) -> String {
     let origin = nothing_listening().await;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sitefile"))
-        .args(["serve", STOREFRONT, "--listen", "127.0.0.1:0", "--origin"])
-        .arg(&origin)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start sitefile serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .await
-        .unwrap();
-    let base = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .trim_end_matches('/')
-        .to_string();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let (mut server, _) =
+        Server::launch(STOREFRONT, &["--origin", &origin], &env, Stdio::piped()).await;
+    let base = server.base.clone();
     let content = client()
         .get(format!("{base}/.sitefile"))
         .header("authorization", TOKEN)
@@ -154,26 +135,14 @@ async fn serve_two_requests(env: &[(String, String)]) -> String {
     let page = client().get(format!("{base}/")).send().await.unwrap();
     assert_eq!(page.status(), 502);
 
-    let pid = child.id().unwrap().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .await
-        .unwrap();
-    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .expect("the server stops, its telemetry flushed")
-        .unwrap();
+    let mut pipe = server.child.stderr.take().expect("stderr is piped");
+    let reading = tokio::spawn(async move {
+        let mut stderr = String::new();
+        pipe.read_to_string(&mut stderr).await.unwrap();
+        stderr
+    });
+    let exit = server.terminate().await;
+    let stderr = reading.await.unwrap();
     assert!(exit.success(), "{exit:?}: {stderr}");
     stderr
 }

@@ -3,7 +3,6 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use std::time::Duration;
 
 mod common;
 use common::{Server, client};
@@ -71,18 +70,7 @@ async fn one_process_serves_the_site_and_the_workspace_api() {
     let sitefile = server.get("/.sitefile").await;
     assert_eq!(sitefile.status(), StatusCode::OK);
 
-    let pid = server.child.id().unwrap().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let exit = tokio::time::timeout(Duration::from_secs(15), server.child.wait())
-        .await
-        .expect("both stop within the shutdown deadline")
-        .unwrap();
+    let exit = server.terminate().await;
     assert!(exit.success(), "{exit:?}");
 }
 

@@ -32,13 +32,23 @@ impl Server {
 
     /// [`Server::start_with`] serving the site directory `dir`; the line it printed too.
     pub async fn start_in(dir: &str, args: &[&str], env: &[(&str, &str)]) -> (Server, String) {
+        Server::launch(dir, args, env, Stdio::inherit()).await
+    }
+
+    /// [`Server::start_in`] with the server's stderr going to `stderr`.
+    pub async fn launch(
+        dir: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        stderr: Stdio,
+    ) -> (Server, String) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sitefile"))
             .args(["serve", dir, "--listen", "127.0.0.1:0"])
             .args(args)
             .env_clear()
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .kill_on_drop(true)
             .spawn()
             .expect("start sitefile serve");
@@ -58,6 +68,20 @@ impl Server {
             .trim_end_matches('/')
             .to_string();
         (Server { child, base }, line)
+    }
+
+    /// Stops the server with SIGTERM; how it exited, within the shutdown deadline.
+    pub async fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().expect("running").to_string();
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("run kill");
+        assert!(sent.success());
+        tokio::time::timeout(Duration::from_secs(20), self.child.wait())
+            .await
+            .expect("the server stops within the shutdown deadline")
+            .expect("wait for the server")
     }
 
     /// The URL of `path` on this server.
