@@ -124,13 +124,22 @@ test("redirects come from content; the origin is not asked", async (t) => {
 test("cspMode enforce: a fresh nonce on each uncached HTML response", async (t) => {
   const origin = await startOrigin();
   t.after(origin.close);
-  const worker = createDecoWorkerEntry(origin.serverEntry, { csp: ["default-src 'self'"], cspMode: "enforce" }, site());
+  // The renderer is told each nonce, to stamp it on its scripts.
+  const told = [];
+  const renderer = {
+    fetch: (request) => {
+      told.push([request.headers.get("x-nonce"), request.headers.get("content-security-policy")]);
+      return origin.serverEntry.fetch(request);
+    },
+  };
+  const worker = createDecoWorkerEntry(renderer, { csp: ["default-src 'self'"], cspMode: "enforce" }, site());
   const nonces = [];
   for (const path of ["/blog-a", "/blog-b"]) {
     const csp = (await get(worker, path, { method: "POST" })).headers.get("content-security-policy");
     const nonce = /'nonce-([^']+)'/.exec(csp);
     assert.ok(nonce, csp);
     nonces.push(nonce[1]);
+    assert.deepEqual(told.at(-1), [nonce[1], csp]);
   }
   assert.notEqual(nonces[0], nonces[1]);
 });

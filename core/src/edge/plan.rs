@@ -9,7 +9,7 @@ use super::key::{CacheKey, KeyContext, build_cache_key, is_fetch, url_key};
 use super::options::WorkerOptions;
 use super::profile::{CacheProfile, PRIVATE_CACHE_CONTROL, detect_profile};
 use super::redirects::{Redirect, RedirectTable};
-use super::security::{CspNonce, security_headers};
+use super::security::{CspMode, CspNonce, security_headers};
 use super::segment_key::SegmentKey;
 use super::speculation::speculation_rules_header;
 use crate::config::PlatformConfig;
@@ -315,8 +315,28 @@ impl EdgePolicy {
                     plan.headers.push((name, value));
                 }
             }
+            if let (Some(nonce), CspMode::Enforce) = (nonce, o.csp_mode) {
+                tell_origin_the_nonce(&mut plan, nonce);
+            }
         }
         plan
+    }
+}
+
+/// The renderer must stamp the nonce on its scripts: the origin gets it as `X-Nonce` and in
+/// the request's `Content-Security-Policy` (Next.js reads the nonce from that header and puts
+/// it on the scripts it writes), when the plan's policy carries it.
+fn tell_origin_the_nonce(plan: &mut EdgePlan, nonce: &CspNonce) {
+    let policy = plan
+        .headers
+        .iter()
+        .find(|(n, v)| n.eq_ignore_ascii_case("Content-Security-Policy") && v.contains("'nonce-"))
+        .map(|(_, v)| v.clone());
+    if let Some(policy) = policy {
+        plan.origin_headers
+            .push(("Content-Security-Policy".into(), policy));
+        plan.origin_headers
+            .push(("X-Nonce".into(), nonce.as_str().to_string()));
     }
 }
 
@@ -598,6 +618,20 @@ mod tests {
                 .contains("nonce"),
             "cached HTML has no nonce"
         );
+        // The renderer is told the nonce of uncached HTML, and only of it.
+        let told = |plan: &EdgePlan, name: &str| {
+            plan.origin_headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(told(&p, "x-nonce").as_deref(), Some(nonce.as_str()));
+        assert_eq!(
+            told(&p, "content-security-policy").as_deref(),
+            header(&p, "content-security-policy")
+        );
+        assert_eq!(told(&public, "x-nonce"), None);
+        assert_eq!(told(&public, "content-security-policy"), None);
     }
 
     #[test]
