@@ -41,6 +41,17 @@ pub struct LlmConfig {
     pub tier_models: BTreeMap<String, String>,
 }
 
+/// The OAuth authorization server whose access tokens are accepted beside API keys.
+#[derive(Clone, Debug)]
+pub struct OAuthConfig {
+    /// The issuer URL (`PLATFORM_OAUTH_ISSUER`): tokens' `iss`, and where its metadata and
+    /// JWKS are discovered.
+    pub issuer: String,
+    /// The audience tokens must carry (`PLATFORM_OAUTH_AUDIENCE`; the public URL when
+    /// `None`): this URL or a resource below it.
+    pub audience: Option<String>,
+}
+
 /// Everything the workspace service needs to start.
 #[derive(Clone)]
 pub struct Config {
@@ -73,6 +84,8 @@ pub struct Config {
     /// (`PLATFORM_MCP_SESSIONS_PER_KEY`, default 16) and per server
     /// (`PLATFORM_MCP_SESSIONS_MAX`, default 4096).
     pub mcp_sessions: crate::mcp::SessionLimits,
+    /// The OAuth authorization server, if any (API keys only when absent).
+    pub oauth: Option<OAuthConfig>,
 }
 
 impl Config {
@@ -95,6 +108,7 @@ impl Config {
                 per_key: 16,
                 max: 4096,
             },
+            oauth: None,
         }
     }
 
@@ -150,6 +164,19 @@ impl Config {
         }
         if let Some(n) = count("PLATFORM_MCP_SESSIONS_MAX")? {
             config.mcp_sessions.max = n;
+        }
+        if let Some(issuer) = lookup("PLATFORM_OAUTH_ISSUER") {
+            let url = |name, value: String| {
+                url::Url::parse(&value)
+                    .map(|_| value)
+                    .map_err(|e| ConfigError::Invalid(name, e.to_string()))
+            };
+            config.oauth = Some(OAuthConfig {
+                issuer: url("PLATFORM_OAUTH_ISSUER", issuer)?,
+                audience: lookup("PLATFORM_OAUTH_AUDIENCE")
+                    .map(|aud| url("PLATFORM_OAUTH_AUDIENCE", aud))
+                    .transpose()?,
+            });
         }
         Ok(config)
     }
