@@ -290,4 +290,29 @@ mod tests {
             Err(ConfigError::Invalid("PLATFORM_MCP_SESSIONS_MAX", _))
         ));
     }
+
+    #[test]
+    fn oauth_issuer_and_audience() {
+        const KEY: (&str, &str) = (
+            "PLATFORM_WORKSPACE_ENCRYPTION_KEY",
+            "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+        );
+        assert!(Config::from_lookup(lookup(&[KEY])).unwrap().oauth.is_none());
+        let config = Config::from_lookup(lookup(&[
+            KEY,
+            ("PLATFORM_OAUTH_ISSUER", "https://as.example/"),
+            ("PLATFORM_OAUTH_AUDIENCE", "https://api.example"),
+        ]))
+        .unwrap();
+        let oauth = config.oauth.unwrap();
+        assert_eq!(
+            oauth.issuer, "https://as.example/",
+            "kept as given: it is matched to iss"
+        );
+        assert_eq!(oauth.audience.as_deref(), Some("https://api.example"));
+        assert!(matches!(
+            Config::from_lookup(lookup(&[KEY, ("PLATFORM_OAUTH_ISSUER", "not a url")])),
+            Err(ConfigError::Invalid("PLATFORM_OAUTH_ISSUER", _))
+        ));
+    }
 }

@@ -10,4 +10,4 @@ pub use jwks::REFETCH_INTERVAL_MS;
 pub use oauth::{LEEWAY_SECS, OAuth};
 
 pub use permissions::{Permissions, SELF_RESOURCE};
-pub use principal::{Credential, Principal, authenticate};
+pub use principal::{Credential, Principal, authenticate, invalid_token};

@@ -75,7 +75,8 @@ impl Credential {
     pub fn required(self) -> Result<Principal, ApiError> {
         match self {
             Self::Valid(principal) => Ok(principal),
-            _ => Err(ApiError::Unauthorized),
+            Self::Invalid(reason) => Err(ApiError::Unauthorized(Some(reason))),
+            Self::Missing => Err(ApiError::Unauthorized(None)),
         }
     }
 
@@ -151,6 +152,14 @@ async fn access_token(
         org,
         via_oauth: true,
     }))
+}
+
+/// The RFC 6750 parameters appended to a `Bearer` challenge for a refused credential:
+/// `error="invalid_token"` and why (quotes and backslashes replaced, so the value stays one
+/// quoted string).
+pub fn invalid_token(reason: &str) -> String {
+    let reason = reason.replace(['"', '\\'], "'");
+    format!(", error=\"invalid_token\", error_description=\"{reason}\"")
 }
 
 /// The token of a `Bearer` authorization value.

@@ -31,10 +31,7 @@ pub fn unauthorized(id: Value, resource: &str, refusal: Option<&str>) -> Respons
         "Bearer realm=\"mcp\", resource_metadata=\"{resource}/.well-known/oauth-protected-resource\""
     );
     if let Some(reason) = refusal {
-        let reason = reason.replace(['"', '\\'], "'");
-        challenge.push_str(&format!(
-            ", error=\"invalid_token\", error_description=\"{reason}\""
-        ));
+        challenge.push_str(&crate::auth::invalid_token(reason));
     }
     let mut response = rpc_error(
         StatusCode::UNAUTHORIZED,

@@ -129,6 +129,27 @@ async fn oauth_tokens_map_to_members(backend: Backend) {
         assert!(!challenge.contains(&token), "the token is not echoed");
     }
 
+    // The tools endpoints refuse alike.
+    let response = api
+        .client
+        .post(format!(
+            "{}/api/beta/tools/COLLECTION_THREADS_LIST",
+            api.base
+        ))
+        .bearer_auth(key.sign(&server.claims("nobody", &api.base)))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    let challenge = response.headers()["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.starts_with("Bearer realm=\"workspace\""),
+        "{challenge}"
+    );
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    assert!(challenge.contains("not a member"), "{challenge}");
+
     // Within the clock skew, an expired token still passes.
     let mut claims = server.claims("alice", &api.base);
     claims["exp"] = json!(chrono::Utc::now().timestamp() - 10);
