@@ -20,6 +20,9 @@ enum WorkspaceCommand {
         /// Organization slug (immutable).
         #[arg(long)]
         org: String,
+        /// The OAuth subject (access token `sub`) the owner signs in as.
+        #[arg(long)]
+        oauth_subject: Option<String>,
     },
     /// Serve the workspace API alone.
     Serve {
@@ -37,7 +40,9 @@ pub fn run(args: WorkspaceArgs) -> ExitCode {
     };
     let result = runtime.block_on(async {
         match args.command {
-            WorkspaceCommand::Init { org } => cli::init_command(&org).await,
+            WorkspaceCommand::Init { org, oauth_subject } => {
+                cli::init_command(&org, oauth_subject.as_deref()).await
+            }
             WorkspaceCommand::Serve { listen } => cli::serve_command(listen).await,
         }
     });

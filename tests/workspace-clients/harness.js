@@ -52,10 +52,11 @@ async function stopProcess(child) {
 }
 
 /**
- * Starts the upstream and the workspace server. Resolves to
- * `{ proxyUrl, upstreamUrl, ownerKey, newKey(name), stop() }`.
+ * Starts the upstream and the workspace server (accepting the access tokens of
+ * `oauthIssuer`, the organization's owner signing in as `oauthSubject`, when given). Resolves
+ * to `{ base, proxyUrl, upstreamUrl, ownerKey, newKey(name), initOrg(slug, subject), stop() }`.
  */
-export async function start() {
+export async function start({ oauthIssuer, oauthSubject } = {}) {
   const bin = process.env.SITEFILE_WORKSPACE_BIN;
   if (!bin) throw new Error('SITEFILE_WORKSPACE_BIN must name the sitefile-workspace binary (scripts/workspace-clients.sh sets it)');
   const dir = await mkdtemp(join(tmpdir(), 'workspace-clients-'));
@@ -78,9 +79,14 @@ export async function start() {
       PLATFORM_WORKSPACE_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       PLATFORM_PUBLIC_URL: base,
       RUST_LOG: 'warn,sitefile_workspace=info',
+      ...(oauthIssuer ? { PLATFORM_OAUTH_ISSUER: oauthIssuer } : {}),
     };
-    const { stdout } = await promisify(execFile)(bin, ['init', '--org', ORG], { env: { ...process.env, ...env } });
-    const ownerKey = stdout.trim();
+    const initOrg = async (slug, subject) => {
+      const args = ['init', '--org', slug, ...(subject ? ['--oauth-subject', subject] : [])];
+      const { stdout } = await promisify(execFile)(bin, args, { env: { ...process.env, ...env } });
+      return stdout.trim();
+    };
+    const ownerKey = await initOrg(ORG, oauthSubject);
     children.push(await startProcess('sitefile-workspace', bin, ['serve', '--listen', `127.0.0.1:${port}`], env, /workspace API listening/));
 
     const tool = async (name, input) => {
@@ -97,11 +103,14 @@ export async function start() {
       data: { title: 'everything', connection_url: upstreamUrl },
     });
     return {
+      base,
       proxyUrl: `${base}/api/${ORG}/mcp/${item.id}`,
       upstreamUrl,
       ownerKey,
       /** A new API key granted everything on the connection. */
       newKey: async (name) => (await tool('API_KEY_CREATE', { name, permissions: { [item.id]: ['*'] } })).key,
+      /** Creates another organization (its owner signing in as `subject`); its owner key. */
+      initOrg,
       stop,
     };
   } catch (error) {

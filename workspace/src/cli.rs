@@ -35,6 +35,16 @@ pub enum CliError {
 /// Creates an organization with an owner member and returns the owner API key value
 /// (holding every permission), to be printed once.
 pub async fn init(config: &Config, slug: &str) -> Result<String, CliError> {
+    init_owner(config, slug, None).await
+}
+
+/// [`init`], the owner also signing in with OAuth access tokens whose `sub` is
+/// `oauth_subject`.
+pub async fn init_owner(
+    config: &Config,
+    slug: &str,
+    oauth_subject: Option<&str>,
+) -> Result<String, CliError> {
     let valid = (1..=64).contains(&slug.len())
         && slug
             .bytes()
@@ -49,7 +59,10 @@ pub async fn init(config: &Config, slug: &str) -> Result<String, CliError> {
     if store.org_by_slug(slug).await.map_err(failed)?.is_some() {
         return Err(CliError::OrgExists(slug.to_string()));
     }
-    let (org, owner) = store.create_org_with_owner(slug).await.map_err(failed)?;
+    let (org, owner) = store
+        .create_org_with_owner(slug, oauth_subject)
+        .await
+        .map_err(failed)?;
     let value = generate_api_key();
     let key = ApiKeyRecord {
         id: uuid::Uuid::new_v4().to_string(),
@@ -129,11 +142,11 @@ pub async fn serve(config: Config, listen: SocketAddr) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `workspace init --org <slug>`: reads the `PLATFORM_*` environment, creates the
-/// organization and prints the owner key on stdout.
-pub async fn init_command(org: &str) -> Result<(), CliError> {
+/// `workspace init --org <slug> [--oauth-subject <sub>]`: reads the `PLATFORM_*`
+/// environment, creates the organization and prints the owner key on stdout.
+pub async fn init_command(org: &str, oauth_subject: Option<&str>) -> Result<(), CliError> {
     init_logging();
-    let key = init(&Config::from_env()?, org).await?;
+    let key = init_owner(&Config::from_env()?, org, oauth_subject).await?;
     println!("{key}");
     Ok(())
 }

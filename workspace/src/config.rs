@@ -41,6 +41,17 @@ pub struct LlmConfig {
     pub tier_models: BTreeMap<String, String>,
 }
 
+/// The OAuth authorization server whose access tokens are accepted beside API keys.
+#[derive(Clone, Debug)]
+pub struct OAuthConfig {
+    /// The issuer URL (`PLATFORM_OAUTH_ISSUER`): tokens' `iss`, and where its metadata and
+    /// JWKS are discovered.
+    pub issuer: String,
+    /// The audience tokens must carry (`PLATFORM_OAUTH_AUDIENCE`; the public URL when
+    /// `None`): this URL or a resource below it.
+    pub audience: Option<String>,
+}
+
 /// Everything the workspace service needs to start.
 #[derive(Clone)]
 pub struct Config {
@@ -73,6 +84,8 @@ pub struct Config {
     /// (`PLATFORM_MCP_SESSIONS_PER_KEY`, default 16) and per server
     /// (`PLATFORM_MCP_SESSIONS_MAX`, default 4096).
     pub mcp_sessions: crate::mcp::SessionLimits,
+    /// The OAuth authorization server, if any (API keys only when absent).
+    pub oauth: Option<OAuthConfig>,
 }
 
 impl Config {
@@ -95,6 +108,7 @@ impl Config {
                 per_key: 16,
                 max: 4096,
             },
+            oauth: None,
         }
     }
 
@@ -150,6 +164,19 @@ impl Config {
         }
         if let Some(n) = count("PLATFORM_MCP_SESSIONS_MAX")? {
             config.mcp_sessions.max = n;
+        }
+        if let Some(issuer) = lookup("PLATFORM_OAUTH_ISSUER") {
+            let url = |name, value: String| {
+                url::Url::parse(&value)
+                    .map(|_| value)
+                    .map_err(|e| ConfigError::Invalid(name, e.to_string()))
+            };
+            config.oauth = Some(OAuthConfig {
+                issuer: url("PLATFORM_OAUTH_ISSUER", issuer)?,
+                audience: lookup("PLATFORM_OAUTH_AUDIENCE")
+                    .map(|aud| url("PLATFORM_OAUTH_AUDIENCE", aud))
+                    .transpose()?,
+            });
         }
         Ok(config)
     }
@@ -261,6 +288,31 @@ mod tests {
         assert!(matches!(
             Config::from_lookup(lookup(&[KEY, ("PLATFORM_MCP_SESSIONS_MAX", "0")])),
             Err(ConfigError::Invalid("PLATFORM_MCP_SESSIONS_MAX", _))
+        ));
+    }
+
+    #[test]
+    fn oauth_issuer_and_audience() {
+        const KEY: (&str, &str) = (
+            "PLATFORM_WORKSPACE_ENCRYPTION_KEY",
+            "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+        );
+        assert!(Config::from_lookup(lookup(&[KEY])).unwrap().oauth.is_none());
+        let config = Config::from_lookup(lookup(&[
+            KEY,
+            ("PLATFORM_OAUTH_ISSUER", "https://as.example/"),
+            ("PLATFORM_OAUTH_AUDIENCE", "https://api.example"),
+        ]))
+        .unwrap();
+        let oauth = config.oauth.unwrap();
+        assert_eq!(
+            oauth.issuer, "https://as.example/",
+            "kept as given: it is matched to iss"
+        );
+        assert_eq!(oauth.audience.as_deref(), Some("https://api.example"));
+        assert!(matches!(
+            Config::from_lookup(lookup(&[KEY, ("PLATFORM_OAUTH_ISSUER", "not a url")])),
+            Err(ConfigError::Invalid("PLATFORM_OAUTH_ISSUER", _))
         ));
     }
 }

@@ -12,9 +12,10 @@ pub enum ApiError {
     /// 400: the request is malformed or fails validation.
     #[error("{0}")]
     BadRequest(String),
-    /// 401: no valid credentials.
+    /// 401: no valid credentials; why a presented one was refused (RFC 6750
+    /// `error_description`), if one was.
     #[error("unauthorized")]
-    Unauthorized,
+    Unauthorized(Option<String>),
     /// 403: authenticated but not allowed.
     #[error("{0}")]
     Forbidden(String),
@@ -40,7 +41,7 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
-            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
@@ -69,11 +70,14 @@ impl IntoResponse for ApiError {
         }
         let mut response =
             (self.status(), Json(json!({ "error": self.to_string() }))).into_response();
-        if matches!(self, Self::Unauthorized) {
-            response.headers_mut().insert(
-                WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"workspace\""),
-            );
+        if let Self::Unauthorized(refusal) = &self {
+            let mut challenge = String::from("Bearer realm=\"workspace\"");
+            if let Some(reason) = refusal {
+                challenge.push_str(&crate::auth::invalid_token(reason));
+            }
+            if let Ok(value) = HeaderValue::from_str(&challenge) {
+                response.headers_mut().insert(WWW_AUTHENTICATE, value);
+            }
         }
         response
     }

@@ -21,6 +21,9 @@ enum Command {
         /// Organization slug (immutable).
         #[arg(long)]
         org: String,
+        /// The OAuth subject (access token `sub`) the owner signs in as.
+        #[arg(long)]
+        oauth_subject: Option<String>,
     },
     /// Serve the workspace API.
     Serve {
@@ -41,7 +44,9 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match command {
-            Command::Init { org } => cli::init_command(&org).await,
+            Command::Init { org, oauth_subject } => {
+                cli::init_command(&org, oauth_subject.as_deref()).await
+            }
             Command::Serve { listen } => cli::serve_command(listen).await,
         }
     });

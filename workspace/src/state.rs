@@ -44,6 +44,8 @@ pub struct AppState {
     pub pilot: Arc<Pilot>,
     /// Downstream MCP sessions of the connection proxy.
     pub sessions: Arc<crate::mcp::Sessions>,
+    /// The OAuth access-token validator, when an authorization server is configured.
+    pub oauth: Option<Arc<crate::auth::OAuth>>,
 }
 
 impl AppState {
@@ -66,6 +68,13 @@ impl AppState {
         };
         let upstream = Upstream::new(extra_roots.as_deref()).map_err(StartError::Setup)?;
         let pilot = Pilot::new(&config).await.map_err(StartError::Setup)?;
+        let oauth = match &config.oauth {
+            Some(oauth) => Some(Arc::new(
+                crate::auth::OAuth::new(oauth, &config.public_url, config.clock.clone())
+                    .map_err(StartError::Setup)?,
+            )),
+            None => None,
+        };
         let state = Self {
             vault: Vault::new(&config.encryption_key),
             audit: AuditSink::start(store.clone()),
@@ -75,6 +84,7 @@ impl AppState {
             metrics: ProxyMetrics::default(),
             pilot: Arc::new(pilot),
             sessions: Arc::default(),
+            oauth,
             config: Arc::new(config),
         };
         crate::pilot::lease::recover(&state)

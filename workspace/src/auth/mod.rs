@@ -1,7 +1,13 @@
-//! Who is calling (an API key bound to one organization) and what it may do.
+//! Who is calling (an API key bound to one organization, or an OAuth access token whose
+//! subject is a member) and what it may do.
 
+mod jwks;
+mod oauth;
 mod permissions;
 mod principal;
 
+pub use jwks::REFETCH_INTERVAL_MS;
+pub use oauth::{LEEWAY_SECS, OAuth};
+
 pub use permissions::{Permissions, SELF_RESOURCE};
-pub use principal::{Credential, Principal, authenticate};
+pub use principal::{Credential, Principal, authenticate, invalid_token};

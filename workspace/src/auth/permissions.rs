@@ -20,6 +20,16 @@ impl Permissions {
         Self(BTreeMap::from([(ANY.to_string(), vec![ANY.to_string()])]))
     }
 
+    /// What a member of `role` may do when signed in with OAuth: everything for `owner`,
+    /// nothing beyond organization membership otherwise.
+    pub fn of_role(role: &str) -> Self {
+        if role == "owner" {
+            Self::all()
+        } else {
+            Self::default()
+        }
+    }
+
     /// Whether `action` on `resource` is granted, by that resource's entry or by `*`.
     pub fn grants(&self, resource: &str, action: &str) -> bool {
         let covers = |actions: &Vec<String>| actions.iter().any(|a| a == ANY || a == action);

@@ -2,7 +2,8 @@
 //!
 //! The document is served for any MCP path without a lookup, so it reveals nothing about
 //! which organizations or connections exist. Bearer tokens are API keys minted with
-//! `API_KEY_CREATE`; no authorization server is advertised.
+//! `API_KEY_CREATE`, or access tokens of the configured authorization server, which the
+//! document then names in `authorization_servers`.
 
 use axum::Json;
 use axum::extract::State;
@@ -28,10 +29,13 @@ pub async fn protected_resource_prefixed(State(state): State<AppState>, uri: Uri
 }
 
 fn document(state: &AppState, path: &str) -> Response {
-    Json(json!({
+    let mut document = json!({
         "resource": format!("{}{path}", state.config.public_url),
         "bearer_methods_supported": ["header"],
         "resource_name": "sitefile workspace MCP endpoint",
-    }))
-    .into_response()
+    });
+    if let Some(oauth) = &state.oauth {
+        document["authorization_servers"] = json!([oauth.issuer()]);
+    }
+    Json(document).into_response()
 }

@@ -209,9 +209,9 @@ pub async fn gateway(
         Err(response) => return response,
     };
     let id = request.reply_id();
-    let principal = match authenticate(&state.store, &state.config.clock, &headers).await {
+    let principal = match authenticate(&state, &headers).await {
         Ok(Credential::Valid(principal)) => principal,
-        Ok(other) => return unauthorized(id, &resource, matches!(other, Credential::Invalid)),
+        Ok(other) => return unauthorized(id, &resource, other.refusal()),
         Err(error) => return api_error(id, error),
     };
     if let Err(error) = principal.require_org(&org) {

@@ -99,8 +99,7 @@ pub async fn legacy_deprecation(
     let mut org = response.extensions_mut().remove::<CallerOrg>().map(|o| o.0);
     if org.is_none()
         && method != axum::http::Method::POST
-        && let Ok(Credential::Valid(principal)) =
-            authenticate(&state.store, &state.config.clock, &headers).await
+        && let Ok(Credential::Valid(principal)) = authenticate(&state, &headers).await
     {
         org = Some(principal.org.slug);
     }
@@ -143,7 +142,7 @@ async fn serve(
         Err(response) => return response,
     };
     let id = request.reply_id();
-    let credential = match authenticate(&state.store, &state.config.clock, headers).await {
+    let credential = match authenticate(state, headers).await {
         Ok(credential) => credential,
         Err(error) => return api_error(id, error),
     };
@@ -161,17 +160,17 @@ async fn serve(
             let _ = other;
             None
         }
-        other => return unauthorized(id, resource, matches!(other, Credential::Invalid)),
+        other => return unauthorized(id, resource, other.refusal()),
     };
     let connection = match lookup(state, principal.as_ref(), org, connection_id).await {
         Ok(Some(connection)) => connection,
-        Ok(None) if principal.is_none() => return unauthorized(id, resource, false),
+        Ok(None) if principal.is_none() => return unauthorized(id, resource, None),
         Ok(None) => return api_error(id, ApiError::NotFound("Connection not found".into())),
         Err(error) => return api_error(id, error),
     };
     if connection.status != ConnectionStatus::Active {
         if principal.is_none() {
-            return unauthorized(id, resource, false);
+            return unauthorized(id, resource, None);
         }
         let message = format!("Connection {}", connection.status.as_str());
         return api_error(id, ApiError::Unavailable(message));
@@ -250,7 +249,7 @@ async fn serve(
                 Err(_) => false,
             };
         if principal.is_none() && !allowed {
-            return unauthorized(id, resource, false);
+            return unauthorized(id, resource, None);
         }
         let target = if allowed {
             match target_for(state, &connection, &request_id) {
@@ -291,7 +290,7 @@ async fn serve(
             // version when the service speaks it: the version is negotiated per session
             // and the one announced is the upstream's answer.
             let Some(owner) = owner else {
-                return unauthorized(id, resource, false);
+                return unauthorized(id, resource, None);
             };
             let asked = negotiate_version(&request.params);
             let upstream = match state.upstream.open_session(&target, asked).await {
@@ -487,12 +486,9 @@ pub(super) async fn session_caller(
     resource: &str,
     does: &str,
 ) -> Result<SessionCaller, Response> {
-    let principal = match authenticate(&state.store, &state.config.clock, headers).await {
+    let principal = match authenticate(state, headers).await {
         Ok(Credential::Valid(principal)) => principal,
-        Ok(other) => {
-            let invalid = matches!(other, Credential::Invalid);
-            return Err(unauthorized(Value::Null, resource, invalid));
-        }
+        Ok(other) => return Err(unauthorized(Value::Null, resource, other.refusal())),
         Err(error) => return Err(api_error(Value::Null, error)),
     };
     if let Some(slug) = org

@@ -24,19 +24,20 @@ pub fn accepted() -> Response {
     StatusCode::ACCEPTED.into_response()
 }
 
-/// 401 with the bearer challenge pointing at the resource's discovery document.
-pub fn unauthorized(id: Value, resource: &str, invalid_token: bool) -> Response {
+/// 401 with the bearer challenge pointing at the resource's discovery document; a refused
+/// credential adds RFC 6750 `error="invalid_token"` and why (`error_description`).
+pub fn unauthorized(id: Value, resource: &str, refusal: Option<&str>) -> Response {
     let mut challenge = format!(
         "Bearer realm=\"mcp\", resource_metadata=\"{resource}/.well-known/oauth-protected-resource\""
     );
-    if invalid_token {
-        challenge.push_str(", error=\"invalid_token\"");
+    if let Some(reason) = refusal {
+        challenge.push_str(&crate::auth::invalid_token(reason));
     }
     let mut response = rpc_error(
         StatusCode::UNAUTHORIZED,
         id,
         jsonrpc::INTERNAL_ERROR,
-        "Unauthorized: a valid API key is required",
+        "Unauthorized: a valid API key or OAuth access token is required",
     );
     if let Ok(value) = HeaderValue::from_str(&challenge) {
         response.headers_mut().insert(WWW_AUTHENTICATE, value);

@@ -11,10 +11,12 @@ fn scripts(backend: Backend) -> &'static [(i64, &'static str)] {
         Backend::Sqlite => &[
             (1, include_str!("sql/sqlite/001_init.sql")),
             (2, include_str!("sql/sqlite/002_run_owner.sql")),
+            (3, include_str!("sql/sqlite/003_member_oauth_subject.sql")),
         ],
         Backend::Postgres => &[
             (1, include_str!("sql/postgres/001_init.sql")),
             (2, include_str!("sql/postgres/002_run_owner.sql")),
+            (3, include_str!("sql/postgres/003_member_oauth_subject.sql")),
         ],
     }
 }

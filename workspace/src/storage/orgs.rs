@@ -28,6 +28,8 @@ pub struct Member {
     pub name: String,
     /// Role (`owner` for the member created by `workspace init`).
     pub role: String,
+    /// The OAuth subject (an access token's `sub`) this member signs in as, if any.
+    pub oauth_subject: Option<String>,
 }
 
 fn org_from(row: &AnyRow) -> StoreResult<Organization> {
@@ -39,8 +41,13 @@ fn org_from(row: &AnyRow) -> StoreResult<Organization> {
 }
 
 impl Store {
-    /// Creates an organization and its owner member in one transaction.
-    pub async fn create_org_with_owner(&self, slug: &str) -> StoreResult<(Organization, Member)> {
+    /// Creates an organization and its owner member (signing in as `oauth_subject`, if
+    /// given) in one transaction.
+    pub async fn create_org_with_owner(
+        &self,
+        slug: &str,
+        oauth_subject: Option<&str>,
+    ) -> StoreResult<(Organization, Member)> {
         let now = now_ms();
         let org = Organization {
             id: uuid::Uuid::new_v4().to_string(),
@@ -52,6 +59,7 @@ impl Store {
             org_id: org.id.clone(),
             name: "owner".into(),
             role: "owner".into(),
+            oauth_subject: oauth_subject.map(str::to_string),
         };
         let mut tx = self.pool.begin().await?;
         sqlx::query(
@@ -64,12 +72,14 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         sqlx::query(
-            "INSERT INTO members (id, org_id, name, role, created_at) VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO members (id, org_id, name, role, oauth_subject, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(&owner.id)
         .bind(&owner.org_id)
         .bind(&owner.name)
         .bind(&owner.role)
+        .bind(&owner.oauth_subject)
         .bind(now)
         .execute(&mut *tx)
         .await?;
@@ -86,5 +96,32 @@ impl Store {
             .as_ref()
             .map(org_from)
             .transpose()
+    }
+
+    /// The member signing in as the OAuth subject `subject`, with its organization.
+    pub async fn member_by_oauth_subject(
+        &self,
+        subject: &str,
+    ) -> StoreResult<Option<(Member, Organization)>> {
+        let row = sqlx::query(
+            "SELECT m.id AS member_id, m.name AS member_name, m.role, m.oauth_subject, \
+             o.id, o.slug, o.name FROM members m JOIN organizations o ON o.id = m.org_id \
+             WHERE m.oauth_subject = $1",
+        )
+        .bind(subject)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let org = org_from(&row)?;
+        let member = Member {
+            id: row.try_get("member_id")?,
+            org_id: org.id.clone(),
+            name: row.try_get("member_name")?,
+            role: row.try_get("role")?,
+            oauth_subject: row.try_get("oauth_subject")?,
+        };
+        Ok(Some((member, org)))
     }
 }

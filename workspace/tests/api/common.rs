@@ -177,6 +177,14 @@ impl Api {
             .unwrap()
     }
 
+    /// Creates another organization whose owner also signs in as the OAuth subject
+    /// `subject`; returns its owner key.
+    pub async fn new_org_as(&self, slug: &str, subject: &str) -> String {
+        sitefile_workspace::cli::init_owner(&self.config, slug, Some(subject))
+            .await
+            .unwrap()
+    }
+
     /// `POST /api/<org>/tools/<name>` with `key`.
     pub async fn tool_in(&self, org: &str, key: &str, name: &str, body: Value) -> (u16, Value) {
         let response = self

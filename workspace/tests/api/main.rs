@@ -11,6 +11,8 @@ mod limits;
 mod llm_double;
 mod mcp_double;
 mod nul;
+mod oauth;
+mod oauth_double;
 mod odd_upstream;
 mod process;
 mod proxy;

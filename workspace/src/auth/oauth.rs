@@ -1,0 +1,125 @@
+//! OAuth access tokens: JWTs signed by the configured authorization server, checked for
+//! signature, issuer, audience (this service or a resource below it) and validity period.
+
+use std::collections::HashSet;
+
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+
+use super::jwks::Jwks;
+use crate::clock::Clock;
+use crate::config::OAuthConfig;
+
+/// The clock skew tolerated on `exp` and `nbf`, in seconds.
+pub const LEEWAY_SECS: u64 = 60;
+
+/// The resource server side of OAuth: validates the issuer's access tokens.
+pub struct OAuth {
+    issuer: String,
+    /// The accepted audience, without a trailing slash.
+    audience: String,
+    jwks: Jwks,
+}
+
+/// The claims read from a valid token.
+#[derive(Deserialize)]
+struct Claims {
+    sub: String,
+    #[serde(default)]
+    aud: Audience,
+}
+
+/// `aud`: one value or several.
+#[derive(Deserialize, Default)]
+#[serde(untagged)]
+enum Audience {
+    #[default]
+    None,
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OAuth {
+    /// A validator for `config`'s issuer (the audience defaulting to `public_url`); its keys
+    /// are fetched on first use.
+    pub fn new(config: &OAuthConfig, public_url: &str, clock: Clock) -> Result<Self, String> {
+        let audience = config.audience.as_deref().unwrap_or(public_url);
+        Ok(Self {
+            jwks: Jwks::new(&config.issuer, clock)?,
+            issuer: config.issuer.clone(),
+            audience: audience.trim_end_matches('/').to_string(),
+        })
+    }
+
+    /// The issuer URL (advertised in the protected-resource metadata).
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// Whether `token` has the shape of a JWT (three dot-separated parts); API keys do not.
+    pub fn is_jwt(token: &str) -> bool {
+        token.split('.').count() == 3
+    }
+
+    /// The subject of a valid access token, or why it is refused (an RFC 6750
+    /// `error_description`, naming no secret).
+    pub async fn subject(&self, token: &str) -> Result<String, String> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| "the token is malformed")?;
+        if matches!(
+            header.alg,
+            Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512
+        ) {
+            return Err("the token is not signed with the authorization server's keys".into());
+        }
+        let jwk = self.jwks.key(header.kid.as_deref()).await?;
+        if jwk
+            .common
+            .key_algorithm
+            .is_some_and(|alg| alg.to_string() != format!("{:?}", header.alg))
+        {
+            return Err("the token's algorithm does not match its key".into());
+        }
+        let key = DecodingKey::from_jwk(&jwk).map_err(|_| "the token's signing key is unusable")?;
+        let mut validation = Validation::new(header.alg);
+        validation.leeway = LEEWAY_SECS;
+        validation.validate_nbf = true;
+        validation.validate_aud = false;
+        validation.set_issuer(&[&self.issuer]);
+        validation.required_spec_claims = HashSet::from(["exp", "iss", "sub"].map(String::from));
+        let claims = jsonwebtoken::decode::<Claims>(token, &key, &validation)
+            .map_err(|e| describe(e.kind()))?
+            .claims;
+        let audiences = match &claims.aud {
+            Audience::None => &[][..],
+            Audience::One(aud) => std::slice::from_ref(aud),
+            Audience::Many(auds) => auds.as_slice(),
+        };
+        if !audiences.iter().any(|aud| self.accepts_audience(aud)) {
+            return Err("the token is not meant for this resource (aud)".into());
+        }
+        Ok(claims.sub)
+    }
+
+    /// Whether `aud` is the configured audience or a resource below it.
+    fn accepts_audience(&self, aud: &str) -> bool {
+        let aud = aud.trim_end_matches('/');
+        aud == self.audience
+            || aud
+                .strip_prefix(self.audience.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+    }
+}
+
+/// The `error_description` of a rejected token.
+fn describe(kind: &ErrorKind) -> String {
+    match kind {
+        ErrorKind::ExpiredSignature => "the token has expired",
+        ErrorKind::ImmatureSignature => "the token is not valid yet (nbf)",
+        ErrorKind::InvalidIssuer => "the token's issuer is not accepted",
+        ErrorKind::InvalidSignature => "the token's signature is invalid",
+        ErrorKind::MissingRequiredClaim(_) => "the token lacks a required claim",
+        _ => "the token is malformed",
+    }
+    .into()
+}

@@ -1,0 +1,207 @@
+//! OAuth access tokens of a configured authorization server: discovery, validation
+//! (signature, audience, expiry, key rotation) and the subject mapped to a member.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sitefile_workspace::clock::ManualClock;
+use sitefile_workspace::config::OAuthConfig;
+
+use crate::both_backends;
+use crate::common::{Api, Backend, request};
+use crate::oauth_double::{AuthServer, SigningKey};
+
+both_backends!(oauth_tokens_map_to_members);
+
+/// The `WWW-Authenticate` of a 401 on `path` with `token`.
+async fn refusal(api: &Api, path: &str, token: &str) -> String {
+    let (status, headers, body) = api.rpc(path, Some(token), request("tools/list")).await;
+    assert_eq!(status, 401, "{body}");
+    headers["www-authenticate"].to_str().unwrap().to_string()
+}
+
+async fn start(
+    backend: Backend,
+    key: &SigningKey,
+    clock: Option<&ManualClock>,
+) -> (Api, AuthServer) {
+    let server = AuthServer::start(key).await;
+    let issuer = server.issuer.clone();
+    let api = Api::start_with(backend, |config| {
+        config.oauth = Some(OAuthConfig {
+            issuer,
+            audience: None,
+        });
+        if let Some(clock) = clock {
+            config.clock = clock.clock();
+        }
+    })
+    .await;
+    (api, server)
+}
+
+async fn oauth_tokens_map_to_members(backend: Backend) {
+    let key = SigningKey::new("k1");
+    let (api, server) = start(backend, &key, None).await;
+    api.new_org_as("beta", "alice").await;
+    api.new_org_as("gamma", "bob").await;
+    let path = "/api/beta/mcp/self";
+
+    // The RFC 9728 document names the authorization server.
+    let doc: Value = api
+        .client
+        .get(format!(
+            "{}{path}/.well-known/oauth-protected-resource",
+            api.base
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(doc["authorization_servers"], json!([server.issuer]));
+
+    // A token for alice meant for this service (or a resource below it): the owner's rights.
+    for aud in [api.base.clone(), format!("{}{path}", api.base)] {
+        let token = key.sign(&server.claims("alice", &aud));
+        let (status, _, body) = api.rpc(path, Some(&token), request("tools/list")).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(
+            body["result"]["tools"]
+                .as_array()
+                .is_some_and(|t| !t.is_empty())
+        );
+        let (status, out) = api
+            .tool_in("beta", &token, "COLLECTION_THREADS_LIST", json!({}))
+            .await;
+        assert_eq!(status, 200, "{out}");
+    }
+
+    // Another organization's member: 403 here, though valid in its own organization.
+    let bob = key.sign(&server.claims("bob", &api.base));
+    let (status, _, body) = api.rpc(path, Some(&bob), request("tools/list")).await;
+    assert_eq!(status, 403, "{body}");
+    let (status, _, _) = api
+        .rpc("/api/gamma/mcp/self", Some(&bob), request("tools/list"))
+        .await;
+    assert_eq!(status, 200);
+
+    // Refused tokens: 401 invalid_token with a reason.
+    let cases = [
+        (
+            key.sign(&server.claims("nobody", &api.base)),
+            "not a member",
+        ),
+        (
+            key.sign(&server.claims("alice", "https://elsewhere.example")),
+            "aud",
+        ),
+        (
+            key.sign(&server.claims("alice", &format!("{}x", api.base))),
+            "aud",
+        ),
+        (
+            SigningKey::new("k1").sign(&server.claims("alice", &api.base)),
+            "signature",
+        ),
+        (
+            {
+                let mut claims = server.claims("alice", &api.base);
+                claims["exp"] = json!(chrono::Utc::now().timestamp() - 120);
+                key.sign(&claims)
+            },
+            "expired",
+        ),
+        (
+            {
+                let mut claims = server.claims("alice", &api.base);
+                claims["iss"] = json!("https://impostor.example");
+                key.sign(&claims)
+            },
+            "issuer",
+        ),
+    ];
+    for (token, reason) in cases {
+        let challenge = refusal(&api, path, &token).await;
+        assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+        assert!(challenge.contains(reason), "{reason}: {challenge}");
+        assert!(!challenge.contains(&token), "the token is not echoed");
+    }
+
+    // The tools endpoints refuse alike.
+    let response = api
+        .client
+        .post(format!(
+            "{}/api/beta/tools/COLLECTION_THREADS_LIST",
+            api.base
+        ))
+        .bearer_auth(key.sign(&server.claims("nobody", &api.base)))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    let challenge = response.headers()["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.starts_with("Bearer realm=\"workspace\""),
+        "{challenge}"
+    );
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    assert!(challenge.contains("not a member"), "{challenge}");
+
+    // Within the clock skew, an expired token still passes.
+    let mut claims = server.claims("alice", &api.base);
+    claims["exp"] = json!(chrono::Utc::now().timestamp() - 10);
+    let (status, _, _) = api
+        .rpc(path, Some(&key.sign(&claims)), request("tools/list"))
+        .await;
+    assert_eq!(status, 200);
+
+    // API keys still work beside OAuth.
+    let (status, _, _) = api
+        .rpc(
+            "/api/acme/mcp/self",
+            Some(&api.owner),
+            request("tools/list"),
+        )
+        .await;
+    assert_eq!(status, 200);
+}
+
+/// A token signed with a key published after the JWKS was cached passes once the cache may
+/// be refreshed (at most once per refetch interval); the retired key is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_key_rotation() {
+    let clock = ManualClock::new(chrono::Utc::now().timestamp_millis());
+    let old = SigningKey::new("k1");
+    let (api, server) = start(Backend::Sqlite, &old, Some(&clock)).await;
+    api.new_org_as("beta", "alice").await;
+    let path = "/api/beta/mcp/self";
+    let claims = server.claims("alice", &api.base);
+    let (status, _, _) = api
+        .rpc(path, Some(&old.sign(&claims)), request("tools/list"))
+        .await;
+    assert_eq!(status, 200);
+
+    let new = SigningKey::new("k2");
+    server.rotate_to(&new);
+    // Just fetched: an unknown kid does not trigger another fetch yet.
+    assert!(
+        refusal(&api, path, &new.sign(&claims))
+            .await
+            .contains("unknown")
+    );
+    clock.advance(Duration::from_millis(
+        sitefile_workspace::auth::REFETCH_INTERVAL_MS as u64 + 1,
+    ));
+    let (status, _, body) = api
+        .rpc(path, Some(&new.sign(&claims)), request("tools/list"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        refusal(&api, path, &old.sign(&claims))
+            .await
+            .contains("unknown")
+    );
+}

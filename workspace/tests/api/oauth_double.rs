@@ -1,0 +1,85 @@
+//! A stand-in OAuth authorization server: OpenID Connect discovery and a JWKS of P-256
+//! keys that can be rotated, and ES256 access tokens signed with them.
+
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::Router;
+use axum::routing::get;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+
+/// A signing key and its id.
+pub struct SigningKey {
+    /// `kid`.
+    pub kid: String,
+    encoding: EncodingKey,
+    jwk: Value,
+}
+
+impl SigningKey {
+    /// A fresh P-256 key named `kid`.
+    pub fn new(kid: &str) -> Self {
+        let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let raw = pair.public_key_raw();
+        let (x, y) = raw[1..].split_at(32);
+        Self {
+            kid: kid.to_string(),
+            encoding: EncodingKey::from_ec_pem(pair.serialize_pem().as_bytes()).unwrap(),
+            jwk: json!({ "kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": kid,
+                "x": URL_SAFE_NO_PAD.encode(x), "y": URL_SAFE_NO_PAD.encode(y) }),
+        }
+    }
+
+    /// `claims` signed with this key (ES256, this key's `kid`).
+    pub fn sign(&self, claims: &Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(self.kid.clone());
+        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
+    }
+}
+
+/// The running authorization server.
+pub struct AuthServer {
+    /// Its issuer URL.
+    pub issuer: String,
+    jwks: Arc<Mutex<Value>>,
+}
+
+impl AuthServer {
+    /// Serves discovery and a JWKS publishing `key`.
+    pub async fn start(key: &SigningKey) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let issuer = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let jwks = Arc::new(Mutex::new(json!({ "keys": [key.jwk] })));
+        let metadata = json!({ "issuer": issuer, "jwks_uri": format!("{issuer}/jwks") });
+        let published = jwks.clone();
+        let router = Router::new()
+            .route(
+                "/.well-known/openid-configuration",
+                get(move || async move { Json(metadata) }),
+            )
+            .route(
+                "/jwks",
+                get(move || {
+                    let keys = published.lock().unwrap().clone();
+                    async move { Json(keys) }
+                }),
+            );
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        Self { issuer, jwks }
+    }
+
+    /// Publishes `key` instead of the current keys (rotation).
+    pub fn rotate_to(&self, key: &SigningKey) {
+        *self.jwks.lock().unwrap() = json!({ "keys": [key.jwk] });
+    }
+
+    /// Claims of a token for `sub` meant for `aud`, valid for an hour.
+    pub fn claims(&self, sub: &str, aud: &str) -> Value {
+        let now = chrono::Utc::now().timestamp();
+        json!({ "iss": self.issuer, "sub": sub, "aud": aud, "iat": now, "exp": now + 3600 })
+    }
+}
