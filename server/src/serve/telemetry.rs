@@ -84,7 +84,7 @@ impl Telemetry {
             self.logger.map(|l| l.shutdown()),
         ];
         for error in results.into_iter().flatten().filter_map(Result::err) {
-            eprintln!("sitefile serve: telemetry could not be flushed: {error}");
+            tracing::warn!("telemetry could not be flushed: {error}");
         }
     }
 }
@@ -336,23 +336,21 @@ pub async fn observe(request: Request, next: Next) -> Response {
         .start(&*TRACER);
     let response = next.run(request).await;
     let status = response.status().as_u16();
-    let cache = response
-        .headers()
-        .get("x-cache")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let mut attributes = vec![
-        KeyValue::new("http.request.method", method),
-        KeyValue::new("http.response.status_code", i64::from(status)),
-    ];
-    if let Some(cache) = cache {
-        attributes.push(KeyValue::new("sitefile.cache", cache));
+    // What the answer was: on the span, and (with the method) on the duration.
+    let mut outcome = vec![KeyValue::new(
+        "http.response.status_code",
+        i64::from(status),
+    )];
+    if let Some(cache) = response.headers().get("x-cache") {
+        let cache = String::from_utf8_lossy(cache.as_bytes()).into_owned();
+        outcome.push(KeyValue::new("sitefile.cache", cache));
     }
-    span.set_attributes(attributes.iter().skip(1).cloned());
+    span.set_attributes(outcome.iter().cloned());
     if status >= 500 {
         span.set_status(Status::error(format!("HTTP {status}")));
     }
     span.end();
-    DURATION.record(started.elapsed().as_secs_f64(), &attributes);
+    outcome.push(KeyValue::new("http.request.method", method));
+    DURATION.record(started.elapsed().as_secs_f64(), &outcome);
     response
 }
