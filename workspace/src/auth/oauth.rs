@@ -20,12 +20,16 @@ pub struct OAuth {
     /// The accepted audience, without a trailing slash.
     audience: String,
     jwks: Jwks,
+    /// The service's clock, which `exp` and `nbf` are checked against.
+    clock: Clock,
 }
 
 /// The claims read from a valid token.
 #[derive(Deserialize)]
 struct Claims {
     sub: String,
+    exp: i64,
+    nbf: Option<i64>,
     #[serde(default)]
     aud: Audience,
 }
@@ -46,7 +50,8 @@ impl OAuth {
     pub fn new(config: &OAuthConfig, public_url: &str, clock: Clock) -> Result<Self, String> {
         let audience = config.audience.as_deref().unwrap_or(public_url);
         Ok(Self {
-            jwks: Jwks::new(&config.issuer, clock)?,
+            jwks: Jwks::new(&config.issuer, clock.clone())?,
+            clock,
             issuer: config.issuer.clone(),
             audience: audience.trim_end_matches('/').to_string(),
         })
@@ -81,15 +86,23 @@ impl OAuth {
             return Err("the token's algorithm does not match its key".into());
         }
         let key = DecodingKey::from_jwk(&jwk).map_err(|_| "the token's signing key is unusable")?;
+        // The validity period is checked below, against the service's clock.
         let mut validation = Validation::new(header.alg);
-        validation.leeway = LEEWAY_SECS;
-        validation.validate_nbf = true;
+        validation.validate_exp = false;
         validation.validate_aud = false;
         validation.set_issuer(&[&self.issuer]);
         validation.required_spec_claims = HashSet::from(["exp", "iss", "sub"].map(String::from));
         let claims = jsonwebtoken::decode::<Claims>(token, &key, &validation)
             .map_err(|e| describe(e.kind()))?
             .claims;
+        let now = self.clock.now_ms() / 1000;
+        let leeway = LEEWAY_SECS as i64;
+        if claims.exp + leeway <= now {
+            return Err(describe(&ErrorKind::ExpiredSignature));
+        }
+        if claims.nbf.is_some_and(|nbf| nbf - leeway > now) {
+            return Err(describe(&ErrorKind::ImmatureSignature));
+        }
         let audiences = match &claims.aud {
             Audience::None => &[][..],
             Audience::One(aud) => std::slice::from_ref(aud),

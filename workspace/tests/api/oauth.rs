@@ -204,4 +204,14 @@ async fn oauth_key_rotation() {
             .await
             .contains("unknown")
     );
+
+    // Expiry follows the service's clock: an hour and the skew later, the token has expired.
+    clock.advance(Duration::from_secs(
+        3600 + sitefile_workspace::auth::LEEWAY_SECS + 1,
+    ));
+    assert!(
+        refusal(&api, path, &new.sign(&claims))
+            .await
+            .contains("expired")
+    );
 }
