@@ -162,7 +162,8 @@ async fn sigterm_stops_the_server_promptly() {
 /// A small origin on loopback: counts the requests to each path and query, answers batch
 /// invoke (the product list loader with one product, any other key with an error), previews,
 /// and pages (`/slow` waits for [`TestOrigin::release`], `/cookie` sets a private cookie,
-/// `/echo-cookie` answers the `Cookie` header it got, `/degraded` is marked degraded,
+/// `/echo-cookie` answers the `Cookie` header it got, `/echo-bytes` answers the bytes of the
+/// `x-note` header it got in its body (hex) and in its own `x-note`, `/degraded` is marked degraded,
 /// `/big/<n>` is `n` bytes).
 struct TestOrigin {
     base: String,
@@ -270,6 +271,11 @@ async fn origin_answer(
             .map_or("", |v| v.to_str().unwrap())
             .to_string();
         return ([("content-type", "text/plain")], cookie).into_response();
+    }
+    if path == "/echo-bytes" {
+        let note = request.headers().get("x-note").unwrap().clone();
+        let hex: String = note.as_bytes().iter().map(|b| format!("{b:02x}")).collect();
+        return ([("content-type", "text/plain")], [("x-note", note)], hex).into_response();
     }
     if path == "/degraded" {
         return (
@@ -470,6 +476,33 @@ async fn the_edge_adds_and_strips_what_the_core_says() {
         2,
         "a degraded page is never stored"
     );
+}
+
+#[tokio::test]
+async fn header_bytes_beyond_ascii_reach_the_origin_and_the_visitor_unchanged() {
+    let (_origin, server) = with_origin(&[], &[]).await;
+    // Latin-1 and UTF-8 bytes (obs-text) in one value, as HTTP allows.
+    let sent: &[u8] = b"caf\xe9 / caf\xc3\xa9";
+    for _ in 0..2 {
+        // Sent through the edge twice: a miss, then the stored copy.
+        let answer = client()
+            .get(server.url("/echo-bytes"))
+            .header(
+                "x-note",
+                reqwest::header::HeaderValue::from_bytes(sent).unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::OK);
+        assert_eq!(
+            answer.headers()["x-note"].as_bytes(),
+            sent,
+            "the origin's header"
+        );
+        let hex: String = sent.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(answer.text().await.unwrap(), hex, "what the origin got");
+    }
 }
 
 #[tokio::test]

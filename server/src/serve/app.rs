@@ -5,7 +5,8 @@
 
 use super::edge::Edge;
 use super::fast_deploy::FastDeploy;
-use super::origin::{self, OriginRequest, Reply, header_pairs};
+use super::header_text;
+use super::origin::{self, OriginRequest, Reply};
 use super::page_view;
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -196,7 +197,7 @@ fn onward(parts: &Parts, body: Vec<u8>) -> OriginRequest {
             .get("host")
             .and_then(|h| h.to_str().ok())
             .map(str::to_string),
-        headers: header_pairs(&parts.headers),
+        headers: header_text::pairs(&parts.headers),
         body: Bytes::from(body),
     }
 }
@@ -214,22 +215,13 @@ fn core_request(parts: &Parts) -> Result<Request, String> {
         .map_err(|e| e.to_string())?
         .with_method(parts.method.as_str());
     for (name, value) in &parts.headers {
-        request = request.with_header(name.as_str(), &latin1(value));
+        request = request.with_header(name.as_str(), &header_text::read(value));
     }
     let mut seed = [0u8; 8];
     getrandom::fill(&mut seed).map_err(|e| format!("no random source: {e}"))?;
     Ok(request
         .with_now(Utc::now())
         .with_seed(u64::from_le_bytes(seed)))
-}
-
-/// A header value as text: visible ASCII as is, any other byte (HTTP's obs-text) read as
-/// Latin-1, as `fetch`'s `Headers` reads it, so a header with such bytes is not a failure.
-fn latin1(value: &HeaderValue) -> std::borrow::Cow<'_, str> {
-    match value.to_str() {
-        Ok(text) => text.into(),
-        Err(_) => value.as_bytes().iter().map(|&b| char::from(b)).collect(),
-    }
 }
 
 /// Page JSON: answered at once, or the page resolved and handed back to the core.
@@ -259,7 +251,7 @@ async fn admin(app: &App, parts: &Parts, body: &[u8]) -> Option<Response> {
         method: parts.method.to_string(),
         path: parts.uri.path().to_string(),
         query: parts.uri.query().unwrap_or("").to_string(),
-        headers: header_pairs(&parts.headers),
+        headers: header_text::pairs(&parts.headers),
         body: body.to_vec(),
     };
     let site = &app.site;
@@ -378,7 +370,7 @@ fn http_response(status: u16, headers: &[(String, String)], body: Vec<u8>) -> Re
     for (name, value) in headers {
         if let (Ok(name), Ok(value)) = (
             HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(value),
+            header_text::write(value).ok_or(()),
         ) {
             response.headers_mut().append(name, value);
         }

@@ -5,6 +5,7 @@
 mod app;
 mod edge;
 mod fast_deploy;
+mod header_text;
 mod origin;
 mod page_view;
 mod store;

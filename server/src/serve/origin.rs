@@ -2,8 +2,9 @@
 //! resolution round's loaders sent to it as one batch invoke. Bounded: a connect timeout, a
 //! total timeout per request, and a cap on the bytes read from an answer.
 
+use super::header_text;
 use axum::body::Bytes;
-use axum::http::{HeaderMap, Method};
+use axum::http::Method;
 use sitefile_core::admin::{InvokeCall, InvokeResult, batch_body, read_batch_answer};
 use sitefile_core::resolve::LoaderCall;
 use sitefile_core::value::Value;
@@ -115,8 +116,11 @@ impl Origin {
         for (name, value) in &request.headers {
             // Asked for identity bodies: a stored copy serves every visitor, whatever encodings
             // each accepts.
-            if !is_hop_by_hop(name) && !name.eq_ignore_ascii_case("accept-encoding") {
-                outgoing = outgoing.header(name.as_str(), value.as_str());
+            if !is_hop_by_hop(name)
+                && !name.eq_ignore_ascii_case("accept-encoding")
+                && let Some(value) = header_text::write(value)
+            {
+                outgoing = outgoing.header(name.as_str(), value);
             }
         }
         if let Some(host) = &request.host {
@@ -185,7 +189,7 @@ impl Origin {
             why
         })?;
         let status = response.status().as_u16();
-        let mut headers = header_pairs(response.headers());
+        let mut headers = header_text::pairs(response.headers());
         headers.retain(|(name, _)| !is_hop_by_hop(name));
         let mut body = Vec::new();
         while let Some(chunk) = response
@@ -211,12 +215,4 @@ impl Origin {
 /// Whether `name` is a header never forwarded (see [`HOP_BY_HOP`]).
 pub fn is_hop_by_hop(name: &str) -> bool {
     HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h))
-}
-
-/// The headers as pairs, in order; values that are not visible ASCII are left out.
-pub fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
-    headers
-        .iter()
-        .filter_map(|(n, v)| Some((n.as_str().to_string(), v.to_str().ok()?.to_string())))
-        .collect()
 }
