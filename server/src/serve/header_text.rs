@@ -18,6 +18,9 @@ pub fn read(value: &HeaderValue) -> Cow<'_, str> {
 /// [`read`]), else its UTF-8 bytes (a value the core wrote from content); `None` when the bytes
 /// are not a valid value (a control character).
 pub fn write(text: &str) -> Option<HeaderValue> {
+    if text.is_ascii() {
+        return HeaderValue::from_str(text).ok();
+    }
     let latin1: Option<Vec<u8>> = text.chars().map(|c| u8::try_from(c).ok()).collect();
     match latin1 {
         Some(bytes) => HeaderValue::from_bytes(&bytes).ok(),
