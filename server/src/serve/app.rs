@@ -365,6 +365,7 @@ fn reply_response(reply: Reply) -> Response {
 /// A response from the core's status, headers and body.
 fn http_response(status: u16, headers: &[(String, String)], body: Vec<u8>) -> Response {
     let mut response = Response::new(Body::from(Bytes::from(body)));
+    response.headers_mut().reserve(headers.len());
     *response.status_mut() =
         StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     for (name, value) in headers {

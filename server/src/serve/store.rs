@@ -10,7 +10,7 @@ use sitefile_core::edge::{CacheKey, PurgeScope};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// A storage call's future.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -20,7 +20,7 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub trait Store: Send + Sync {
     /// The copy under `key` at `now` (seconds of the edge's clock), if one is kept and its
     /// lifetime has not passed.
-    fn get<'a>(&'a self, key: &'a str, now: f64) -> StoreFuture<'a, Option<Stored>>;
+    fn get<'a>(&'a self, key: &'a str, now: f64) -> StoreFuture<'a, Option<Arc<Stored>>>;
     /// Keeps `copy` under `key` for `max_age` seconds (forever when `None`).
     fn put<'a>(
         &'a self,
@@ -49,7 +49,7 @@ pub struct Stored {
 }
 
 struct Entry {
-    copy: Stored,
+    copy: Arc<Stored>,
     expires_at: f64,
     used: u64,
 }
@@ -59,8 +59,8 @@ pub struct MemoryStore {
     max_bytes: usize,
     bytes: usize,
     tick: u64,
-    entries: HashMap<String, Entry>,
-    by_use: BTreeMap<u64, String>,
+    entries: HashMap<Arc<str>, Entry>,
+    by_use: BTreeMap<u64, Arc<str>>,
 }
 
 impl MemoryStore {
@@ -77,7 +77,7 @@ impl MemoryStore {
 
     /// The copy under `key` at `now`, if one is kept and its lifetime has not passed; it
     /// becomes the most recently used.
-    pub fn get(&mut self, key: &str, now: f64) -> Option<Stored> {
+    pub fn get(&mut self, key: &str, now: f64) -> Option<Arc<Stored>> {
         let expired = now >= self.entries.get(key)?.expires_at;
         if expired {
             self.delete(key);
@@ -85,10 +85,12 @@ impl MemoryStore {
         }
         self.tick += 1;
         let tick = self.tick;
+        let (shared_key, _) = self.entries.get_key_value(key)?;
+        let shared_key = shared_key.clone();
         let entry = self.entries.get_mut(key)?;
         self.by_use.remove(&entry.used);
         entry.used = tick;
-        self.by_use.insert(tick, key.to_string());
+        self.by_use.insert(tick, shared_key);
         Some(entry.copy.clone())
     }
 
@@ -103,11 +105,12 @@ impl MemoryStore {
         self.tick += 1;
         let expires_at = max_age.map_or(f64::INFINITY, |s| copy.stored_at + f64::from(s));
         self.bytes += copy.body.len();
-        self.by_use.insert(self.tick, key.to_string());
+        let key: Arc<str> = key.into();
+        self.by_use.insert(self.tick, key.clone());
         self.entries.insert(
-            key.to_string(),
+            key,
             Entry {
-                copy,
+                copy: Arc::new(copy),
                 expires_at,
                 used: self.tick,
             },
@@ -136,7 +139,7 @@ impl MemoryStore {
 }
 
 impl Store for Mutex<MemoryStore> {
-    fn get<'a>(&'a self, key: &'a str, now: f64) -> StoreFuture<'a, Option<Stored>> {
+    fn get<'a>(&'a self, key: &'a str, now: f64) -> StoreFuture<'a, Option<Arc<Stored>>> {
         let copy = lock(self).get(key, now);
         Box::pin(std::future::ready(copy))
     }
@@ -199,7 +202,7 @@ impl RedisStore {
 }
 
 impl Store for RedisStore {
-    fn get<'a>(&'a self, key: &'a str, _now: f64) -> StoreFuture<'a, Option<Stored>> {
+    fn get<'a>(&'a self, key: &'a str, _now: f64) -> StoreFuture<'a, Option<Arc<Stored>>> {
         Box::pin(async move {
             if self.log.resting() {
                 return None;
@@ -215,6 +218,7 @@ impl Store for RedisStore {
                 .settle("reading a copy", TO_ORIGIN, read)
                 .flatten()
                 .and_then(|bytes| decode(&bytes))
+                .map(Arc::new)
         })
     }
 
