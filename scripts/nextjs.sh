@@ -6,7 +6,8 @@
 # Debian's Chromium driven by playwright-core (installed when missing; screenshots in
 # target/nextjs/<bundler>/).
 # The server is stopped by the pid of next/dist/bin/next whatever happens; any failure fails
-# the script, nothing is skipped.
+# the script, nothing is skipped. SITEFILE_NEXT_BUILDS (space-separated: turbopack, webpack,
+# next15; default all three) picks the builds while iterating.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -19,6 +20,14 @@ PLAYWRIGHT_DIR=target/playwright
 NEXT15_VERSION=15.5.29
 NODE24_VERSION=24.21.0
 NODE24_DIR=target/node24
+SITEFILE_NEXT_BUILDS=${SITEFILE_NEXT_BUILDS:-turbopack webpack next15}
+for build in $SITEFILE_NEXT_BUILDS; do
+  case $build in
+    turbopack | webpack | next15) ;;
+    *) echo "SITEFILE_NEXT_BUILDS: unknown build $build (turbopack, webpack, next15)" >&2; exit 2 ;;
+  esac
+done
+selected() { [[ " $SITEFILE_NEXT_BUILDS " == *" $1 "* ]]; }
 
 # shellcheck source=scripts/need.sh
 source scripts/need.sh
@@ -119,9 +128,10 @@ build_and_test() {
 }
 
 # Next 16 builds with Turbopack by default; `--webpack` checks the wrapper's webpack side.
-build_and_test turbopack
-build_and_test webpack --webpack
+if selected turbopack; then build_and_test turbopack; fi
+if selected webpack; then build_and_test webpack --webpack; fi
 rm -rf .next
+selected next15 || exit 0
 
 # Next 15 (webpack, its default): the same app in a copy under target/, with next@15 installed
 # over the committed lockfile's other packages (not saved anywhere).

@@ -187,6 +187,39 @@ test("draft middleware: ?__draft enters preview on an allowed host, the cookie k
   assert.equal(other.headers["set-cookie"], undefined, "another host: no draft cookie");
 });
 
+test("a multivariate flag on a saved matcher: the variant switches by its cookie and by x-platform-matchers-override", async () => {
+  // pages-offers.json: the first variant's rule is the saved matcher block `Members`
+  // (website/matchers/cookie.ts, cookie member=yes), the second always.ts.
+  const title = async (init) => /<h1>([^<]*)<\/h1>/.exec(mainOf(await (await get("/offers", init)).text()))[1];
+  assert.equal(await title(), "Join to save 20%");
+  assert.equal(await title({ headers: { cookie: "member=yes" } }), "Members save 20%", "the saved matcher reads the cookie");
+  assert.equal(await title({ headers: { cookie: "member=no" } }), "Join to save 20%");
+  assert.equal(await title({ headers: { "x-platform-matchers-override": "Members=1" } }), "Members save 20%", "forced true by the header");
+  assert.equal(
+    await title({ headers: { cookie: "member=yes", "x-platform-matchers-override": "Members=0" } }),
+    "Join to save 20%",
+    "forced false by the header over the cookie",
+  );
+  assert.equal(
+    /<h1>([^<]*)<\/h1>/.exec(mainOf(await (await get(`/offers?x-platform-matchers-override=${encodeURIComponent("Members=1")}`)).text()))[1],
+    "Members save 20%",
+    "forced by the query parameter",
+  );
+});
+
+test("a custom matcher registered with customMatchers decides a variant", async () => {
+  // matchers/language.ts: site/matchers/language.ts is true when Accept-Language prefers `pt`.
+  const greeting = async (language) => {
+    const headers = language === undefined ? {} : { "accept-language": language };
+    const main = mainOf(await (await get("/offers", { headers })).text());
+    return /Hello <!-- -->(\w+)<!-- -->, this is/.exec(main)[1];
+  };
+  assert.equal(await greeting("pt-BR,pt;q=0.9,en;q=0.8"), "visitante");
+  assert.equal(await greeting("pt"), "visitante");
+  assert.equal(await greeting("en-US,pt;q=0.5"), "visitor", "only the preferred language counts");
+  assert.equal(await greeting(undefined), "visitor");
+});
+
 test("/.sitefile: read with its revision, 401 without the token, a delta reload changes the page", async () => {
   let response = await get("/.sitefile");
   assert.equal(response.status, 200);

@@ -3,6 +3,7 @@
 // (../sections.gen.ts) and the schema (../.platform/meta.gen.json).
 import { createNextSetup } from "sitefile/setup";
 import products from "../loaders/products";
+import { registerLanguageMatcher } from "../matchers/language";
 import { conventions, sections } from "../sections.gen";
 
 export const ensureSetup = createNextSetup({
@@ -13,4 +14,6 @@ export const ensureSetup = createNextSetup({
   renderShell: { css: "/styles.css" },
   // A loader content can point at, also invokable through /platform/invoke.
   loaders: { "site/loaders/products.ts": products },
+  // A custom matcher content uses in a variant rule (pages-offers.json).
+  customMatchers: [registerLanguageMatcher],
 });
