@@ -97,9 +97,10 @@ build_and_test() {
   log=$(mktemp)
   url="http://127.0.0.1:$port"
   # Analytics on, loading from the app's own origin (the tests check the tag; the script is a
-  # 404); drafts allowed on the address the tests use.
+  # 404); drafts allowed on the address the tests use, fetched from loopback (the HTTP test
+  # serves one).
   PLATFORM_RELEASE_RELOAD_TOKEN=$token NODE_ENV=production PLATFORM_ANALYTICS_ENABLED=true \
-    PLATFORM_ALLOWED_PREVIEW_HOSTS=127.0.0.1:$port \
+    PLATFORM_ALLOWED_PREVIEW_HOSTS=127.0.0.1:$port PLATFORM_PREVIEW_API_DOMAINS=127.0.0.1 \
     PLATFORM_ANALYTICS_ORIGIN=$url PLATFORM_ANALYTICS_SITE_KEY=example-key \
     "$node24" node_modules/next/dist/bin/next start -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
   server=$!
