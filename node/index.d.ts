@@ -211,6 +211,12 @@ export declare class NativeSite {
    */
   resolveInDraft(request: string, draft: string): NativeResolution
   /**
+   * The URL to fetch a draft pointer's blocks from (`<origin><path>` with `v=<version>`), over
+   * the site's `PLATFORM_PREVIEW_API_DOMAINS`; `null` for a malformed pointer or an authority
+   * no entry admits.
+   */
+  draftFetchUrl(pointer: string): string | null
+  /**
    * The edge plan for a request (`RequestForm` JSON) with the site's own functions' answers
    * (JSON `{segment?, profile?, nonce?: [16 bytes]}`); an unknown profile is `INVALID_CONFIG`.
    */

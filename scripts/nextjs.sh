@@ -6,7 +6,8 @@
 # Debian's Chromium driven by playwright-core (installed when missing; screenshots in
 # target/nextjs/<bundler>/).
 # The server is stopped by the pid of next/dist/bin/next whatever happens; any failure fails
-# the script, nothing is skipped.
+# the script, nothing is skipped. SITEFILE_NEXT_BUILDS (space-separated: turbopack, webpack,
+# next15; default all three) picks the builds while iterating.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -19,6 +20,14 @@ PLAYWRIGHT_DIR=target/playwright
 NEXT15_VERSION=15.5.29
 NODE24_VERSION=24.21.0
 NODE24_DIR=target/node24
+SITEFILE_NEXT_BUILDS=${SITEFILE_NEXT_BUILDS:-turbopack webpack next15}
+for build in $SITEFILE_NEXT_BUILDS; do
+  case $build in
+    turbopack | webpack | next15) ;;
+    *) echo "SITEFILE_NEXT_BUILDS: unknown build $build (turbopack, webpack, next15)" >&2; exit 2 ;;
+  esac
+done
+selected() { [[ " $SITEFILE_NEXT_BUILDS " == *" $1 "* ]]; }
 
 # shellcheck source=scripts/need.sh
 source scripts/need.sh
@@ -88,9 +97,10 @@ build_and_test() {
   log=$(mktemp)
   url="http://127.0.0.1:$port"
   # Analytics on, loading from the app's own origin (the tests check the tag; the script is a
-  # 404); drafts allowed on the address the tests use.
+  # 404); drafts allowed on the address the tests use, fetched from loopback (the HTTP test
+  # serves one).
   PLATFORM_RELEASE_RELOAD_TOKEN=$token NODE_ENV=production PLATFORM_ANALYTICS_ENABLED=true \
-    PLATFORM_ALLOWED_PREVIEW_HOSTS=127.0.0.1:$port \
+    PLATFORM_ALLOWED_PREVIEW_HOSTS=127.0.0.1:$port PLATFORM_PREVIEW_API_DOMAINS=127.0.0.1 \
     PLATFORM_ANALYTICS_ORIGIN=$url PLATFORM_ANALYTICS_SITE_KEY=example-key \
     "$node24" node_modules/next/dist/bin/next start -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
   server=$!
@@ -119,9 +129,10 @@ build_and_test() {
 }
 
 # Next 16 builds with Turbopack by default; `--webpack` checks the wrapper's webpack side.
-build_and_test turbopack
-build_and_test webpack --webpack
+if selected turbopack; then build_and_test turbopack; fi
+if selected webpack; then build_and_test webpack --webpack; fi
 rm -rf .next
+selected next15 || exit 0
 
 # Next 15 (webpack, its default): the same app in a copy under target/, with next@15 installed
 # over the committed lockfile's other packages (not saved anywhere).

@@ -13,6 +13,7 @@ use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
 use sitefile_core::admin::{self, AdminRequest, AdminSite, MatcherSchema, RenderShell, Schema};
 use sitefile_core::content::Snapshot;
+use sitefile_core::draft::{ApiDomains, DraftPointer};
 use sitefile_core::edge::WorkerOptions;
 use sitefile_core::resolve::KeyRegistry;
 use sitefile_core::section_loaders::sections_from_json;
@@ -223,6 +224,15 @@ impl NativeSite {
                 Ok(site.resolve_page_in_draft(request, &blocks, host))
             })))
         })
+    }
+
+    /// The URL to fetch a draft pointer's blocks from (`<origin><path>` with `v=<version>`), over
+    /// the site's `PLATFORM_PREVIEW_API_DOMAINS`; `null` for a malformed pointer or an authority
+    /// no entry admits.
+    #[napi]
+    pub fn draft_fetch_url(&self, pointer: String) -> Option<String> {
+        let domains = ApiDomains::new(&self.site.platform().draft.preview_api_domains);
+        DraftPointer::parse(&pointer).and_then(|p| p.fetch_url(&domains))
     }
 
     /// The edge plan for a request (`RequestForm` JSON) with the site's own functions' answers

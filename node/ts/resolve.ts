@@ -277,3 +277,14 @@ export async function resolveDecoPage(request: RequestInput, site: Site = curren
   if (typeof first === "string") return (JSON.parse(first) as Extract<Step, { step: "done" }>).value;
   return driveWith(site, first, request, host);
 }
+
+/**
+ * Resolves the page for a request with a draft's blocks (`null` deletes a block) in place of
+ * the published content, as {@link resolveDecoPage} does otherwise (core
+ * `resolve_page_in_draft`): never cached, seen by this resolution only.
+ * @internal
+ */
+export async function resolveDecoPageInDraft(request: RequestInput, draft: Record<string, unknown>, site: Site): Promise<ResolvedPage> {
+  const form = requestJson(request, site);
+  return drive(site, native(() => site.native.resolveInDraft(form, JSON.stringify(draft))), request);
+}

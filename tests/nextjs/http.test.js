@@ -12,13 +12,15 @@ if (!BASE || !TOKEN) throw new Error("SITEFILE_NEXT_URL and PLATFORM_RELEASE_REL
 const get = (path, init = {}) => fetch(`${BASE}${path}`, { redirect: "manual", ...init });
 const post = (path, body, headers = {}) =>
   get(path, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
-/** A GET sent with another `Host` header (fetch sends the URL's): `{status, headers}`. */
-const getWithHost = (path, host) =>
+/** A GET sent with another `Host` header (fetch sends the URL's): `{status, headers, body}`. */
+const getWithHost = (path, host, headers = {}) =>
   new Promise((resolve, reject) => {
     require("node:http")
-      .get(`${BASE}${path}`, { headers: { host } }, (res) => {
-        res.resume();
-        res.on("end", () => resolve({ status: res.statusCode, headers: res.headers }));
+      .get(`${BASE}${path}`, { headers: { ...headers, host } }, (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk) => (body += chunk));
+        res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body }));
       })
       .on("error", reject);
   });
@@ -185,6 +187,69 @@ test("draft middleware: ?__draft enters preview on an allowed host, the cookie k
   const other = await getWithHost(`/?__draft=${pointer}`, "other.example");
   assert.equal(other.status, 200);
   assert.equal(other.headers["set-cookie"], undefined, "another host: no draft cookie");
+});
+
+test("a multivariate flag on a saved matcher: the variant switches by its cookie and by x-platform-matchers-override", async () => {
+  // pages-offers.json: the first variant's rule is the saved matcher block `Members`
+  // (website/matchers/cookie.ts, cookie member=yes), the second always.ts.
+  const title = async (init) => /<h1>([^<]*)<\/h1>/.exec(mainOf(await (await get("/offers", init)).text()))[1];
+  assert.equal(await title(), "Join to save 20%");
+  assert.equal(await title({ headers: { cookie: "member=yes" } }), "Members save 20%", "the saved matcher reads the cookie");
+  assert.equal(await title({ headers: { cookie: "member=no" } }), "Join to save 20%");
+  assert.equal(await title({ headers: { "x-platform-matchers-override": "Members=1" } }), "Members save 20%", "forced true by the header");
+  assert.equal(
+    await title({ headers: { cookie: "member=yes", "x-platform-matchers-override": "Members=0" } }),
+    "Join to save 20%",
+    "forced false by the header over the cookie",
+  );
+  assert.equal(
+    /<h1>([^<]*)<\/h1>/.exec(mainOf(await (await get(`/offers?x-platform-matchers-override=${encodeURIComponent("Members=1")}`)).text()))[1],
+    "Members save 20%",
+    "forced by the query parameter",
+  );
+});
+
+test("a custom matcher registered with customMatchers decides a variant", async () => {
+  // matchers/language.ts: site/matchers/language.ts is true when Accept-Language prefers `pt`.
+  const greeting = async (language) => {
+    const headers = language === undefined ? {} : { "accept-language": language };
+    const main = mainOf(await (await get("/offers", { headers })).text());
+    return /Hello <!-- -->(\w+)<!-- -->, this is/.exec(main)[1];
+  };
+  assert.equal(await greeting("pt-BR,pt;q=0.9,en;q=0.8"), "visitante");
+  assert.equal(await greeting("pt"), "visitante");
+  assert.equal(await greeting("en-US,pt;q=0.5"), "visitor", "only the preferred language counts");
+  assert.equal(await greeting(undefined), "visitor");
+});
+
+test("draft content: an allowed draft renders the blocks the draft server serves, for the draft request only", async (t) => {
+  // A draft server on loopback (scripts/nextjs.sh sets PLATFORM_PREVIEW_API_DOMAINS=127.0.0.1):
+  // the draft is the whole content, so it holds the page it changes.
+  const fetched = [];
+  const server = require("node:http").createServer((req, res) => {
+    fetched.push(req.url);
+    const blocks = { "pages-about": { path: "/about", sections: [{ __resolveType: "site/sections/Hero.tsx", title: "Drafted about page" }] } };
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(blocks));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => server.close());
+  const pointer = `127.0.0.1:${server.address().port}/drafts/about@v7`;
+  const heading = (html) => /<h1>([^<]*)<\/h1>/.exec(mainOf(html))[1];
+
+  let response = await get(`/about?__draft=${encodeURIComponent(pointer)}`);
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get("x-robots-tag"), "noindex, nofollow");
+  assert.equal(heading(await response.text()), "Drafted about page", "the draft's blocks are rendered");
+  assert.deepEqual(fetched, ["/drafts/about?v=v7"], "fetched from the pointer's origin with its version");
+  const jar = response.headers.get("set-cookie").split(";")[0];
+  assert.equal(heading(await (await get("/about", { headers: { cookie: jar } })).text()), "Drafted about page", "the cookie keeps the draft");
+  assert.equal(heading(await (await get("/about")).text()), "About us", "other requests see published content");
+  const forged = { "x-platform-draft": pointer, cookie: jar };
+  assert.equal(heading(await (await get("/about", { headers: { "x-platform-draft": pointer } })).text()), "About us", "a client's own pointer header is ignored");
+  const other = await getWithHost(`/about?__draft=${encodeURIComponent(pointer)}`, "other.example", forged);
+  assert.equal(other.status, 200);
+  assert.equal(heading(other.body), "About us", "another host sees published content");
+  assert.equal(heading(await (await get("/about?__draft=off", { headers: { cookie: jar } })).text()), "About us", "off leaves the draft");
 });
 
 test("/.sitefile: read with its revision, 401 without the token, a delta reload changes the page", async () => {

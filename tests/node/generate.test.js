@@ -162,12 +162,13 @@ test("the example's committed meta.gen.json and sections.gen.ts are what generat
   assert.equal(fs.readFileSync(path.join(EXAMPLE, "sections.gen.ts"), "utf8"), fs.readFileSync(path.join(dir, "sections.gen.ts"), "utf8"));
 });
 
-test("the registry: one lazy import per section, conventions from the sections' own exports", () => {
+test("the registry: one lazy import per section, conventions from the sections' own exports, the loaders", async () => {
   const dir = app();
   assert.equal(generate(dir).status, 0);
   const registry = fs.readFileSync(path.join(dir, "sections.gen.ts"), "utf8");
   assert.match(registry, /^ {2}"\.\/sections\/Hero\.tsx": \(\) => import\("\.\/sections\/Hero"\),$/m);
-  assert.equal(registry.match(/=> import\(/g).length, 9);
+  assert.equal(registry.match(/\(\) => import\(/g).length, 9);
+  assert.match(registry, /^ {2}"site\/loaders\/products\.ts": \(props, request, ctx\) => import\("\.\/loaders\/products"\)/m);
   assert.match(registry, /^ {4}"\.\/sections\/Footer\.tsx": \{"layout":true\},$/m);
   assert.match(registry, /^ {4}"\.\/sections\/Reviews\.tsx": \{"hasLoadingFallback":true\},$/m);
   assert.match(registry, /^export const conventions: SectionConventions = \{$/m);
@@ -175,9 +176,20 @@ test("the registry: one lazy import per section, conventions from the sections' 
   const ts = require("typescript");
   const js = ts.transpileModule(registry, { compilerOptions: { module: ts.ModuleKind.CommonJS } }).outputText;
   const exports = {};
-  new Function("exports", "require", js)(exports, () => ({}));
+  // The loader module's stand-in: its default export answers what it was called with.
+  const required = [];
+  const requireStub = (specifier) => {
+    required.push(specifier);
+    return { default: (props, request, ctx) => ({ props, url: request.url, ctx }) };
+  };
+  new Function("exports", "require", js)(exports, requireStub);
   assert.equal(Object.keys(exports.sections).length, 9);
   assert.deepEqual(exports.conventions.meta["./sections/Footer.tsx"], { layout: true });
+  assert.deepEqual(Object.keys(exports.loaders), ["site/loaders/products.ts"]);
+  assert.deepEqual(required, [], "a loader module is imported at its first call");
+  const answer = await exports.loaders["site/loaders/products.ts"]({ count: 2 }, { url: "https://shop.example/" }, "ctx");
+  assert.deepEqual(answer, { props: { count: 2 }, url: "https://shop.example/", ctx: "ctx" });
+  assert.deepEqual(required, ["./loaders/products"]);
 });
 
 test("src/sections is used before sections; nested directories keep their path in the key", () => {

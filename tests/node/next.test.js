@@ -568,3 +568,52 @@ test("draft middleware: the spec's state table, the core's decision, the pointer
   assert.equal(response.forwarded.get("x-platform-draft"), null);
   assert.throws(() => createDraftMiddleware({}), /createDraftMiddleware takes \{ setup: ensureSetup \}/);
 });
+
+test("createDecoPage: an allowed draft pointer renders the draft's blocks, fetched from the preview API domains", async (t) => {
+  // A draft server on loopback: /drafts/<name>?v=<version> answers that draft, counting fetches.
+  const fetched = [];
+  const server = require("node:http").createServer((req, res) => {
+    const url = new URL(req.url, "http://draft");
+    fetched.push(`${url.pathname}@${url.searchParams.get("v")}`);
+    if (url.pathname === "/drafts/broken") return res.writeHead(500).end("{}");
+    if (url.pathname === "/drafts/garbled") return res.writeHead(200, { "content-type": "application/json" }).end("{not json");
+    if (url.pathname === "/drafts/list") return res.writeHead(200, { "content-type": "application/json" }).end("[]");
+    const blocks = { "pages-home": { path: "/", sections: [hero(`draft ${url.searchParams.get("v")}`)] } };
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(blocks));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => server.close());
+  const drafts = `127.0.0.1:${server.address().port}/drafts`;
+  const ensureSetup = pageSite(
+    {
+      site: { __resolveType: "site/apps/site.ts", previewHosts: ["shop.example"] },
+      "pages-home": { path: "/", sections: [hero("published")] },
+    },
+    { env: { PLATFORM_PREVIEW_API_DOMAINS: "127.0.0.1" } },
+  );
+  const page = createDecoPage({ siteName: "Shop", setup: ensureSetup });
+  const title = async (pointer, origin = ORIGIN) =>
+    /<h1>([^<]*)<\/h1>/.exec((await renderPage(page, `${origin}/`, pointer === undefined ? {} : { "x-platform-draft": pointer })).html)[1];
+
+  assert.equal(await title(undefined), "published");
+  assert.equal(await title(`${drafts}/home@v1`), "draft v1", "the draft's blocks, fetched with ?v=<version>");
+  assert.deepEqual(fetched, ["/drafts/home@v1"]);
+  assert.equal(await title(undefined), "published", "other requests see published content");
+  assert.equal(await title(`${drafts}/home@v1`), "draft v1");
+  assert.deepEqual(fetched, ["/drafts/home@v1"], "a fetched draft is kept");
+  for (const v of ["v2", "v3", "v4"]) assert.equal(await title(`${drafts}/home@${v}`), `draft ${v}`);
+  assert.equal(await title(`${drafts}/home@v1`), "draft v1");
+  assert.deepEqual(fetched.slice(-1), ["/drafts/home@v1"], "only the last three drafts are kept: v1 is fetched again");
+  const count = fetched.length;
+
+  // No draft: the page renders published content.
+  assert.equal(await title(`${drafts}/broken@v1`), "published", "a non-2xx answer");
+  assert.equal(await title(`${drafts}/garbled@v1`), "published", "a body that is not JSON");
+  assert.equal(await title(`${drafts}/list@v1`), "published", "JSON that is not an object of blocks");
+  assert.equal(await title(`127.0.0.1:1/drafts/home@v1`), "published", "a network failure");
+  assert.equal(fetched.length, count + 3);
+  assert.equal(await title("api.elsewhere.example/drafts/home@v1"), "published", "an authority no API domain admits");
+  assert.equal(await title("not a pointer"), "published");
+  assert.equal(await title(`${drafts}/home@v9`, "https://other.example"), "published", "a host that may not preview");
+  assert.equal(fetched.length, count + 3, "nothing fetched for those");
+});

@@ -9,8 +9,8 @@ import { generate } from "./index";
 const USAGE = `usage: sitefile generate [--root DIR] [--sections DIR] [--strict]
 
 Run in a Next.js app's root. Writes .platform/meta.gen.json (the schema of the sections'
-exported Props), sections.gen.ts beside the sections directory (the registry createNextSetup
-takes) and .platform/blocks.gen.json (the content bundle, as \`sitefile bundle\` writes it).
+exported Props), sections.gen.ts beside the sections directory (the sections, conventions
+and loaders createNextSetup takes) and .platform/blocks.gen.json (the content bundle, as \`sitefile bundle\` writes it).
   --root DIR      the app's root (default: the working directory)
   --sections DIR  the sections directory (default: src/sections, else sections)
   --strict        fail when a content file is skipped or a section has no exported Props

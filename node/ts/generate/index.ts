@@ -1,7 +1,8 @@
 /**
  * `sitefile generate`: from an app's root, writes `.platform/meta.gen.json` (the schema), the
- * section registry (`sections.gen.ts` beside the sections directory) and the content bundle
- * `.platform/blocks.gen.json` (the core's bundle writer, byte for byte `sitefile bundle`'s).
+ * registry of sections and loaders (`sections.gen.ts` beside the sections directory) and the
+ * content bundle `.platform/blocks.gen.json` (the core's bundle writer, byte for byte
+ * `sitefile bundle`'s).
  */
 
 import * as fs from "node:fs";
@@ -27,7 +28,7 @@ export interface GenerateOptions {
 export interface GenerateReport {
   /** The schema document's path. */
   meta: string;
-  /** The section registry module's path. */
+  /** The registry module's path (sections, conventions and loaders). */
   registry: string;
   /** The content bundle's path, or `null` when the app has no blocks directory. */
   bundle: string | null;
@@ -98,7 +99,7 @@ export function generate(options: GenerateOptions = {}): GenerateReport {
   fs.writeFileSync(metaFile, `${JSON.stringify(meta, null, 2)}\n`);
   log(`wrote ${path.relative(root, metaFile)}`);
   const registry = path.join(sourceRoot, "sections.gen.ts");
-  fs.writeFileSync(registry, registryModule(registry, sections));
+  fs.writeFileSync(registry, registryModule(registry, sections, loaders));
   log(`wrote ${path.relative(root, registry)}`);
   if (bundle) {
     fs.writeFileSync(bundle.out, bundle.bytes);

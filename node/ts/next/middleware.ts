@@ -20,7 +20,8 @@
 
 import { SitefileError, native } from "../errors";
 import { requestJson } from "../resolve";
-import { Site, addon, currentSite } from "../setup";
+import { Site, currentSite } from "../setup";
+import { DRAFT_HEADER } from "./draft";
 
 /** `createDraftMiddleware` options. */
 export interface DraftMiddlewareOptions {
@@ -40,9 +41,6 @@ interface DraftDecision {
 interface NextServer {
   NextResponse: { next(init: { request: { headers: Headers } }): Response };
 }
-
-/** The request header carrying the pointer to the renderer. */
-const DRAFT_HEADER = addon.draftSignals().header;
 
 /**
  * Builds the draft-preview middleware: the request goes on to the app with the draft pointer

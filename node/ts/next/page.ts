@@ -14,16 +14,18 @@
  * `notFound()` when no page serves it, and renders its sections in order (nested sections as
  * components; a deferred section's loading fallback first, the section when it nears the
  * viewport — see `deferred.ts`). `generateMetadata` is the page's
- * document head from the core's `pageMetadata`.
+ * document head from the core's `pageMetadata`. A request the draft middleware forwarded an
+ * allowed draft pointer for is resolved over that draft's blocks (see `draft.ts`).
  */
 
 import type * as React from "react";
 import { SitefileError } from "../errors";
 import { type MetadataDefaults, pageMetadata } from "../metadata";
-import { type ResolvedPage, resolveDecoPage } from "../resolve";
+import { type ResolvedPage, resolveDecoPage, resolveDecoPageInDraft } from "../resolve";
 import { runSectionLoaders } from "../sections";
 import { type RequestInput, Site, currentSite } from "../setup";
 import { deferredScript, deferredSection } from "./deferred";
+import { draftBlocks } from "./draft";
 import type { SectionConventions } from "./setup";
 import { type SearchParams, originOf, queryOf, react, renderSections, requestHeaders } from "./render";
 
@@ -84,17 +86,18 @@ async function siteOf(setup: (() => Promise<unknown>) | undefined): Promise<Site
 async function requestOf(
   props: DecoPageProps,
   full: boolean,
-): Promise<{ url: string; request: RequestInput; headers: Headers; key: object }> {
+): Promise<{ url: string; origin: string; request: RequestInput; headers: Headers; key: object }> {
   const { headers, key } = await requestHeaders();
   const { slug = [] } = await props.params;
-  let url = `${originOf(headers)}/${slug.map(encodeURIComponent).join("/")}`;
+  const origin = originOf(headers);
+  let url = `${origin}/${slug.map(encodeURIComponent).join("/")}`;
   if (!full) {
     const agent = headers.get("user-agent");
-    return { url, request: { url, headers: agent === null ? {} : { "user-agent": agent } }, headers, key };
+    return { url, origin, request: { url, headers: agent === null ? {} : { "user-agent": agent } }, headers, key };
   }
   const query = queryOf(await props.searchParams);
   if (query.size > 0) url += `?${query}`;
-  return { url, request: { url, headers }, headers, key };
+  return { url, origin, request: { url, headers }, headers, key };
 }
 
 /** Pages resolved in the request under way, keyed by Next's headers object of that request
@@ -122,13 +125,14 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
 
   const pageFor = async (props: DecoPageProps): Promise<{ site: Site; page: ResolvedPage; request: RequestInput }> => {
     const site = await siteOf(options.setup);
-    const { url, request, headers, key } = await requestOf(props, full);
+    const { url, origin, request, headers, key } = await requestOf(props, full);
     let pages = resolved.get(key);
     if (!pages) resolved.set(key, (pages = new Map()));
     let page = pages.get(url);
     if (!page) {
       page = (async () => {
-        const found = await resolveDecoPage(request, site);
+        const draft = await draftBlocks(site, origin, headers);
+        const found = draft === null ? await resolveDecoPage(request, site) : await resolveDecoPageInDraft(request, draft, site);
         if (full && found.page !== null) found.sections = await runSectionLoaders(found.sections, { url, headers }, site);
         return found;
       })();

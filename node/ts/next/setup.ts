@@ -26,6 +26,8 @@ import {
   createSiteSetup,
 } from "../setup";
 
+export type { Loader } from "../setup";
+
 /** What a section declares about itself (the generated section registry's `sectionMeta`). */
 export interface SectionMetaEntry {
   /** `export const layout = true`: a layout section (output cached a few minutes, shared
