@@ -578,6 +578,22 @@ test("createDecoPage: an allowed draft pointer renders the draft's blocks, fetch
     if (url.pathname === "/drafts/broken") return res.writeHead(500).end("{}");
     if (url.pathname === "/drafts/garbled") return res.writeHead(200, { "content-type": "application/json" }).end("{not json");
     if (url.pathname === "/drafts/list") return res.writeHead(200, { "content-type": "application/json" }).end("[]");
+    if (url.pathname === "/drafts/stalled") {
+      // The draft's first bytes, then nothing; the rest would be a valid draft.
+      res.writeHead(200, { "content-type": "application/json" }).write(`{"pages-home":`);
+      return setTimeout(() => res.end(`${JSON.stringify({ path: "/", sections: [hero("draft stalled")] })}}`), 8000).unref();
+    }
+    if (url.pathname === "/drafts/huge") {
+      // 65 MiB of JSON, streamed without a Content-Length: more than a draft may hold.
+      res.writeHead(200, { "content-type": "application/json" });
+      const filler = JSON.stringify("x".repeat(1024 * 1024 - 16));
+      let i = 0;
+      const more = () => {
+        while (i < 65) if (!res.write(`${i === 0 ? "{" : ","}"k${i++}":${filler}`)) return res.once("drain", more);
+        res.end(`,"pages-home":${JSON.stringify({ path: "/", sections: [hero("draft huge")] })}}`);
+      };
+      return more();
+    }
     const blocks = { "pages-home": { path: "/", sections: [hero(`draft ${url.searchParams.get("v")}`)] } };
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(blocks));
   });
@@ -611,9 +627,11 @@ test("createDecoPage: an allowed draft pointer renders the draft's blocks, fetch
   assert.equal(await title(`${drafts}/garbled@v1`), "published", "a body that is not JSON");
   assert.equal(await title(`${drafts}/list@v1`), "published", "JSON that is not an object of blocks");
   assert.equal(await title(`127.0.0.1:1/drafts/home@v1`), "published", "a network failure");
-  assert.equal(fetched.length, count + 3);
+  assert.equal(await title(`${drafts}/huge@v1`), "published", "a draft over 64 MiB");
+  assert.equal(await title(`${drafts}/stalled@v1`), "published", "a draft that stops arriving (given up after 5 s)");
+  assert.equal(fetched.length, count + 5);
   assert.equal(await title("api.elsewhere.example/drafts/home@v1"), "published", "an authority no API domain admits");
   assert.equal(await title("not a pointer"), "published");
   assert.equal(await title(`${drafts}/home@v9`, "https://other.example"), "published", "a host that may not preview");
-  assert.equal(fetched.length, count + 3, "nothing fetched for those");
+  assert.equal(fetched.length, count + 5, "nothing fetched for those");
 });

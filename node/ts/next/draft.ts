@@ -7,9 +7,10 @@
  * decision the middleware took — so a forged header on another host is inert even in an app
  * without the middleware. The core turns the pointer into the URL to fetch
  * (`PLATFORM_PREVIEW_API_DOMAINS`); the draft is fetched with `cache: "no-store"`, and a
- * non-2xx answer, a network failure or a body that is not a JSON object of blocks means no
- * draft (the page renders published content; the response stays a draft render). The last
- * three drafts fetched are kept, by URL (the pointer's version is in it).
+ * non-2xx answer, a network failure, a body that is not a JSON object of blocks, and a draft
+ * that takes over 5 s or 64 MiB to read mean no draft (the page renders published content;
+ * the response stays a draft render). The last three drafts fetched are kept, by URL (the
+ * pointer's version is in it).
  */
 
 import { native } from "../errors";
@@ -25,9 +26,12 @@ export const DRAFT_HEADER = SIGNALS.header;
 /** How many fetched drafts are kept. */
 const KEPT_DRAFTS = 3;
 
-/** A fetch that no cache answers or keeps (`cache` is not in Node's `RequestInit` type, but
- * Next's `fetch` and Node's read it). */
-const NO_STORE = { cache: "no-store" } as RequestInit;
+/** How long fetching a draft may take, body included. */
+const DRAFT_TIMEOUT_MS = 5_000;
+
+/** The most bytes read of a draft: as much as a reload body may hold (the core's
+ * `DEFAULT_RELOAD_MAX_BYTES`), since a draft is a content map like one. */
+const DRAFT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** A draft: block name → block (`null` deletes the block). */
 type DraftBlocks = Record<string, unknown>;
@@ -43,12 +47,35 @@ function hostMayPreview(site: Site, origin: string, headers: Headers, pointer: s
   return (JSON.parse(native(() => plan.draft)) as { state: string }).state === "preview";
 }
 
-/** Fetches a draft's blocks; `null` for anything but a 2xx JSON object. */
+/** A response's body as text, or `null` past `max` bytes (the rest is not read: leaving the
+ * loop cancels the stream). */
+async function boundedText(response: Response, max: number): Promise<string | null> {
+  if (Number(response.headers.get("content-length") ?? 0) > max) {
+    await response.body?.cancel();
+    return null;
+  }
+  if (response.body === null) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    size += chunk.byteLength;
+    if (size > max) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Fetches a draft's blocks, bypassing every cache (`cache` is not in Node's `RequestInit`
+ * type, but Next's `fetch` and Node's read it); `null` for anything but a 2xx JSON object read
+ * within {@link DRAFT_TIMEOUT_MS} and {@link DRAFT_MAX_BYTES}. */
 async function fetchDraft(url: string): Promise<DraftBlocks | null> {
+  const signal = AbortSignal.timeout(DRAFT_TIMEOUT_MS);
   try {
-    const response = await fetch(url, NO_STORE);
+    const response = await fetch(url, { cache: "no-store", signal } as RequestInit);
     if (!response.ok) return null;
-    const blocks: unknown = await response.json();
+    const text = await boundedText(response, DRAFT_MAX_BYTES);
+    if (text === null) return null;
+    const blocks: unknown = JSON.parse(text);
     return blocks !== null && typeof blocks === "object" && !Array.isArray(blocks) ? (blocks as DraftBlocks) : null;
   } catch {
     return null;
