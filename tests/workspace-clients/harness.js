@@ -53,10 +53,12 @@ async function stopProcess(child) {
 
 /**
  * Starts the upstream and the workspace server (accepting the access tokens of
- * `oauthIssuer`, the organization's owner signing in as `oauthSubject`, when given). Resolves
- * to `{ base, proxyUrl, upstreamUrl, ownerKey, newKey(name), initOrg(slug, subject), stop() }`.
+ * `oauthIssuer`, the organization's owner signing in as `oauthSubject`, when given; `env`
+ * adds to the server's environment). Resolves to `{ base, org, proxyUrl, upstreamUrl,
+ * connectionId, ownerKey, tool(name, input), newKey(name), initOrg(slug, subject),
+ * restart(), stop() }`.
  */
-export async function start({ oauthIssuer, oauthSubject } = {}) {
+export async function start({ oauthIssuer, oauthSubject, env: extraEnv } = {}) {
   const bin = process.env.SITEFILE_WORKSPACE_BIN;
   if (!bin) throw new Error('SITEFILE_WORKSPACE_BIN must name the sitefile-workspace binary (scripts/workspace-clients.sh sets it)');
   const dir = await mkdtemp(join(tmpdir(), 'workspace-clients-'));
@@ -80,6 +82,7 @@ export async function start({ oauthIssuer, oauthSubject } = {}) {
       PLATFORM_PUBLIC_URL: base,
       RUST_LOG: 'warn,sitefile_workspace=info',
       ...(oauthIssuer ? { PLATFORM_OAUTH_ISSUER: oauthIssuer } : {}),
+      ...extraEnv,
     };
     const initOrg = async (slug, subject) => {
       const args = ['init', '--org', slug, ...(subject ? ['--oauth-subject', subject] : [])];
@@ -87,7 +90,9 @@ export async function start({ oauthIssuer, oauthSubject } = {}) {
       return stdout.trim();
     };
     const ownerKey = await initOrg(ORG, oauthSubject);
-    children.push(await startProcess('sitefile-workspace', bin, ['serve', '--listen', `127.0.0.1:${port}`], env, /workspace API listening/));
+    const serve = () => startProcess('sitefile-workspace', bin, ['serve', '--listen', `127.0.0.1:${port}`], env, /workspace API listening/);
+    let server = await serve();
+    children.push(server);
 
     const tool = async (name, input) => {
       const response = await fetch(`${base}/api/${ORG}/tools/${name}`, {
@@ -104,9 +109,20 @@ export async function start({ oauthIssuer, oauthSubject } = {}) {
     });
     return {
       base,
+      org: ORG,
       proxyUrl: `${base}/api/${ORG}/mcp/${item.id}`,
       upstreamUrl,
+      connectionId: item.id,
       ownerKey,
+      tool,
+      /** Kills the workspace server (SIGKILL: no shutdown) and starts it again on its database. */
+      restart: async () => {
+        const exited = new Promise((resolve) => server.once('exit', resolve));
+        server.kill('SIGKILL');
+        await exited;
+        server = await serve();
+        children.push(server);
+      },
       /** A new API key granted everything on the connection. */
       newKey: async (name) => (await tool('API_KEY_CREATE', { name, permissions: { [item.id]: ['*'] } })).key,
       /** Creates another organization (its owner signing in as `subject`); its owner key. */

@@ -30,23 +30,27 @@ pub struct AuditEntry {
 }
 
 impl Store {
-    /// Appends an audit row.
-    pub async fn insert_audit(&self, e: &AuditEntry) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO audit_log (org_id, at, actor, surface, connection_id, tool, outcome, \
-             duration_ms, request_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-        )
-        .bind(&e.org_id)
-        .bind(e.at)
-        .bind(&e.actor)
-        .bind(&e.surface)
-        .bind(&e.connection_id)
-        .bind(&e.tool)
-        .bind(&e.outcome)
-        .bind(e.duration_ms)
-        .bind(&e.request_id)
-        .execute(&self.pool)
-        .await?;
+    /// Appends audit rows, in one transaction (one commit, one pooled connection).
+    pub async fn insert_audit(&self, entries: &[AuditEntry]) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        for e in entries {
+            sqlx::query(
+                "INSERT INTO audit_log (org_id, at, actor, surface, connection_id, tool, outcome, \
+                 duration_ms, request_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            )
+            .bind(&e.org_id)
+            .bind(e.at)
+            .bind(&e.actor)
+            .bind(&e.surface)
+            .bind(&e.connection_id)
+            .bind(&e.tool)
+            .bind(&e.outcome)
+            .bind(e.duration_ms)
+            .bind(&e.request_id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 

@@ -115,8 +115,11 @@ impl Store {
         let options = AnyConnectOptions::from_str(&url)?;
         let pool = match backend {
             Backend::Sqlite => {
+                // A SQLite connection lives in this process and cannot drop: the pool's ping
+                // before each acquire would only add a round trip to its worker thread.
                 AnyPoolOptions::new()
                     .max_connections(4)
+                    .test_before_acquire(false)
                     .after_connect(|conn, _| {
                         Box::pin(async move {
                             conn.execute(

@@ -1,4 +1,5 @@
-//! Audit rows are written by a background task so tool calls do not wait on the disk.
+//! Audit rows are written by a background task so tool calls do not wait on the disk; the
+//! rows queued meanwhile are written together, in one transaction.
 
 use tokio::sync::mpsc;
 
@@ -6,6 +7,8 @@ use crate::storage::{AuditEntry, Store};
 
 /// Queue capacity; when full, rows are dropped with a warning rather than blocking calls.
 const CAPACITY: usize = 10_000;
+/// Most rows written in one transaction.
+const BATCH: usize = 256;
 
 /// Sends audit rows to the writer task.
 #[derive(Clone)]
@@ -18,11 +21,13 @@ impl AuditSink {
     pub fn start(store: Store) -> Self {
         let (tx, mut rx) = mpsc::channel::<AuditEntry>(CAPACITY);
         tokio::spawn(async move {
-            while let Some(entry) = rx.recv().await {
-                if let Err(error) = store.insert_audit(&entry).await {
+            let mut batch = Vec::with_capacity(BATCH);
+            while rx.recv_many(&mut batch, BATCH).await > 0 {
+                if let Err(error) = store.insert_audit(&batch).await {
                     let error = store.error(error);
-                    tracing::warn!(%error, tool = %entry.tool, "audit row not written");
+                    tracing::warn!(%error, rows = batch.len(), "audit rows not written");
                 }
+                batch.clear();
             }
         });
         Self { tx }
