@@ -1,12 +1,13 @@
 //! The page cache: the synchronous pass of a page (everything but loader results) kept per
 //! revision, page and the request facets the page turned out to depend on. A page whose
-//! matchers read only the device class or the host is resolved once per device and host; pages
-//! that read cookies, query, time, location, cohorts or host callbacks are never cached here.
+//! matchers read only the device class, the host or the time is resolved once per device, host
+//! and span of time in which its time rules answer alike; pages that read cookies, query,
+//! location, cohorts or host callbacks are never cached here.
 
 use super::engine::PendingCall;
 use super::node::Node;
 use crate::device::Device;
-use crate::effects::Effects;
+use crate::effects::{Effects, TimeWindow};
 use crate::request::Request;
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
@@ -16,7 +17,7 @@ use std::sync::Arc;
 const MAX_VARIANTS: usize = 4096;
 
 /// Facets a cached page may depend on.
-const CACHEABLE_FACETS: &[&str] = &["device", "host"];
+const CACHEABLE_FACETS: &[&str] = &["device", "host", "time"];
 
 /// The output of the synchronous pass for one page.
 #[derive(Debug, Clone)]
@@ -31,12 +32,15 @@ pub(crate) struct FirstPass {
 struct Variant {
     device: Option<Device>,
     host: Option<String>,
+    /// The instants its time rules answer alike at.
+    steady: TimeWindow,
     pass: Arc<FirstPass>,
 }
 
 impl Variant {
     fn fits(&self, request: &Request) -> bool {
-        self.device.is_none_or(|d| d == request.device())
+        self.steady.holds(request.now.timestamp_millis())
+            && self.device.is_none_or(|d| d == request.device())
             && self
                 .host
                 .as_deref()
@@ -77,7 +81,7 @@ impl PageCache {
             .map(|v| v.pass.clone())
     }
 
-    /// Keeps `pass` when the page depends on no facet beyond the device class and host.
+    /// Keeps `pass` when the page depends on no facet beyond the device class, host and time.
     pub(crate) fn put(&self, revision: &str, page: String, request: &Request, pass: &FirstPass) {
         let varies = &pass.effects.varies;
         if !varies
@@ -90,6 +94,7 @@ impl PageCache {
         let variant = Variant {
             device: has("device").then(|| request.device()),
             host: has("host").then(|| request.url().host_str().unwrap_or_default().to_string()),
+            steady: pass.effects.steady,
             pass: Arc::new(pass.clone()),
         };
         let mut inner = self.inner.lock();
@@ -156,18 +161,28 @@ mod tests {
     }
 
     #[test]
-    fn time_dependent_pages_are_not_cached() {
+    fn time_dependent_pages_are_cached_for_the_span_their_rules_answer_alike() {
+        // A sale from June 1st (date: strictly after) to June 30th (cron: up to and including).
         let rt = runtime(
             r#"{"pages-home":{"path":"/","sections":[{"__resolveType":"website/flags/multivariate.ts","variants":[
-                {"rule":{"__resolveType":"website/matchers/date.ts","end":"2026-06-01T00:00:00Z"},"value":{"__resolveType":"site/sections/H.tsx","t":"before"}},
-                {"rule":{"__resolveType":"website/matchers/always.ts"},"value":{"__resolveType":"site/sections/H.tsx","t":"after"}}]}]}}"#,
+                {"rule":{"__resolveType":"website/matchers/date.ts","start":"2026-06-01T00:00:00Z"},"value":{"__resolveType":"website/flags/multivariate.ts","variants":[
+                    {"rule":{"__resolveType":"website/matchers/cron.ts","end":"2026-06-30T00:00:00Z"},"value":{"__resolveType":"site/sections/H.tsx","t":"sale"}},
+                    {"rule":{"__resolveType":"website/matchers/always.ts"},"value":{"__resolveType":"site/sections/H.tsx","t":"after"}}]}},
+                {"rule":{"__resolveType":"website/matchers/always.ts"},"value":{"__resolveType":"site/sections/H.tsx","t":"before"}}]}]}}"#,
         );
-        assert_eq!(title(&rt, DESK, NOW).as_deref(), Some("before"));
-        assert_eq!(
-            title(&rt, DESK, "2026-07-01T00:00:00Z").as_deref(),
-            Some("after")
-        );
-        assert_eq!(rt.caches_for_tests().pages.inner.lock().count, 0);
+        let at = |now: &str| title(&rt, DESK, now);
+        let variants = || rt.caches_for_tests().pages.inner.lock().count;
+        assert_eq!(at("2026-05-01T00:00:00Z").as_deref(), Some("before"));
+        assert_eq!(at("2026-06-01T00:00:00Z").as_deref(), Some("before"), "strictly after");
+        assert_eq!(variants(), 1, "the same span: served from the cache");
+        assert_eq!(at("2026-06-01T00:00:00.001Z").as_deref(), Some("sale"));
+        assert_eq!(at("2026-06-15T00:00:00Z").as_deref(), Some("sale"));
+        assert_eq!(at("2026-06-30T00:00:00Z").as_deref(), Some("sale"), "inclusive");
+        assert_eq!(variants(), 2);
+        assert_eq!(at("2026-06-30T00:00:00.001Z").as_deref(), Some("after"));
+        assert_eq!(at("2026-05-31T23:59:59Z").as_deref(), Some("before"));
+        assert_eq!(at("2026-06-20T00:00:00Z").as_deref(), Some("sale"));
+        assert_eq!(variants(), 3, "one variant per span");
     }
 
     #[test]
