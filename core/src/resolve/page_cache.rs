@@ -173,16 +173,53 @@ mod tests {
         let at = |now: &str| title(&rt, DESK, now);
         let variants = || rt.caches_for_tests().pages.inner.lock().count;
         assert_eq!(at("2026-05-01T00:00:00Z").as_deref(), Some("before"));
-        assert_eq!(at("2026-06-01T00:00:00Z").as_deref(), Some("before"), "strictly after");
+        assert_eq!(
+            at("2026-06-01T00:00:00Z").as_deref(),
+            Some("before"),
+            "strictly after"
+        );
         assert_eq!(variants(), 1, "the same span: served from the cache");
         assert_eq!(at("2026-06-01T00:00:00.001Z").as_deref(), Some("sale"));
         assert_eq!(at("2026-06-15T00:00:00Z").as_deref(), Some("sale"));
-        assert_eq!(at("2026-06-30T00:00:00Z").as_deref(), Some("sale"), "inclusive");
+        assert_eq!(
+            at("2026-06-30T00:00:00Z").as_deref(),
+            Some("sale"),
+            "inclusive"
+        );
         assert_eq!(variants(), 2);
         assert_eq!(at("2026-06-30T00:00:00.001Z").as_deref(), Some("after"));
         assert_eq!(at("2026-05-31T23:59:59Z").as_deref(), Some("before"));
         assert_eq!(at("2026-06-20T00:00:00Z").as_deref(), Some("sale"));
         assert_eq!(variants(), 3, "one variant per span");
+    }
+
+    #[test]
+    fn a_cached_page_makes_the_same_sections_and_warnings() {
+        let rt = runtime(
+            r#"{"pages-home":{"path":"/","sections":[
+                {"__resolveType":"site/sections/H.tsx","t":"1","inner":{"__resolveType":"site/sections/I.tsx","u":2}},
+                {"__resolveType":"site/components/Plain.tsx","t":"x"}]}}"#,
+        );
+        let page = || {
+            let request = Request::new("https://s.example/")
+                .unwrap()
+                .with_header("user-agent", DESK)
+                .with_now(NOW.parse().unwrap());
+            rt.resolve_page(request).run(|_| Ok(Value::Null))
+        };
+        let first = page();
+        assert_eq!(rt.caches_for_tests().pages.inner.lock().count, 1);
+        let cached = page();
+        assert_eq!(cached, first);
+        assert_eq!(first.sections.len(), 1);
+        assert_eq!(
+            first.sections[0].props.to_canonical_string(),
+            r#"{"inner":{"Component":"site/sections/I.tsx","props":{"u":2}},"t":"1"}"#
+        );
+        assert_eq!(
+            cached.effects.warnings,
+            vec!["no component registered for site/components/Plain.tsx; section dropped"]
+        );
     }
 
     #[test]

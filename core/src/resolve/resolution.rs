@@ -20,7 +20,7 @@ use crate::request::Request;
 use crate::value::{Array, Key, Object, Value, intern};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A loader the host must run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -156,6 +156,57 @@ pub(crate) struct Entry {
     global: bool,
     /// Layout block to store the output under (a cache miss).
     layout: Option<String>,
+    /// The sections `node` makes once it is a value: shared by the copies of a cached pass.
+    sections: SectionsMemo,
+}
+
+impl Entry {
+    fn new(node: Node, lazy: bool, global: bool, layout: Option<String>) -> Entry {
+        Entry {
+            node,
+            lazy,
+            global,
+            layout,
+            sections: SectionsMemo::default(),
+        }
+    }
+}
+
+/// The sections a resolved entry makes (its items that are registered sections, their props
+/// converted and relativized) and the warnings making them recorded. Computed once per entry
+/// whose node is already a value, so a page served from the page cache does not convert the
+/// same content again on every request; an entry whose node changes gets a new memo.
+#[derive(Debug, Clone, Default)]
+struct SectionsMemo(Arc<OnceLock<EntrySections>>);
+
+#[derive(Debug, Clone)]
+struct EntrySections {
+    sections: Vec<ResolvedSection>,
+    warnings: Vec<String>,
+}
+
+impl EntrySections {
+    /// The sections `value` makes for a page of `config`.
+    fn of(config: &ResolveConfig, value: Option<Value>) -> EntrySections {
+        let items = match value {
+            Some(Value::Array(a)) => Array::into_items(a),
+            Some(v) => vec![v],
+            None => Vec::new(),
+        };
+        let mut effects = Effects::default();
+        let sections = items
+            .into_iter()
+            .filter_map(|item| section_of(config, &mut effects, item))
+            .map(|section| ResolvedSection {
+                props: relativize(&section.props, &config.production_origins),
+                ..section
+            })
+            .collect();
+        EntrySections {
+            sections,
+            warnings: effects.warnings,
+        }
+    }
 }
 
 struct PageInfo {
@@ -261,8 +312,7 @@ impl Resolution {
                     cache.get(snapshot.revision(), block, request.device(), request.now)
                 });
                 if let Some(hit) = hit {
-                    entry.node = Node::Value(hit);
-                    entry.layout = None;
+                    *entry = Entry::new(Node::Value(hit), entry.lazy, entry.global, None);
                     pass.effects.vary("device");
                 }
             }
@@ -304,12 +354,7 @@ impl Resolution {
         let (node, lazy) = resolver.resolve_section(&intern(SINGLE_VALUE_BLOCK), &[], value);
         let calls = std::mem::take(&mut resolver.calls);
         let pass = FirstPass {
-            entries: vec![Entry {
-                node,
-                lazy,
-                global: false,
-                layout: None,
-            }],
+            entries: vec![Entry::new(node, lazy, false, None)],
             seo: None,
             calls,
             effects,
@@ -616,9 +661,11 @@ impl Resolution {
             lazy,
             global,
             layout,
+            sections: memo,
         } in std::mem::take(&mut self.entries)
         {
             let value = node.materialize(&result).flatten();
+            let made_once = matches!(node, Node::Value(_));
             drop(node);
             if matches!(self.target, Target::Value) {
                 single_value = Some(value.clone().unwrap_or(Value::Null));
@@ -632,15 +679,17 @@ impl Resolution {
                     v.clone(),
                 );
             }
-            let items = match value {
-                Some(Value::Array(a)) => Array::into_items(a),
-                Some(v) => vec![v],
-                None => Vec::new(),
+            let made = if made_once {
+                memo.0
+                    .get_or_init(|| EntrySections::of(&self.config, value))
+                    .clone()
+            } else {
+                EntrySections::of(&self.config, value)
             };
-            for item in items {
-                let Some(section) = section_of(&self.config, &mut self.effects, item) else {
-                    continue;
-                };
+            for warning in made.warnings {
+                self.effects.warn(warning);
+            }
+            for section in made.sections {
                 let section = ResolvedSection {
                     deferred: self.config.async_rendering && lazy && !eager,
                     ..section
@@ -656,9 +705,6 @@ impl Resolution {
         globals.retain(|g| seen.insert(g.component.clone()));
         globals.extend(sections);
         let origins = &self.config.production_origins;
-        for section in &mut globals {
-            section.props = relativize(&section.props, origins);
-        }
         let seo = self
             .seo
             .as_ref()
@@ -1034,20 +1080,10 @@ fn section_entry(
         )
     });
     if let Some(Err(hit)) = layout {
-        return Entry {
-            node: Node::Value(hit),
-            lazy: false,
-            global,
-            layout: None,
-        };
+        return Entry::new(Node::Value(hit), false, global, None);
     }
     let (node, lazy) = resolver.resolve_page_section(&raw.block, &raw.path(), &raw.value);
-    Entry {
-        node,
-        lazy,
-        global,
-        layout: layout.and_then(Result::ok),
-    }
+    Entry::new(node, lazy, global, layout.and_then(Result::ok))
 }
 
 /// The saved block a raw page section names, when it reaches a layout section within five
