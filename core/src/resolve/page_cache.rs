@@ -223,6 +223,31 @@ mod tests {
     }
 
     #[test]
+    fn a_cached_page_keeps_the_json_of_its_large_sections_and_writes_the_same_bytes() {
+        let items: Vec<String> = (0..20).map(|i| format!(r#""é \"{i}\"""#)).collect();
+        let rt = runtime(&format!(
+            r#"{{"pages-home":{{"path":"/","sections":[
+                {{"__resolveType":"site/sections/H.tsx","t":"1"}},
+                {{"__resolveType":"site/sections/L.tsx","items":[{}],"inner":{{"__resolveType":"site/sections/I.tsx","u":2}}}}]}}}}"#,
+            items.join(",")
+        ));
+        let page = || {
+            let request = Request::new("https://s.example/")
+                .unwrap()
+                .with_header("user-agent", DESK)
+                .with_now(NOW.parse().unwrap());
+            rt.resolve_page(request).run(|_| Ok(Value::Null))
+        };
+        let expected = serde_json::to_vec(&page()).unwrap();
+        for _ in 0..2 {
+            let cached = page();
+            assert!(cached.sections[1].props.has_json_room(), "a large section");
+            assert!(!cached.sections[0].props.has_json_room(), "a small one");
+            assert_eq!(cached.to_json_bytes(), expected);
+        }
+    }
+
+    #[test]
     fn reload_invalidates() {
         let rt = runtime(
             r#"{"pages-home":{"path":"/","sections":[{"__resolveType":"site/sections/H.tsx","t":"1"}]}}"#,

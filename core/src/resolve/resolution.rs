@@ -207,6 +207,22 @@ impl EntrySections {
             warnings: effects.warnings,
         }
     }
+
+    /// The sections with room for their props' JSON: written once, then copied by every page
+    /// made from the memo.
+    fn kept(self) -> EntrySections {
+        EntrySections {
+            sections: self
+                .sections
+                .into_iter()
+                .map(|section| ResolvedSection {
+                    props: section.props.with_json_room(),
+                    ..section
+                })
+                .collect(),
+            warnings: self.warnings,
+        }
+    }
 }
 
 struct PageInfo {
@@ -681,7 +697,7 @@ impl Resolution {
             }
             let made = if made_once {
                 memo.0
-                    .get_or_init(|| EntrySections::of(&self.config, value))
+                    .get_or_init(|| EntrySections::of(&self.config, value).kept())
                     .clone()
             } else {
                 EntrySections::of(&self.config, value)
