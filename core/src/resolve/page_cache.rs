@@ -118,7 +118,7 @@ impl PageCache {
 mod tests {
     use crate::content::Snapshot;
     use crate::request::Request;
-    use crate::resolve::{ResolveConfig, Runtime};
+    use crate::resolve::{ResolveConfig, ResolvedPage, Runtime};
     use crate::value::Value;
 
     fn runtime(json: &str) -> Runtime {
@@ -130,13 +130,17 @@ mod tests {
         )
     }
 
-    fn title(runtime: &Runtime, ua: &str, now: &str) -> Option<String> {
+    fn resolve(runtime: &Runtime, ua: &str, now: &str) -> ResolvedPage {
         let request = Request::new("https://s.example/")
             .unwrap()
             .with_header("user-agent", ua)
             .with_now(now.parse().unwrap());
-        let page = runtime.resolve_page(request).run(|_| Ok(Value::Null));
-        page.sections
+        runtime.resolve_page(request).run(|_| Ok(Value::Null))
+    }
+
+    fn title(runtime: &Runtime, ua: &str, now: &str) -> Option<String> {
+        resolve(runtime, ua, now)
+            .sections
             .first()
             .and_then(|s| s.props.get("t").and_then(Value::as_str).map(str::to_string))
     }
@@ -200,13 +204,7 @@ mod tests {
                 {"__resolveType":"site/sections/H.tsx","t":"1","inner":{"__resolveType":"site/sections/I.tsx","u":2}},
                 {"__resolveType":"site/components/Plain.tsx","t":"x"}]}}"#,
         );
-        let page = || {
-            let request = Request::new("https://s.example/")
-                .unwrap()
-                .with_header("user-agent", DESK)
-                .with_now(NOW.parse().unwrap());
-            rt.resolve_page(request).run(|_| Ok(Value::Null))
-        };
+        let page = || resolve(&rt, DESK, NOW);
         let first = page();
         assert_eq!(rt.caches_for_tests().pages.inner.lock().count, 1);
         let cached = page();
@@ -231,13 +229,7 @@ mod tests {
                 {{"__resolveType":"site/sections/L.tsx","items":[{}],"inner":{{"__resolveType":"site/sections/I.tsx","u":2}}}}]}}}}"#,
             items.join(",")
         ));
-        let page = || {
-            let request = Request::new("https://s.example/")
-                .unwrap()
-                .with_header("user-agent", DESK)
-                .with_now(NOW.parse().unwrap());
-            rt.resolve_page(request).run(|_| Ok(Value::Null))
-        };
+        let page = || resolve(&rt, DESK, NOW);
         let expected = serde_json::to_vec(&page()).unwrap();
         for _ in 0..2 {
             let cached = page();
