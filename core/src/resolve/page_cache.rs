@@ -81,15 +81,21 @@ impl PageCache {
             .map(|v| v.pass.clone())
     }
 
-    /// Keeps `pass` when the page depends on no facet beyond the device class, host and time.
-    pub(crate) fn put(&self, revision: &str, page: String, request: &Request, pass: &FirstPass) {
-        let varies = &pass.effects.varies;
-        if !varies
+    /// Whether [`PageCache::put`] keeps `pass`: the page depends on no facet beyond the device
+    /// class, host and time.
+    pub(crate) fn keeps(pass: &FirstPass) -> bool {
+        pass.effects
+            .varies
             .iter()
             .all(|f| CACHEABLE_FACETS.contains(&f.as_str()))
-        {
+    }
+
+    /// Keeps `pass` when [`PageCache::keeps`] it.
+    pub(crate) fn put(&self, revision: &str, page: String, request: &Request, pass: &FirstPass) {
+        if !PageCache::keeps(pass) {
             return;
         }
+        let varies = &pass.effects.varies;
         let has = |facet: &str| varies.iter().any(|f| f == facet);
         let variant = Variant {
             device: has("device").then(|| request.device()),

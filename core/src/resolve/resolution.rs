@@ -156,7 +156,8 @@ pub(crate) struct Entry {
     global: bool,
     /// Layout block to store the output under (a cache miss).
     layout: Option<String>,
-    /// The sections `node` makes once it is a value: shared by the copies of a cached pass.
+    /// The sections `node` makes once it is a value, when the page cache keeps the entry: shared
+    /// by the copies of the cached pass.
     sections: SectionsMemo,
 }
 
@@ -173,11 +174,13 @@ impl Entry {
 }
 
 /// The sections a resolved entry makes (its items that are registered sections, their props
-/// converted and relativized) and the warnings making them recorded. Computed once per entry
-/// whose node is already a value, so a page served from the page cache does not convert the
-/// same content again on every request; an entry whose node changes gets a new memo.
+/// converted and relativized, with room for their JSON) and the warnings making them recorded.
+/// Only an entry the page cache keeps has a memo, computed once when its node is already a
+/// value, so a page served from the cache neither converts nor writes the same content again
+/// on every request; an entry whose node changes, or that no cache keeps, has none (keeping
+/// would only cost it).
 #[derive(Debug, Clone, Default)]
-struct SectionsMemo(Arc<OnceLock<EntrySections>>);
+struct SectionsMemo(Option<Arc<OnceLock<EntrySections>>>);
 
 #[derive(Debug, Clone)]
 struct EntrySections {
@@ -302,7 +305,7 @@ impl Resolution {
             pass = match cached {
                 Some(hit) => (*hit).clone(),
                 None => {
-                    let pass = first_pass(
+                    let mut pass = first_pass(
                         &snapshot,
                         &config,
                         &request,
@@ -312,7 +315,10 @@ impl Resolution {
                         &mut segment,
                         layout_cache,
                     );
-                    if cacheable {
+                    if cacheable && PageCache::keeps(&pass) {
+                        for entry in &mut pass.entries {
+                            entry.sections = SectionsMemo(Some(Arc::default()));
+                        }
                         caches
                             .pages
                             .put(snapshot.revision(), cache_key(), &request, &pass);
@@ -695,12 +701,11 @@ impl Resolution {
                     v.clone(),
                 );
             }
-            let made = if made_once {
-                memo.0
+            let made = match memo.0 {
+                Some(memo) if made_once => memo
                     .get_or_init(|| EntrySections::of(&self.config, value).kept())
-                    .clone()
-            } else {
-                EntrySections::of(&self.config, value)
+                    .clone(),
+                _ => EntrySections::of(&self.config, value),
             };
             for warning in made.warnings {
                 self.effects.warn(warning);
