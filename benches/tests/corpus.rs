@@ -8,7 +8,7 @@ use sitefile_benches::{
     DESKTOP, MOBILE, bundle_snapshot, corpus_available, load_site, site_bundle, urls,
 };
 use sitefile_core::Request;
-use sitefile_core::resolve::{ResolveConfig, Runtime};
+use sitefile_core::resolve::{LoaderCall, ResolveConfig, Runtime};
 use sitefile_core::value::{Value, intern};
 
 #[derive(Default, Debug)]
@@ -54,13 +54,18 @@ fn every_corpus_url_resolves_on_desktop_and_mobile() {
                     .with_header("user-agent", ua)
                     .with_now("2026-06-01T12:00:00Z".parse().unwrap());
                 let mut calls = 0;
-                let page = runtime.resolve_page(request).run(|call| {
+                let mut stub = |call: &LoaderCall| {
                     calls += 1;
                     Ok(Value::object(vec![(
                         intern("stub"),
                         Value::string(&call.key),
                     )]))
-                });
+                };
+                let page = runtime.resolve_page(request.clone()).run(&mut stub);
+                // Again: the page cache, the sections it keeps converted and their kept JSON
+                // must make the very same page.
+                let again = runtime.resolve_page(request).run(&mut stub);
+                calls /= 2;
                 counts.urls += 1;
                 counts.sections += page.sections.len();
                 counts.seo += usize::from(page.seo.is_some());
@@ -78,6 +83,9 @@ fn every_corpus_url_resolves_on_desktop_and_mobile() {
                             "{site} {url}: to_json_bytes differs from serde_json ({write} write)"
                         ));
                     }
+                }
+                if again != page || again.to_json_bytes() != expected {
+                    failures.push(format!("{site} {url}: resolved again, the page differs"));
                 }
                 if page.sections.is_empty() {
                     failures.push(format!("{site} {url}: no sections"));

@@ -123,6 +123,46 @@ pub struct Effects {
     /// A loader failed: the edge must not store this response.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub degraded: bool,
+    /// The instants at which every time rule read so far answers as it did (not written: it
+    /// says how long the page holds, for the page cache).
+    #[serde(skip)]
+    pub steady: TimeWindow,
+}
+
+/// A span of request instants, in epoch milliseconds: `from` inclusive, `until` exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeWindow {
+    /// The first instant in the span.
+    pub from: i64,
+    /// The first instant after it.
+    pub until: i64,
+}
+
+impl Default for TimeWindow {
+    /// Every instant.
+    fn default() -> Self {
+        TimeWindow {
+            from: i64::MIN,
+            until: i64::MAX,
+        }
+    }
+}
+
+impl TimeWindow {
+    /// Narrows the span to the side of `threshold` that `now` is on: a rule comparing `now >=
+    /// threshold` answers the same for every instant left in it.
+    pub fn split_at(&mut self, threshold: i64, now: i64) {
+        if now >= threshold {
+            self.from = self.from.max(threshold);
+        } else {
+            self.until = self.until.min(threshold);
+        }
+    }
+
+    /// Whether `now` lies in the span.
+    pub fn holds(&self, now: i64) -> bool {
+        self.from <= now && now < self.until
+    }
 }
 
 impl Effects {

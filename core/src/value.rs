@@ -225,6 +225,22 @@ fn dedupe_keys(entries: &mut Vec<(Key, Value)>) {
 }
 
 impl Value {
+    /// This value with room for its compact JSON, as large static containers of content have:
+    /// for a value a cache keeps and page after page writes (the sections of a cached page).
+    /// Only the top container is rebuilt (its children are shared); anything else, or a
+    /// container too small or dynamic for room, comes back as it is.
+    pub(crate) fn with_json_room(self) -> Value {
+        match self {
+            Value::Object(o) if o.json.is_none() && !o.dynamic && o.nodes >= SPLICE_MIN_NODES => {
+                Value::Object(Arc::new(Object::new(Object::into_entries(o), true)))
+            }
+            Value::Array(a) if a.json.is_none() && !a.dynamic && a.nodes >= SPLICE_MIN_NODES => {
+                Value::Array(Arc::new(Array::new(Array::into_items(a), true)))
+            }
+            other => other,
+        }
+    }
+
     /// An object value from entries.
     pub fn object(entries: Vec<(Key, Value)>) -> Value {
         Value::Object(Arc::new(Object::from_entries(entries)))

@@ -197,25 +197,61 @@ impl NativeResolution {
 /// JSON text (UTF-8) as a JS string. Pages are mostly ASCII and accented Latin letters, so
 /// when every character is Latin-1 the text is handed over as Latin-1, which V8 copies as is,
 /// instead of as UTF-8, which it must decode (the larger cost of a page at the boundary);
-/// anything else goes as UTF-16. The largest byte says which: below `0x80` the text is ASCII
-/// and already Latin-1; below `0xC4` (the first lead byte of a character beyond U+00FF) every
-/// character is Latin-1. Finding it is one vectorised pass.
+/// anything else goes as UTF-16.
 fn js_text<'env>(env: &'env Env, utf8: &[u8]) -> JsResult<JsString<'env>> {
-    let largest = utf8.iter().fold(0u8, |largest, &b| largest.max(b));
-    let text = if largest < 0x80 {
-        env.create_string_latin1(utf8)
-    } else if largest < 0xC4 {
-        let mut latin1 = vec![0u8; utf8.len()];
-        let written = encoding_rs::mem::convert_utf8_to_latin1_lossy(utf8, &mut latin1);
-        latin1.truncate(written);
-        env.create_string_latin1(latin1)
-    } else {
-        let mut utf16 = vec![0u16; utf8.len() + 1];
-        let written = encoding_rs::mem::convert_utf8_to_utf16(utf8, &mut utf16);
-        utf16.truncate(written);
-        env.create_string_utf16(utf16)
+    let text = match latin1_of(utf8) {
+        Some(latin1) => env.create_string_latin1(latin1),
+        None => {
+            let mut utf16 = vec![0u16; utf8.len() + 1];
+            let written = encoding_rs::mem::convert_utf8_to_utf16(utf8, &mut utf16);
+            utf16.truncate(written);
+            env.create_string_utf16(utf16)
+        }
     };
     text.map_err(|e| fail(ErrorCode::InvalidContent, e))
+}
+
+/// `utf8` (valid UTF-8) as Latin-1, or `None` when a character lies beyond U+00FF. One pass:
+/// runs of ASCII are found eight bytes at a time and copied whole, and each accented letter
+/// between them (a two-byte sequence led by `0xC2` or `0xC3`) becomes its one byte. Pages put
+/// an accented letter every few dozen bytes, where `encoding_rs`'s conversion, which sets up
+/// its vectorised scan again for every run, took twice as long.
+fn latin1_of(utf8: &[u8]) -> Option<Vec<u8>> {
+    let mut latin1 = Vec::with_capacity(utf8.len());
+    let mut rest = utf8;
+    loop {
+        let (ascii, after) = rest.split_at(ascii_run(rest));
+        latin1.extend_from_slice(ascii);
+        rest = match after {
+            [] => return Some(latin1),
+            [lead @ (0xC2 | 0xC3), next, tail @ ..] => {
+                latin1.push(((lead & 0x1F) << 6) | (next & 0x3F));
+                tail
+            }
+            _ => return None,
+        };
+    }
+}
+
+/// The length of the ASCII run `bytes` starts with.
+fn ascii_run(bytes: &[u8]) -> usize {
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in words.by_ref() {
+        let mut eight = [0u8; 8];
+        eight.copy_from_slice(word);
+        let high = u64::from_le_bytes(eight) & HIGH_BITS;
+        if high != 0 {
+            return at + (high.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    let tail = words.remainder();
+    at + tail
+        .iter()
+        .position(|b| !b.is_ascii())
+        .unwrap_or(tail.len())
 }
 
 fn provide_answers(resolution: &mut Resolution, answers: Option<&str>) -> JsResult<()> {

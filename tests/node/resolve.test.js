@@ -474,7 +474,8 @@ test("the function-composition flag API builds flag objects", () => {
 });
 
 test("page text crosses the boundary intact: ASCII, Latin-1 and beyond", async () => {
-  for (const title of ["plain", "Sofá-cama çã ÿ", "日本語 😀 \u2028 end", "\u0000\u001f \"quoted\" \\"]) {
+  const latin1 = ["°C «x» ¿ \u00a0\u0080", "Promoção até às 23h ".repeat(20), "ascii run of more than eight bytes é"];
+  for (const title of ["plain", "Sofá-cama çã ÿ", ...latin1, "日本語 😀 \u2028 end", "\u0000\u001f \"quoted\" \\"]) {
     const site = createSiteSetup({ env: {}, blocks: { "pages-home": { path: "/", sections: [hero(title)] } } });
     const page = await resolveDecoPage({ url: "https://shop.example/" }, site);
     assert.equal(page.sections[0].props.title, title);

@@ -1,12 +1,13 @@
 //! The page cache: the synchronous pass of a page (everything but loader results) kept per
 //! revision, page and the request facets the page turned out to depend on. A page whose
-//! matchers read only the device class or the host is resolved once per device and host; pages
-//! that read cookies, query, time, location, cohorts or host callbacks are never cached here.
+//! matchers read only the device class, the host or the time is resolved once per device, host
+//! and span of time in which its time rules answer alike; pages that read cookies, query,
+//! location, cohorts or host callbacks are never cached here.
 
 use super::engine::PendingCall;
 use super::node::Node;
 use crate::device::Device;
-use crate::effects::Effects;
+use crate::effects::{Effects, TimeWindow};
 use crate::request::Request;
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
@@ -16,7 +17,7 @@ use std::sync::Arc;
 const MAX_VARIANTS: usize = 4096;
 
 /// Facets a cached page may depend on.
-const CACHEABLE_FACETS: &[&str] = &["device", "host"];
+const CACHEABLE_FACETS: &[&str] = &["device", "host", "time"];
 
 /// The output of the synchronous pass for one page.
 #[derive(Debug, Clone)]
@@ -31,12 +32,15 @@ pub(crate) struct FirstPass {
 struct Variant {
     device: Option<Device>,
     host: Option<String>,
+    /// The instants its time rules answer alike at.
+    steady: TimeWindow,
     pass: Arc<FirstPass>,
 }
 
 impl Variant {
     fn fits(&self, request: &Request) -> bool {
-        self.device.is_none_or(|d| d == request.device())
+        self.steady.holds(request.now.timestamp_millis())
+            && self.device.is_none_or(|d| d == request.device())
             && self
                 .host
                 .as_deref()
@@ -77,19 +81,26 @@ impl PageCache {
             .map(|v| v.pass.clone())
     }
 
-    /// Keeps `pass` when the page depends on no facet beyond the device class and host.
-    pub(crate) fn put(&self, revision: &str, page: String, request: &Request, pass: &FirstPass) {
-        let varies = &pass.effects.varies;
-        if !varies
+    /// Whether [`PageCache::put`] keeps `pass`: the page depends on no facet beyond the device
+    /// class, host and time.
+    pub(crate) fn keeps(pass: &FirstPass) -> bool {
+        pass.effects
+            .varies
             .iter()
             .all(|f| CACHEABLE_FACETS.contains(&f.as_str()))
-        {
+    }
+
+    /// Keeps `pass` when [`PageCache::keeps`] it.
+    pub(crate) fn put(&self, revision: &str, page: String, request: &Request, pass: &FirstPass) {
+        if !PageCache::keeps(pass) {
             return;
         }
+        let varies = &pass.effects.varies;
         let has = |facet: &str| varies.iter().any(|f| f == facet);
         let variant = Variant {
             device: has("device").then(|| request.device()),
             host: has("host").then(|| request.url().host_str().unwrap_or_default().to_string()),
+            steady: pass.effects.steady,
             pass: Arc::new(pass.clone()),
         };
         let mut inner = self.inner.lock();
@@ -113,7 +124,7 @@ impl PageCache {
 mod tests {
     use crate::content::Snapshot;
     use crate::request::Request;
-    use crate::resolve::{ResolveConfig, Runtime};
+    use crate::resolve::{ResolveConfig, ResolvedPage, Runtime};
     use crate::value::Value;
 
     fn runtime(json: &str) -> Runtime {
@@ -125,13 +136,17 @@ mod tests {
         )
     }
 
-    fn title(runtime: &Runtime, ua: &str, now: &str) -> Option<String> {
+    fn resolve(runtime: &Runtime, ua: &str, now: &str) -> ResolvedPage {
         let request = Request::new("https://s.example/")
             .unwrap()
             .with_header("user-agent", ua)
             .with_now(now.parse().unwrap());
-        let page = runtime.resolve_page(request).run(|_| Ok(Value::Null));
-        page.sections
+        runtime.resolve_page(request).run(|_| Ok(Value::Null))
+    }
+
+    fn title(runtime: &Runtime, ua: &str, now: &str) -> Option<String> {
+        resolve(runtime, ua, now)
+            .sections
             .first()
             .and_then(|s| s.props.get("t").and_then(Value::as_str).map(str::to_string))
     }
@@ -156,18 +171,78 @@ mod tests {
     }
 
     #[test]
-    fn time_dependent_pages_are_not_cached() {
+    fn time_dependent_pages_are_cached_for_the_span_their_rules_answer_alike() {
+        // A sale from June 1st (date: strictly after) to June 30th (cron: up to and including).
         let rt = runtime(
             r#"{"pages-home":{"path":"/","sections":[{"__resolveType":"website/flags/multivariate.ts","variants":[
-                {"rule":{"__resolveType":"website/matchers/date.ts","end":"2026-06-01T00:00:00Z"},"value":{"__resolveType":"site/sections/H.tsx","t":"before"}},
-                {"rule":{"__resolveType":"website/matchers/always.ts"},"value":{"__resolveType":"site/sections/H.tsx","t":"after"}}]}]}}"#,
+                {"rule":{"__resolveType":"website/matchers/date.ts","start":"2026-06-01T00:00:00Z"},"value":{"__resolveType":"website/flags/multivariate.ts","variants":[
+                    {"rule":{"__resolveType":"website/matchers/cron.ts","end":"2026-06-30T00:00:00Z"},"value":{"__resolveType":"site/sections/H.tsx","t":"sale"}},
+                    {"rule":{"__resolveType":"website/matchers/always.ts"},"value":{"__resolveType":"site/sections/H.tsx","t":"after"}}]}},
+                {"rule":{"__resolveType":"website/matchers/always.ts"},"value":{"__resolveType":"site/sections/H.tsx","t":"before"}}]}]}}"#,
         );
-        assert_eq!(title(&rt, DESK, NOW).as_deref(), Some("before"));
+        let at = |now: &str| title(&rt, DESK, now);
+        let variants = || rt.caches_for_tests().pages.inner.lock().count;
+        assert_eq!(at("2026-05-01T00:00:00Z").as_deref(), Some("before"));
         assert_eq!(
-            title(&rt, DESK, "2026-07-01T00:00:00Z").as_deref(),
-            Some("after")
+            at("2026-06-01T00:00:00Z").as_deref(),
+            Some("before"),
+            "strictly after"
         );
-        assert_eq!(rt.caches_for_tests().pages.inner.lock().count, 0);
+        assert_eq!(variants(), 1, "the same span: served from the cache");
+        assert_eq!(at("2026-06-01T00:00:00.001Z").as_deref(), Some("sale"));
+        assert_eq!(at("2026-06-15T00:00:00Z").as_deref(), Some("sale"));
+        assert_eq!(
+            at("2026-06-30T00:00:00Z").as_deref(),
+            Some("sale"),
+            "inclusive"
+        );
+        assert_eq!(variants(), 2);
+        assert_eq!(at("2026-06-30T00:00:00.001Z").as_deref(), Some("after"));
+        assert_eq!(at("2026-05-31T23:59:59Z").as_deref(), Some("before"));
+        assert_eq!(at("2026-06-20T00:00:00Z").as_deref(), Some("sale"));
+        assert_eq!(variants(), 3, "one variant per span");
+    }
+
+    #[test]
+    fn a_cached_page_makes_the_same_sections_and_warnings() {
+        let rt = runtime(
+            r#"{"pages-home":{"path":"/","sections":[
+                {"__resolveType":"site/sections/H.tsx","t":"1","inner":{"__resolveType":"site/sections/I.tsx","u":2}},
+                {"__resolveType":"site/components/Plain.tsx","t":"x"}]}}"#,
+        );
+        let page = || resolve(&rt, DESK, NOW);
+        let first = page();
+        assert_eq!(rt.caches_for_tests().pages.inner.lock().count, 1);
+        let cached = page();
+        assert_eq!(cached, first);
+        assert_eq!(first.sections.len(), 1);
+        assert_eq!(
+            first.sections[0].props.to_canonical_string(),
+            r#"{"inner":{"Component":"site/sections/I.tsx","props":{"u":2}},"t":"1"}"#
+        );
+        assert_eq!(
+            cached.effects.warnings,
+            vec!["no component registered for site/components/Plain.tsx; section dropped"]
+        );
+    }
+
+    #[test]
+    fn a_cached_page_keeps_the_json_of_its_large_sections_and_writes_the_same_bytes() {
+        let items: Vec<String> = (0..20).map(|i| format!(r#""é \"{i}\"""#)).collect();
+        let rt = runtime(&format!(
+            r#"{{"pages-home":{{"path":"/","sections":[
+                {{"__resolveType":"site/sections/H.tsx","t":"1"}},
+                {{"__resolveType":"site/sections/L.tsx","items":[{}],"inner":{{"__resolveType":"site/sections/I.tsx","u":2}}}}]}}}}"#,
+            items.join(",")
+        ));
+        let page = || resolve(&rt, DESK, NOW);
+        let expected = serde_json::to_vec(&page()).unwrap();
+        for _ in 0..2 {
+            let cached = page();
+            assert!(cached.sections[1].props.has_json_room(), "a large section");
+            assert!(!cached.sections[0].props.has_json_room(), "a small one");
+            assert_eq!(cached.to_json_bytes(), expected);
+        }
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::request::Request;
 use crate::value::{Array, Key, Object, Value, intern};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A loader the host must run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -156,6 +156,76 @@ pub(crate) struct Entry {
     global: bool,
     /// Layout block to store the output under (a cache miss).
     layout: Option<String>,
+    /// The sections `node` makes once it is a value, when the page cache keeps the entry: shared
+    /// by the copies of the cached pass.
+    sections: SectionsMemo,
+}
+
+impl Entry {
+    fn new(node: Node, lazy: bool, global: bool, layout: Option<String>) -> Entry {
+        Entry {
+            node,
+            lazy,
+            global,
+            layout,
+            sections: SectionsMemo::default(),
+        }
+    }
+}
+
+/// The sections a resolved entry makes (its items that are registered sections, their props
+/// converted and relativized, with room for their JSON) and the warnings making them recorded.
+/// Only an entry the page cache keeps has a memo, computed once when its node is already a
+/// value, so a page served from the cache neither converts nor writes the same content again
+/// on every request; an entry whose node changes, or that no cache keeps, has none (keeping
+/// would only cost it).
+#[derive(Debug, Clone, Default)]
+struct SectionsMemo(Option<Arc<OnceLock<EntrySections>>>);
+
+#[derive(Debug, Clone)]
+struct EntrySections {
+    sections: Vec<ResolvedSection>,
+    warnings: Vec<String>,
+}
+
+impl EntrySections {
+    /// The sections `value` makes for a page of `config`.
+    fn of(config: &ResolveConfig, value: Option<Value>) -> EntrySections {
+        let items = match value {
+            Some(Value::Array(a)) => Array::into_items(a),
+            Some(v) => vec![v],
+            None => Vec::new(),
+        };
+        let mut effects = Effects::default();
+        let sections = items
+            .into_iter()
+            .filter_map(|item| section_of(config, &mut effects, item))
+            .map(|section| ResolvedSection {
+                props: relativize(&section.props, &config.production_origins),
+                ..section
+            })
+            .collect();
+        EntrySections {
+            sections,
+            warnings: effects.warnings,
+        }
+    }
+
+    /// The sections with room for their props' JSON: written once, then copied by every page
+    /// made from the memo.
+    fn kept(self) -> EntrySections {
+        EntrySections {
+            sections: self
+                .sections
+                .into_iter()
+                .map(|section| ResolvedSection {
+                    props: section.props.with_json_room(),
+                    ..section
+                })
+                .collect(),
+            warnings: self.warnings,
+        }
+    }
 }
 
 struct PageInfo {
@@ -235,7 +305,7 @@ impl Resolution {
             pass = match cached {
                 Some(hit) => (*hit).clone(),
                 None => {
-                    let pass = first_pass(
+                    let mut pass = first_pass(
                         &snapshot,
                         &config,
                         &request,
@@ -245,7 +315,10 @@ impl Resolution {
                         &mut segment,
                         layout_cache,
                     );
-                    if cacheable {
+                    if cacheable && PageCache::keeps(&pass) {
+                        for entry in &mut pass.entries {
+                            entry.sections = SectionsMemo(Some(Arc::default()));
+                        }
                         caches
                             .pages
                             .put(snapshot.revision(), cache_key(), &request, &pass);
@@ -261,8 +334,7 @@ impl Resolution {
                     cache.get(snapshot.revision(), block, request.device(), request.now)
                 });
                 if let Some(hit) = hit {
-                    entry.node = Node::Value(hit);
-                    entry.layout = None;
+                    *entry = Entry::new(Node::Value(hit), entry.lazy, entry.global, None);
                     pass.effects.vary("device");
                 }
             }
@@ -304,12 +376,7 @@ impl Resolution {
         let (node, lazy) = resolver.resolve_section(&intern(SINGLE_VALUE_BLOCK), &[], value);
         let calls = std::mem::take(&mut resolver.calls);
         let pass = FirstPass {
-            entries: vec![Entry {
-                node,
-                lazy,
-                global: false,
-                layout: None,
-            }],
+            entries: vec![Entry::new(node, lazy, false, None)],
             seo: None,
             calls,
             effects,
@@ -616,9 +683,11 @@ impl Resolution {
             lazy,
             global,
             layout,
+            sections: memo,
         } in std::mem::take(&mut self.entries)
         {
             let value = node.materialize(&result).flatten();
+            let made_once = matches!(node, Node::Value(_));
             drop(node);
             if matches!(self.target, Target::Value) {
                 single_value = Some(value.clone().unwrap_or(Value::Null));
@@ -632,15 +701,16 @@ impl Resolution {
                     v.clone(),
                 );
             }
-            let items = match value {
-                Some(Value::Array(a)) => Array::into_items(a),
-                Some(v) => vec![v],
-                None => Vec::new(),
+            let made = match memo.0 {
+                Some(memo) if made_once => memo
+                    .get_or_init(|| EntrySections::of(&self.config, value).kept())
+                    .clone(),
+                _ => EntrySections::of(&self.config, value),
             };
-            for item in items {
-                let Some(section) = section_of(&self.config, &mut self.effects, item) else {
-                    continue;
-                };
+            for warning in made.warnings {
+                self.effects.warn(warning);
+            }
+            for section in made.sections {
                 let section = ResolvedSection {
                     deferred: self.config.async_rendering && lazy && !eager,
                     ..section
@@ -656,9 +726,6 @@ impl Resolution {
         globals.retain(|g| seen.insert(g.component.clone()));
         globals.extend(sections);
         let origins = &self.config.production_origins;
-        for section in &mut globals {
-            section.props = relativize(&section.props, origins);
-        }
         let seo = self
             .seo
             .as_ref()
@@ -1034,20 +1101,10 @@ fn section_entry(
         )
     });
     if let Some(Err(hit)) = layout {
-        return Entry {
-            node: Node::Value(hit),
-            lazy: false,
-            global,
-            layout: None,
-        };
+        return Entry::new(Node::Value(hit), false, global, None);
     }
     let (node, lazy) = resolver.resolve_page_section(&raw.block, &raw.path(), &raw.value);
-    Entry {
-        node,
-        lazy,
-        global,
-        layout: layout.and_then(Result::ok),
-    }
+    Entry::new(node, lazy, global, layout.and_then(Result::ok))
 }
 
 /// The saved block a raw page section names, when it reaches a layout section within five

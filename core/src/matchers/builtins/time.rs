@@ -17,6 +17,8 @@ pub(super) fn date(rule: &dyn RuleFields, inputs: &mut Inputs) -> bool {
         return true;
     };
     let now = inputs.request.now.timestamp_millis();
+    // `now > s` flips at `s + 1`, `now < e` at `e`.
+    steady_between(inputs, start.shifted(1), end, now);
     start.holds(|s| now > s) && end.holds(|e| now < e)
 }
 
@@ -26,7 +28,19 @@ pub(super) fn cron(rule: &dyn RuleFields, inputs: &mut Inputs) -> bool {
         return true;
     };
     let now = inputs.request.now.timestamp_millis();
+    // `now >= s` flips at `s`, `now <= e` at `e + 1`.
+    steady_between(inputs, start, end.shifted(1), now);
     start.holds(|s| now >= s) && end.holds(|e| now <= e)
+}
+
+/// Narrows the page's steady window to the instants where the rule's two comparisons, which
+/// flip at `start` and `end`, answer as they do at `now`.
+fn steady_between(inputs: &mut Inputs, start: Bound, end: Bound, now: i64) {
+    for bound in [start, end] {
+        if let Bound::At(threshold) = bound {
+            inputs.effects.steady.split_at(threshold, now);
+        }
+    }
 }
 
 /// One end of a time window.
@@ -45,6 +59,14 @@ impl Bound {
         match value.filter(|v| v.is_truthy()) {
             None => Bound::Unset,
             Some(v) => instant(v).map_or(Bound::Invalid, Bound::At),
+        }
+    }
+
+    /// The bound moved by `ms` milliseconds.
+    fn shifted(self, ms: i64) -> Bound {
+        match self {
+            Bound::At(t) => Bound::At(t.saturating_add(ms)),
+            other => other,
         }
     }
 
