@@ -4,7 +4,7 @@
 use crate::open_site;
 use crate::resolve_cmd::build_request;
 use clap::Args;
-use sitefile_core::edge::{EdgePlan, WorkerOptions};
+use sitefile_core::edge::EdgePlan;
 use sitefile_core::site::OriginAnswer;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,16 +39,6 @@ pub struct CacheArgs {
     pub degraded: bool,
 }
 
-fn worker_options(path: Option<&PathBuf>) -> Result<WorkerOptions, String> {
-    let Some(path) = path else {
-        return Ok(WorkerOptions::default());
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let json: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    WorkerOptions::from_json(&json).map_err(|e| format!("{}: {e}", path.display()))
-}
-
 /// The plan as this command prints it: `{key, profile, cacheable, reason, headers}`, the
 /// headers an object whose repeated names are joined with `, ` (`Set-Cookie` with a newline).
 fn printed(plan: &EdgePlan) -> serde_json::Value {
@@ -72,7 +62,7 @@ fn printed(plan: &EdgePlan) -> serde_json::Value {
 
 /// Runs the command: exit 0 with the plan, 2 on bad input or configuration.
 pub fn run(args: CacheArgs) -> ExitCode {
-    let options = match worker_options(args.options.as_ref()) {
+    let options = match crate::open_site::worker_options(args.options.as_ref()) {
         Ok(o) => o,
         Err(e) => return crate::fail(&e),
     };

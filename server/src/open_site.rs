@@ -7,7 +7,7 @@ use sitefile_core::resolve::ResolveConfig;
 use sitefile_core::{Site, SiteSetup};
 use sitefile_site_dir::{self as site_dir, Source};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A site opened from a directory, with what reading it reported.
 pub struct OpenedSite {
@@ -35,4 +35,16 @@ pub fn with_snapshot(snapshot: Snapshot, worker: WorkerOptions) -> Result<Site, 
     let vars: HashMap<String, String> = std::env::vars().collect();
     let setup = SiteSetup::new(ResolveConfig::by_convention(), worker, vars);
     Site::new(snapshot, setup).map_err(|e| e.to_string())
+}
+
+/// The `createDecoWorkerEntry` options in the JSON file at `path` (the spec's defaults without
+/// one); the message names the file and what is wrong.
+pub fn worker_options(path: Option<&PathBuf>) -> Result<WorkerOptions, String> {
+    let Some(path) = path else {
+        return Ok(WorkerOptions::default());
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    WorkerOptions::from_json(&json).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -175,6 +175,8 @@ struct TestOrigin {
 struct OriginState {
     hits: Arc<Mutex<HashMap<String, usize>>>,
     invokes: Arc<Mutex<Vec<Value>>>,
+    /// The `X-Nonce` of each request that carried one, in order.
+    nonces: Arc<Mutex<Vec<String>>>,
     gate: Arc<tokio::sync::Semaphore>,
 }
 
@@ -183,6 +185,7 @@ impl TestOrigin {
         let state = OriginState {
             hits: Arc::default(),
             invokes: Arc::default(),
+            nonces: Arc::default(),
             gate: Arc::new(tokio::sync::Semaphore::new(0)),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -230,6 +233,10 @@ async fn origin_answer(
         .map_or("/".to_string(), |p| p.to_string());
     let path = request.uri().path().to_string();
     let method = request.method().to_string();
+    if let Some(nonce) = request.headers().get("x-nonce") {
+        let nonce = nonce.to_str().unwrap().to_string();
+        state.nonces.lock().unwrap().push(nonce);
+    }
     let count = {
         let mut hits = state.hits.lock().unwrap();
         let n = hits.entry(target.clone()).or_default();
@@ -503,6 +510,54 @@ async fn header_bytes_beyond_ascii_reach_the_origin_and_the_visitor_unchanged() 
         let hex: String = sent.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(answer.text().await.unwrap(), hex, "what the origin got");
     }
+}
+
+#[tokio::test]
+async fn worker_options_from_a_file_reach_the_edge_a_fresh_csp_nonce_told_to_the_origin() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("options.json");
+    std::fs::write(
+        &file,
+        r#"{"csp": ["default-src 'self'"], "cspMode": "enforce", "bypassPaths": ["/echo-bytes"]}"#,
+    )
+    .unwrap();
+    let (origin, server) = with_origin(&["--options", file.to_str().unwrap()], &[]).await;
+    let mut nonces = Vec::new();
+    for _ in 0..2 {
+        // A bypass path: never stored, so each answer is uncached HTML with its own nonce.
+        let answer = client()
+            .get(server.url("/echo-bytes"))
+            .header("x-note", "hello")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(header(&answer, "x-cache"), "BYPASS");
+        let csp = header(&answer, "content-security-policy").to_string();
+        let nonce = csp
+            .split("'nonce-")
+            .nth(1)
+            .and_then(|rest| rest.split('\'').next())
+            .unwrap_or_else(|| panic!("no nonce in {csp}"))
+            .to_string();
+        assert!(csp.contains("default-src 'self'"), "{csp}");
+        nonces.push(nonce);
+    }
+    assert_ne!(nonces[0], nonces[1], "a fresh nonce per response");
+    assert_eq!(origin.hits("/echo-bytes"), 2);
+    let told = origin.state.nonces.lock().unwrap().clone();
+    assert_eq!(told, nonces, "the origin was told each nonce (X-Nonce)");
+
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"cspMode": "sometimes"}"#).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_sitefile"))
+        .args(["serve", STOREFRONT, "--listen", "127.0.0.1:0", "--options"])
+        .arg(&bad)
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("bad.json"), "{stderr}");
 }
 
 #[tokio::test]

@@ -217,11 +217,8 @@ fn core_request(parts: &Parts) -> Result<Request, String> {
     for (name, value) in &parts.headers {
         request = request.with_header(name.as_str(), &header_text::read(value));
     }
-    let mut seed = [0u8; 8];
-    getrandom::fill(&mut seed).map_err(|e| format!("no random source: {e}"))?;
-    Ok(request
-        .with_now(Utc::now())
-        .with_seed(u64::from_le_bytes(seed)))
+    // The thread's CSPRNG (seeded from the OS, reseeded by `rand`): no system call per request.
+    Ok(request.with_now(Utc::now()).with_seed(rand::random()))
 }
 
 /// Page JSON: answered at once, or the page resolved and handed back to the core.

@@ -51,6 +51,10 @@ pub struct ServeArgs {
     /// `PLATFORM_DATABASE_URL`, ...), so one process serves both.
     #[arg(long)]
     pub workspace: bool,
+    /// A JSON file of `createDecoWorkerEntry` options for the edge (`bypassPaths`, `csp`,
+    /// `cspMode`, `stripTrackingParams`, `pageJsonCors`, ...; the spec's names and defaults).
+    #[arg(long, value_name = "FILE")]
+    pub options: Option<PathBuf>,
 }
 
 /// The workspace API of `--workspace`, from the `PLATFORM_*` environment.
@@ -84,12 +88,13 @@ fn cache_store(max_bytes: usize) -> Result<(Box<dyn Store>, &'static str), Strin
 /// the store holds one, else the site directory (also when the store cannot be read).
 async fn open(
     args: &ServeArgs,
+    options: &WorkerOptions,
     fast_deploy: Option<&FastDeploy>,
 ) -> Result<(sitefile_core::Site, String), String> {
     if let Some(fast_deploy) = fast_deploy {
         match fast_deploy.read().await {
             Ok(Some(snapshot)) => {
-                let site = open_site::with_snapshot(snapshot, WorkerOptions::default())?;
+                let site = open_site::with_snapshot(snapshot, options.clone())?;
                 let from = format!("deployment {} from PLATFORM_KV", fast_deploy.id());
                 return Ok((site, from));
             }
@@ -101,7 +106,7 @@ async fn open(
             ),
         }
     }
-    let opened = open_site::open(&args.site_dir, WorkerOptions::default())?;
+    let opened = open_site::open(&args.site_dir, options.clone())?;
     for problem in &opened.problems {
         tracing::warn!("{problem}");
     }
@@ -125,6 +130,10 @@ pub fn run(args: ServeArgs) -> ExitCode {
         Ok(limits) => limits,
         Err(e) => return crate::fail(&e.to_string()),
     };
+    let options = match open_site::worker_options(args.options.as_ref()) {
+        Ok(options) => options,
+        Err(e) => return crate::fail(&e),
+    };
     let origin = match args.origin.as_deref().map(origin::Origin::new).transpose() {
         Ok(origin) => origin.map(|o| o.logging_fetches(platform.observability.log_outgoing_fetch)),
         Err(e) => return crate::fail(&e),
@@ -138,7 +147,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
             Ok(fast_deploy) => fast_deploy.map(Arc::new),
             Err(e) => return crate::fail(&e),
         };
-        let (site, content) = match open(&args, fast_deploy.as_deref()).await {
+        let (site, content) = match open(&args, &options, fast_deploy.as_deref()).await {
             Ok(opened) => opened,
             Err(e) => return crate::fail(&e),
         };
