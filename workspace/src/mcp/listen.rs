@@ -27,8 +27,7 @@ pub async fn listen(
     Path((org, connection_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    let resource = format!("{}/api/{org}/mcp/{connection_id}", state.config.public_url);
-    open(&state, Some(&org), &connection_id, &headers, &resource).await
+    open(&state, Some(&org), &connection_id, &headers).await
 }
 
 /// The legacy unscoped session stream: the organization comes from the key.
@@ -37,8 +36,7 @@ pub async fn legacy_listen(
     Path(connection_id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let resource = format!("{}/mcp/{connection_id}", state.config.public_url);
-    open(&state, None, &connection_id, &headers, &resource).await
+    open(&state, None, &connection_id, &headers).await
 }
 
 async fn open(
@@ -46,13 +44,11 @@ async fn open(
     org: Option<&str>,
     connection_id: &str,
     headers: &HeaderMap,
-    resource: &str,
 ) -> Response {
-    let caller =
-        match session_caller(state, org, connection_id, headers, resource, "GET streams").await {
-            Ok(caller) => caller,
-            Err(response) => return response,
-        };
+    let caller = match session_caller(state, org, connection_id, headers, "GET streams").await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
     if !accepts_event_stream(headers) {
         return rpc_error(
             StatusCode::NOT_ACCEPTABLE,

@@ -32,14 +32,12 @@ pub async fn proxy(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let resource = format!("{}/api/{org}/mcp/{connection_id}", state.config.public_url);
     serve(
         &state,
         Some(&org),
         &connection_id,
         &headers,
         &body,
-        &resource,
         &mut None,
     )
     .await
@@ -53,18 +51,8 @@ pub async fn legacy_proxy(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let resource = format!("{}/mcp/{connection_id}", state.config.public_url);
     let mut org = None;
-    let mut response = serve(
-        &state,
-        None,
-        &connection_id,
-        &headers,
-        &body,
-        &resource,
-        &mut org,
-    )
-    .await;
+    let mut response = serve(&state, None, &connection_id, &headers, &body, &mut org).await;
     if let Some(slug) = org {
         response.extensions_mut().insert(CallerOrg(slug));
     }
@@ -134,7 +122,6 @@ async fn serve(
     connection_id: &str,
     headers: &HeaderMap,
     body: &[u8],
-    resource: &str,
     caller_org: &mut Option<String>,
 ) -> Response {
     let request = match read_request(headers, body) {
@@ -160,17 +147,25 @@ async fn serve(
             let _ = other;
             None
         }
-        other => return unauthorized(id, resource, other.refusal()),
+        other => {
+            return unauthorized(
+                id,
+                &resource_url(state, org, connection_id),
+                other.refusal(),
+            );
+        }
     };
     let connection = match lookup(state, principal.as_ref(), org, connection_id).await {
         Ok(Some(connection)) => connection,
-        Ok(None) if principal.is_none() => return unauthorized(id, resource, None),
+        Ok(None) if principal.is_none() => {
+            return unauthorized(id, &resource_url(state, org, connection_id), None);
+        }
         Ok(None) => return api_error(id, ApiError::NotFound("Connection not found".into())),
         Err(error) => return api_error(id, error),
     };
     if connection.status != ConnectionStatus::Active {
         if principal.is_none() {
-            return unauthorized(id, resource, None);
+            return unauthorized(id, &resource_url(state, org, connection_id), None);
         }
         let message = format!("Connection {}", connection.status.as_str());
         return api_error(id, ApiError::Unavailable(message));
@@ -249,7 +244,7 @@ async fn serve(
                 Err(_) => false,
             };
         if principal.is_none() && !allowed {
-            return unauthorized(id, resource, None);
+            return unauthorized(id, &resource_url(state, org, connection_id), None);
         }
         let target = if allowed {
             match target_for(state, &connection, &request_id) {
@@ -290,7 +285,7 @@ async fn serve(
             // version when the service speaks it: the version is negotiated per session
             // and the one announced is the upstream's answer.
             let Some(owner) = owner else {
-                return unauthorized(id, resource, None);
+                return unauthorized(id, &resource_url(state, org, connection_id), None);
             };
             let asked = negotiate_version(&request.params);
             let upstream = match state.upstream.open_session(&target, asked).await {
@@ -427,8 +422,7 @@ pub async fn end_session(
     Path((org, connection_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    let resource = format!("{}/api/{org}/mcp/{connection_id}", state.config.public_url);
-    end(&state, Some(&org), &connection_id, &headers, &resource).await
+    end(&state, Some(&org), &connection_id, &headers).await
 }
 
 /// `DELETE /mcp/:connectionId` (legacy) with `Mcp-Session-Id`.
@@ -437,8 +431,7 @@ pub async fn legacy_end_session(
     Path(connection_id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let resource = format!("{}/mcp/{connection_id}", state.config.public_url);
-    end(&state, None, &connection_id, &headers, &resource).await
+    end(&state, None, &connection_id, &headers).await
 }
 
 async fn end(
@@ -446,13 +439,11 @@ async fn end(
     org: Option<&str>,
     connection_id: &str,
     headers: &HeaderMap,
-    resource: &str,
 ) -> Response {
-    let caller =
-        match session_caller(state, org, connection_id, headers, resource, "DELETE ends").await {
-            Ok(caller) => caller,
-            Err(response) => return response,
-        };
+    let caller = match session_caller(state, org, connection_id, headers, "DELETE ends").await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
     match state.sessions.remove(&caller.session_id, &caller.owner) {
         Some(ended) => {
             end_sessions(state, vec![ended]);
@@ -475,6 +466,16 @@ pub(super) struct SessionCaller {
     pub session_id: String,
 }
 
+/// The resource a 401 on a connection's path names (RFC 9728): the org-scoped path, or the
+/// legacy one when the path has no organization.
+fn resource_url(state: &AppState, org: Option<&str>, connection_id: &str) -> String {
+    let base = &state.config.public_url;
+    match org {
+        Some(org) => format!("{base}/api/{org}/mcp/{connection_id}"),
+        None => format!("{base}/mcp/{connection_id}"),
+    }
+}
+
 /// Authenticates a request about one session (an API key is required), checks the path's
 /// organization, reads `Mcp-Session-Id` (400 without it, saying the method `does` what)
 /// and looks the connection up in the key's organization (404).
@@ -483,12 +484,17 @@ pub(super) async fn session_caller(
     org: Option<&str>,
     connection_id: &str,
     headers: &HeaderMap,
-    resource: &str,
     does: &str,
 ) -> Result<SessionCaller, Response> {
     let principal = match authenticate(state, headers).await {
         Ok(Credential::Valid(principal)) => principal,
-        Ok(other) => return Err(unauthorized(Value::Null, resource, other.refusal())),
+        Ok(other) => {
+            return Err(unauthorized(
+                Value::Null,
+                &resource_url(state, org, connection_id),
+                other.refusal(),
+            ));
+        }
         Err(error) => return Err(api_error(Value::Null, error)),
     };
     if let Some(slug) = org

@@ -512,6 +512,22 @@ async fn upstream_session(
     (status, text)
 }
 
+/// The owner's GET stream of `session` at `url`: open, and an event stream.
+async fn session_stream(api: &Api, url: &str, session: &str) -> reqwest::Response {
+    let stream = api
+        .client
+        .get(url)
+        .bearer_auth(&api.owner)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    stream
+}
+
 /// `DELETE` on `path` with `key` and `session`.
 async fn end(api: &Api, path: &str, key: &str, session: Option<&str>) -> u16 {
     let mut request = api
@@ -696,17 +712,7 @@ async fn proxy_relays_the_session_stream(backend: Backend) {
     let upstream_id = upstream_session(&api, &path, &api.owner, Some(&session))
         .await
         .1;
-    let mut stream = api
-        .client
-        .get(format!("{}{path}", api.base))
-        .bearer_auth(&api.owner)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(stream.status(), 200);
-    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    let mut stream = session_stream(&api, &format!("{}{path}", api.base), &session).await;
     let mut text = String::new();
     while !text.contains("\n\n") || !text.contains("data:") {
         let chunk = stream
@@ -732,17 +738,7 @@ async fn proxy_relays_the_session_stream(backend: Backend) {
         .await
         .expect("the upstream stream ends when the client leaves");
     // The legacy route serves the same stream.
-    let legacy = api
-        .client
-        .get(format!("{}/mcp/{conn}", api.base))
-        .bearer_auth(&api.owner)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(legacy.status(), 200);
-    assert_eq!(legacy.headers()["content-type"], "text/event-stream");
+    let legacy = session_stream(&api, &format!("{}/mcp/{conn}", api.base), &session).await;
     drop(legacy);
 
     // A tool call whose upstream answers progress then the result: relayed as an event
