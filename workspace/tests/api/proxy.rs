@@ -63,6 +63,15 @@ async fn proxy_status_table(backend: Backend) {
         .rpc(&path, Some("sfk_invalid"), request("tools/list"))
         .await;
     assert_eq!(status, 401);
+    // The legacy route's challenge names the legacy path.
+    let legacy = format!("/mcp/{conn}");
+    let (status, headers, _) = api.rpc(&legacy, None, request("tools/list")).await;
+    assert_eq!(status, 401);
+    let challenge = headers["www-authenticate"].to_str().unwrap();
+    assert_eq!(
+        auth_param(challenge, "resource_metadata").unwrap(),
+        format!("{}{legacy}/.well-known/oauth-protected-resource", api.base)
+    );
     // RFC 9728 document, both URL shapes; `resource` equals the protected URL.
     let doc: Value = api
         .client
