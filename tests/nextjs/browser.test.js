@@ -1,6 +1,6 @@
 // examples/nextjs in Chromium (Debian's, driven by playwright-core): sections visible, the
 // client section interactive after hydration (on a page and on the preview page), the
-// not-found page rendered, a deferred section revealed by scrolling, the live controls; screenshots under
+// not-found page rendered, a deferred section fetched by scrolling, the live controls; screenshots under
 // target/nextjs/<bundler>/ (SITEFILE_SHOTS). Run by scripts/nextjs.sh (SITEFILE_NEXT_URL, SITEFILE_PLAYWRIGHT, CHROMIUM).
 "use strict";
 const test = require("node:test");
@@ -112,22 +112,45 @@ test("a preview opened at /live/previews lands on the preview page, where the cl
   await page.close();
 });
 
-test("a deferred section shows its fallback until scrolled near, then the section", async () => {
+test("a deferred section shows its fallback until scrolled near, then is fetched and shown, its client component interactive", async () => {
   const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  /** The Server Action requests (Next-Action header) and their answers. */
+  const actions = [];
+  page.on("request", (request) => {
+    if (request.method() === "POST" && request.headers()["next-action"]) actions.push(request);
+  });
   await page.setViewportSize({ width: 1280, height: 720 });
   const response = await page.goto(`${BASE}/reviews`, { waitUntil: "load" });
   assert.equal(response.status(), 200);
   const fallback = page.locator('[data-testid="reviews-loading"]');
   const reviews = page.locator('[data-section="reviews"]');
   assert.equal(await fallback.textContent(), "Loading What customers say…");
-  assert.equal(await reviews.isVisible(), false, "the section waits below the fold");
-  assert.ok(await page.locator('platform-deferred').evaluate((el) => !el.hasAttribute("data-loaded")));
+  assert.equal(await reviews.count(), 0, "the section is not in the page yet");
+  assert.equal(await page.locator("platform-deferred[data-loaded]").count(), 0);
+  // Idle, hydrated, nothing near the viewport: nothing fetched.
+  await page.waitForLoadState("networkidle");
+  assert.deepEqual(actions, [], "no section fetched before scrolling");
   await page.screenshot({ path: path.join(shots, "deferred-before.png"), fullPage: true });
   await page.mouse.wheel(0, 2400);
   await reviews.waitFor({ state: "visible", timeout: 15000 });
-  assert.equal(await fallback.isVisible(), false, "the fallback is gone");
+  assert.equal(await fallback.count(), 0, "the fallback is gone");
   assert.equal(await reviews.locator("li").count(), 2);
+  assert.equal(await page.locator('[data-testid="reviews-loader"]').textContent(), "Loaded for /reviews", "its section loader ran for the separate load");
+  assert.ok(actions.length >= 1, "the section was fetched after scrolling");
+  const answers = await Promise.all(actions.map(async (request) => (await request.response())?.text()));
+  assert.ok(answers.some((answer) => /What customers say/.test(answer ?? "")), "a fetch carried the section");
+
+  // The client component inside a deferred section hydrates: each click adds one.
+  await page.evaluate(() => document.querySelector('platform-deferred[data-component="site/sections/Counter.tsx"]').scrollIntoView());
+  const counter = page.locator('platform-deferred[data-component="site/sections/Counter.tsx"] [data-section="counter"]');
+  await counter.waitFor({ state: "visible", timeout: 15000 });
+  assert.equal(await counter.locator('[data-testid="count"]').textContent(), "10");
+  await counter.locator("button").click();
+  await page.waitForFunction(() => document.querySelector('platform-deferred[data-component="site/sections/Counter.tsx"] [data-testid="count"]')?.textContent === "11");
   await page.screenshot({ path: path.join(shots, "deferred-after.png"), fullPage: true });
+  assert.deepEqual(errors, [], "no script errors");
   await page.close();
 });
 

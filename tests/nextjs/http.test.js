@@ -78,17 +78,61 @@ test("the root layout: the analytics tag (scripts/nextjs.sh enables it), the liv
   }
 });
 
-test("a deferred section: its loading fallback first and the section hidden; a bot gets the whole page", async () => {
+/** The id of the example's Server Action `loadDeferredSection`, read from the client chunks the
+ * page at `path` loads (the client calls it by that id). */
+async function deferredActionId(html) {
+  const chunks = [...html.matchAll(/<script src="([^"]+\.js)"/g)].map((m) => m[1]);
+  for (const chunk of new Set(chunks)) {
+    const code = await (await get(chunk.startsWith("http") ? new URL(chunk).pathname : chunk)).text();
+    const found = /"([0-9a-f]{40,})"[^"]{0,200}"loadDeferredSection"/.exec(code);
+    if (found) return found[1];
+  }
+  throw new Error("no client chunk of the page names loadDeferredSection");
+}
+
+test("a deferred section: the first response holds its fallback only; the Server Action loads the section; a bot gets the whole page", async () => {
   const browser = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36" };
-  let main = mainOf(await (await get("/reviews", { headers: browser })).text());
+  const html = await (await get("/reviews", { headers: browser })).text();
+  const main = mainOf(html);
   assert.match(
     main,
-    /<platform-deferred style="display:block" data-component="site\/sections\/Reviews.tsx"><div data-platform-fallback=""><p data-testid="reviews-loading">Loading <!-- -->What customers say<!-- -->…<\/p><\/div><div data-platform-deferred-content="" hidden=""><section data-section="reviews"><h2>What customers say<\/h2>/,
+    /<platform-deferred style="display:block" data-component="site\/sections\/Reviews.tsx"><p data-testid="reviews-loading">Loading <!-- -->What customers say<!-- -->…<\/p><\/platform-deferred><platform-deferred style="display:block" data-component="site\/sections\/Counter.tsx"><\/platform-deferred>/,
   );
-  main = mainOf(await (await get("/reviews", { headers: { "user-agent": "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)" } })).text());
-  assert.doesNotMatch(main, /<platform-deferred/);
-  assert.doesNotMatch(main, /reviews-loading/);
-  assert.match(main, /<div data-section="spacer" style="height:2400px"><\/div><section data-section="reviews"><h2>What customers say<\/h2>/);
+  // Not in the HTML nor in the RSC payload: neither the section nor its loader's output.
+  assert.doesNotMatch(html, /data-section=\\?"reviews|Loaded for|Great|Helpful/);
+
+  // The separate load: the Server Action the client component calls, as the browser calls it.
+  const id = await deferredActionId(html);
+  const action = (ref, headers = {}) =>
+    fetch(`${BASE}/reviews`, {
+      method: "POST",
+      headers: { ...browser, accept: "text/x-component", "next-action": id, "content-type": "text/plain;charset=UTF-8", "sec-fetch-dest": "empty", ...headers },
+      body: JSON.stringify([ref]),
+    });
+  let response = await action({ path: "/reviews", index: 2, component: "site/sections/Reviews.tsx" });
+  assert.equal(response.status, 200);
+  let body = await response.text();
+  assert.match(body, /What customers say/);
+  assert.match(body, /"Great"/);
+  assert.match(body, /Loaded for /, "its section loader ran for this request");
+  assert.match(body, /"\/reviews"/);
+  body = await (await action({ path: "/reviews", index: 3, component: "site/sections/Counter.tsx" })).text();
+  assert.match(body, /"Helpful"/, "the client section, as a client reference with its props");
+  for (const ref of [
+    { path: "/reviews", index: 0, component: "site/sections/Hero.tsx" },
+    { path: "/", index: 2, component: "site/sections/Reviews.tsx" },
+    { path: "/reviews", index: 9, component: "site/sections/Reviews.tsx" },
+  ]) {
+    body = await (await action(ref)).text();
+    assert.doesNotMatch(body, /What customers say|Welcome to the example store|data-section/, JSON.stringify(ref));
+  }
+
+  const bot = mainOf(await (await get("/reviews", { headers: { "user-agent": "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)" } })).text());
+  assert.doesNotMatch(bot, /<platform-deferred/);
+  assert.doesNotMatch(bot, /reviews-loading/);
+  assert.match(bot, /<div data-section="spacer" style="height:2400px"><\/div><section data-section="reviews"><h2>What customers say<\/h2>/);
+  assert.match(bot, /Loaded for <!-- -->\/reviews/, "the section loader ran for the bot's page");
+  assert.match(bot, /<section data-section="counter"><button type="button">Helpful<\/button>/);
 });
 
 test("preview GETs redirect (307) to the preview page, which renders the section with the site's components", async () => {

@@ -381,8 +381,6 @@ const pageSections = {
   "./sections/Grid.tsx": async () => ({ default: Grid }),
   "./sections/Greeting.tsx": async () => ({ default: Greeting, loader: (props, req) => ({ who: `${props.who} via ${new URL(req.url).pathname}` }) }),
 };
-/** The script every page ends with (it defines the deferred-section element). */
-const deferredScript = `<script>${require("sitefile/page").DEFERRED_SCRIPT}</script>`;
 /** A Next set-up of `blocks` with `pageSections`. */
 const pageSite = (blocks, options = {}) => createNextSetup({ name: uniq(), sections: pageSections, blocks, ...options });
 
@@ -401,7 +399,7 @@ test("createDecoPage: renders the path's page, nested sections as components, an
   const page = createDecoPage({ siteName: "Shop", defaultDescription: "A shop", setup: ensureSetup });
   let { metadata, html } = await renderPage(page, `${ORIGIN}/`);
   assert.deepEqual(metadata, { title: "Home", description: "The home page", alternates: { canonical: "https://shop.example/" } });
-  assert.equal(html, `<main data-page="pages-home"><h1>Welcome</h1><div data-grid=""><b>one</b><b>two</b></div>${deferredScript}</main>`);
+  assert.equal(html, `<main data-page="pages-home"><h1>Welcome</h1><div data-grid=""><b>one</b><b>two</b></div></main>`);
 
   ({ metadata, html } = await renderPage(page, `${ORIGIN}/hidden/a%20b`));
   assert.deepEqual(metadata, { title: "Shop", description: "A shop", robots: { index: false, follow: false } });
@@ -479,40 +477,6 @@ test("preview GETs redirect (307) to the preview page, which renders the preview
   const failed = renderToStaticMarkup(await broken({ params: Promise.resolve({ path: ["site/sections/Broken.tsx"] }) }));
   assert.match(failed, /<div class="platform-render-error" role="alert">Render error: boom<\/div>/, "errors render inline");
   assert.throws(() => createDecoPreviewPage({}), /createDecoPreviewPage takes \{ setup: ensureSetup \}/);
-});
-
-test("createDecoPage: a deferred section renders its loading fallback first, the section hidden; bots get it at once", async () => {
-  const Reviews = ({ stars }) => React.createElement("p", null, `${stars} stars`);
-  const ReviewsLoading = ({ stars }) => React.createElement("i", null, `loading ${stars}`);
-  const lazy = (section) => ({ __resolveType: "website/sections/Rendering/Lazy.tsx", section });
-  const blocks = {
-    "pages-home": {
-      path: "/",
-      sections: [hero("Top"), lazy({ __resolveType: "site/sections/Reviews.tsx", stars: 5 }), lazy({ __resolveType: "site/sections/Card.tsx", label: "no fallback" })],
-    },
-  };
-  const sectionsWith = { ...pageSections, "./sections/Reviews.tsx": async () => ({ default: Reviews, LoadingFallback: ReviewsLoading }) };
-  const page = createDecoPage({ siteName: "Shop", setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks }) });
-  let { html } = await renderPage(page, `${ORIGIN}/`, { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/120" });
-  assert.equal(
-    html,
-    '<main data-page="pages-home"><h1>Top</h1>' +
-      '<platform-deferred style="display:block" data-component="site/sections/Reviews.tsx"><div data-platform-fallback=""><i>loading 5</i></div><div data-platform-deferred-content="" hidden=""><p>5 stars</p></div></platform-deferred>' +
-      '<platform-deferred style="display:block" data-component="site/sections/Card.tsx"><div data-platform-fallback=""></div><div data-platform-deferred-content="" hidden=""><b>no fallback</b></div></platform-deferred>' +
-      `${deferredScript}</main>`,
-  );
-  ({ html } = await renderPage(page, `${ORIGIN}/`, { "user-agent": "Mozilla/5.0 (compatible; Googlebot/2.1)" }));
-  assert.equal(html, `<main data-page="pages-home"><h1>Top</h1><p>5 stars</p><b>no fallback</b>${deferredScript}</main>`, "a bot gets the full page");
-
-  // A fallback from the set-up's conventions wins over the module's; asyncRendering: false defers nothing.
-  const Skeleton = () => React.createElement("hr");
-  const conventional = createDecoPage({
-    siteName: "Shop",
-    setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks, conventions: { loadingFallbacks: { "./sections/Reviews.tsx": Skeleton } } }),
-  });
-  assert.match((await renderPage(conventional, `${ORIGIN}/`)).html, /<div data-platform-fallback=""><hr\/><\/div><div data-platform-deferred-content="" hidden=""><p>5 stars<\/p>/);
-  const eager = createDecoPage({ siteName: "Shop", setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks, asyncRendering: false }) });
-  assert.doesNotMatch((await renderPage(eager, `${ORIGIN}/`)).html, /<platform-deferred/);
 });
 
 test("DecoRootLayout: html and body, the analytics tag exactly when PLATFORM_ANALYTICS_ENABLED=true, live controls", () => {
@@ -634,4 +598,114 @@ test("createDecoPage: an allowed draft pointer renders the draft's blocks, fetch
   assert.equal(await title("not a pointer"), "published");
   assert.equal(await title(`${drafts}/home@v9`, "https://other.example"), "published", "a host that may not preview");
   assert.equal(fetched.length, count + 5, "nothing fetched for those");
+});
+
+test("createDecoPage: a deferred section's first response is its fallback (its loader not run); page.section loads it, bounded to the page's deferred sections", async () => {
+  let loads = 0;
+  const Reviews = ({ stars, seen }) => React.createElement("p", null, `${stars} stars (${seen})`);
+  const ReviewsLoading = ({ stars }) => React.createElement("i", null, `loading ${stars}`);
+  const reviewsModule = {
+    default: Reviews,
+    LoadingFallback: ReviewsLoading,
+    loader: (props, req) => ((loads += 1), { ...props, seen: `${new URL(req.url).pathname} ${req.headers.get?.("cookie") ?? ""}` }),
+  };
+  const lazy = (section) => ({ __resolveType: "website/sections/Rendering/Lazy.tsx", section });
+  const blocks = {
+    "pages-home": {
+      path: "/",
+      sections: [hero("Top"), lazy({ __resolveType: "site/sections/Reviews.tsx", stars: 5 }), lazy({ __resolveType: "site/sections/Card.tsx", label: "no fallback" })],
+    },
+    "pages-other": { path: "/other", sections: [hero("Other"), { __resolveType: "site/sections/Reviews.tsx", stars: 1 }] },
+    "pages-member": {
+      path: "/member",
+      sections: [
+        hero("Member"),
+        lazy({
+          __resolveType: "website/flags/multivariate.ts",
+          variants: [
+            { rule: { __resolveType: "website/matchers/cookie.ts", name: "vip", value: "1" }, value: [{ __resolveType: "site/sections/Card.tsx", label: "vip only" }] },
+            { rule: { __resolveType: "website/matchers/always.ts" }, value: [{ __resolveType: "site/sections/Card.tsx", label: "everyone" }] },
+          ],
+        }),
+      ],
+    },
+  };
+  const sectionsWith = { ...pageSections, "./sections/Reviews.tsx": async () => reviewsModule };
+  // What the app's "use client" component renders on the server: the fallback it is given.
+  const Deferred = ({ section, fallback }) => React.createElement("platform-deferred", { "data-ref": JSON.stringify(section) }, fallback);
+  const setup = createNextSetup({ name: uniq(), sections: sectionsWith, blocks });
+  const page = createDecoPage({ siteName: "Shop", setup, fullRequest: true, deferredSection: Deferred });
+  const visitor = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/120", cookie: "vip=1" };
+  const ref = (path, index, component) => JSON.stringify({ path, index, component }).replaceAll('"', "&quot;");
+
+  let { html } = await renderPage(page, `${ORIGIN}/?q=1`, visitor);
+  assert.equal(
+    html,
+    '<main data-page="pages-home"><h1>Top</h1>' +
+      `<platform-deferred data-ref="${ref("/?q=1", 1, "site/sections/Reviews.tsx")}"><i>loading 5</i></platform-deferred>` +
+      `<platform-deferred data-ref="${ref("/?q=1", 2, "site/sections/Card.tsx")}"></platform-deferred></main>`,
+  );
+  assert.equal(loads, 0, "the deferred section's loader did not run for the first response");
+
+  // The Server Action's request: a programmatic fetch (Sec-Fetch-Dest: empty) with the visitor's cookies.
+  const section = async (target, headers = visitor) => {
+    nextRequestHeaders = new Headers({ host: "shop.example", "sec-fetch-dest": "empty", ...headers });
+    const element = await page.section(target);
+    return element === null ? null : renderToStaticMarkup(element);
+  };
+  assert.equal(await section({ path: "/?q=1", index: 1, component: "site/sections/Reviews.tsx" }), "<p>5 stars (/ vip=1)</p>", "the section, its loader run with the request");
+  assert.equal(loads, 1);
+  assert.equal(await section({ path: "/", index: 2, component: "site/sections/Card.tsx" }), "<b>no fallback</b>");
+  assert.equal(await section({ path: "/member", index: 1, component: "site/sections/Card.tsx" }), "<b>vip only</b>", "the request's cookies reach matchers");
+  assert.equal(await section({ path: "/member", index: 1, component: "site/sections/Card.tsx" }, {}), "<b>everyone</b>");
+
+  // Bounded: only a deferred section of the page the path names, of the key given.
+  for (const bad of [
+    { path: "/", index: 0, component: "site/sections/Hero.tsx" }, // rendered at once, not deferred
+    { path: "/", index: 3, component: "site/sections/Card.tsx" },
+    { path: "/", index: 1, component: "site/sections/Card.tsx" }, // another key at that place
+    { path: "/other", index: 1, component: "site/sections/Reviews.tsx" }, // not deferred on that page
+    { path: "/no/such/page", index: 1, component: "site/sections/Reviews.tsx" },
+    { path: "//evil.example/", index: 1, component: "site/sections/Reviews.tsx" },
+    { path: "/", index: -1, component: "site/sections/Reviews.tsx" },
+    { path: "/", index: 1.5, component: "site/sections/Reviews.tsx" },
+    { path: "/", index: "1", component: "site/sections/Reviews.tsx" },
+    null,
+  ]) {
+    assert.equal(await section(bad), null, JSON.stringify(bad));
+  }
+  assert.equal(loads, 1, "no loader ran for a refused reference");
+
+  // A bot (or ?__bot=1) gets the whole page, loaders run.
+  ({ html } = await renderPage(page, `${ORIGIN}/`, { "user-agent": "Mozilla/5.0 (compatible; Googlebot/2.1)" }));
+  assert.equal(html, '<main data-page="pages-home"><h1>Top</h1><p>5 stars (/ )</p><b>no fallback</b></main>', "a bot gets the full page");
+  assert.equal(loads, 2);
+  assert.doesNotMatch((await renderPage(page, `${ORIGIN}/?__bot=1`, visitor)).html, /platform-deferred/);
+
+  // A fallback from the set-up's conventions wins over the module's.
+  const Skeleton = () => React.createElement("hr");
+  const conventional = createDecoPage({
+    siteName: "Shop",
+    deferredSection: Deferred,
+    setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks, conventions: { loadingFallbacks: { "./sections/Reviews.tsx": Skeleton } } }),
+  });
+  assert.match((await renderPage(conventional, `${ORIGIN}/`, visitor)).html, /<platform-deferred data-ref="[^"]*"><hr\/><\/platform-deferred>/);
+  // Without a deferred-section component, or with asyncRendering: false, nothing is deferred.
+  const without = createDecoPage({ siteName: "Shop", setup, fullRequest: true });
+  assert.equal((await renderPage(without, `${ORIGIN}/`, visitor)).html, '<main data-page="pages-home"><h1>Top</h1><p>5 stars (/ vip=1)</p><b>no fallback</b></main>');
+  assert.equal(await without.section({ path: "/", index: 1, component: "site/sections/Reviews.tsx" }), null);
+  const eager = createDecoPage({ siteName: "Shop", deferredSection: Deferred, setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks, asyncRendering: false }) });
+  assert.doesNotMatch((await renderPage(eager, `${ORIGIN}/`, visitor)).html, /<platform-deferred/);
+});
+
+test("deferredSectionComponent: the fallback until the element nears the viewport, then the section the action loads", async () => {
+  const { deferredSectionComponent, DEFERRED_ELEMENT } = require("sitefile/deferred");
+  assert.equal(DEFERRED_ELEMENT, "platform-deferred");
+  const calls = [];
+  const load = async (ref) => (calls.push(ref), React.createElement("p", null, `section ${ref.index}`));
+  const DeferredSection = deferredSectionComponent(React, load);
+  const section = { path: "/", index: 2, component: "site/sections/Reviews.tsx" };
+  const html = renderToStaticMarkup(React.createElement(DeferredSection, { section, fallback: React.createElement("i", null, "loading") }));
+  assert.equal(html, '<platform-deferred style="display:block" data-component="site/sections/Reviews.tsx"><i>loading</i></platform-deferred>');
+  assert.deepEqual(calls, [], "the server render loads nothing");
 });

@@ -12,8 +12,8 @@
  *
  * The page resolves the site's page for the request path with `resolveDecoPage`, calls Next's
  * `notFound()` when no page serves it, and renders its sections in order (nested sections as
- * components; a deferred section's loading fallback first, the section when it nears the
- * viewport — see `deferred.ts`). `generateMetadata` is the page's
+ * components; a deferred section's loading fallback first, the section loaded separately when
+ * it nears the viewport through `section` — see `deferred.ts`). `generateMetadata` is the page's
  * document head from the core's `pageMetadata`. A request the draft middleware forwarded an
  * allowed draft pointer for is resolved over that draft's blocks (see `draft.ts`).
  */
@@ -21,10 +21,11 @@
 import type * as React from "react";
 import { SitefileError } from "../errors";
 import { type MetadataDefaults, pageMetadata } from "../metadata";
-import { type ResolvedPage, resolveDecoPage, resolveDecoPageInDraft } from "../resolve";
+import { type ResolvedPage, type ResolvedSection, resolveDecoPage, resolveDecoPageInDraft } from "../resolve";
 import { runSectionLoaders } from "../sections";
 import { type RequestInput, Site, currentSite } from "../setup";
-import { deferredScript, deferredSection } from "./deferred";
+import { deferredSection, eagerSections, isSectionRef, sectionOfPage } from "./deferred";
+import type { DeferredSectionRef } from "./deferred-client";
 import { draftBlocks } from "./draft";
 import type { SectionConventions } from "./setup";
 import { type SearchParams, originOf, queryOf, react, renderSections, requestHeaders } from "./render";
@@ -49,6 +50,11 @@ export interface DecoPageOptions extends MetadataDefaults {
    * the whole request (headers, cookies, the full URL) and section loaders run, as a page
    * written with `resolveDecoPage` and `runSectionLoaders` would. */
   fullRequest?: boolean;
+  /** The app's deferred-section client component (`deferredSectionComponent` from
+   * `sitefile/deferred`, in a `"use client"` module of the app, its Server Action calling
+   * {@link DecoPage.section}). A deferred section is then rendered as its loading fallback and
+   * loaded when it nears the viewport. Without it deferred sections render at once. */
+  deferredSection?: unknown;
 }
 
 /** The fields of Next's `Metadata` a page's document head sets. */
@@ -66,6 +72,11 @@ export interface DecoPage {
   default: (props: DecoPageProps) => Promise<React.ReactElement>;
   /** The page's document head. */
   generateMetadata: (props: DecoPageProps) => Promise<DecoMetadata>;
+  /** A deferred section, for the app's Server Action: the page `ref.path` names, resolved again
+   * for the request under way (its cookies and headers reach matchers), and the section at
+   * `ref.index` rendered with its section loaders run; `null` when that is not a deferred
+   * section of key `ref.component` of that page. */
+  section: (ref: DeferredSectionRef) => Promise<React.ReactElement | null>;
 }
 
 /** Next's `notFound()`: renders the app's not-found page. */
@@ -81,6 +92,25 @@ async function siteOf(setup: (() => Promise<unknown>) | undefined): Promise<Site
   return answer instanceof Site ? answer : currentSite();
 }
 
+/** A request for the page at `path` (its segments already encoded) with `query`, seen as
+ * `createDecoPage` sees it: the whole request with `full`, else the URL's path and the user
+ * agent. */
+function requestFor(
+  headers: Headers,
+  path: string,
+  query: URLSearchParams,
+  full: boolean,
+): { url: string; origin: string; request: RequestInput } {
+  const origin = originOf(headers);
+  let url = `${origin}${path}`;
+  if (!full) {
+    const agent = headers.get("user-agent");
+    return { url, origin, request: { url, headers: agent === null ? {} : { "user-agent": agent } } };
+  }
+  if (query.size > 0) url += `?${query}`;
+  return { url, origin, request: { url, headers } };
+}
+
 /** The request the page is rendered for: its path and query from Next's props, its origin
  * from the forwarded or `Host` header. */
 async function requestOf(
@@ -89,15 +119,23 @@ async function requestOf(
 ): Promise<{ url: string; origin: string; request: RequestInput; headers: Headers; key: object }> {
   const { headers, key } = await requestHeaders();
   const { slug = [] } = await props.params;
-  const origin = originOf(headers);
-  let url = `${origin}/${slug.map(encodeURIComponent).join("/")}`;
-  if (!full) {
-    const agent = headers.get("user-agent");
-    return { url, origin, request: { url, headers: agent === null ? {} : { "user-agent": agent } }, headers, key };
-  }
-  const query = queryOf(await props.searchParams);
-  if (query.size > 0) url += `?${query}`;
-  return { url, origin, request: { url, headers }, headers, key };
+  const path = `/${slug.map(encodeURIComponent).join("/")}`;
+  const query = full ? queryOf(await props.searchParams) : new URLSearchParams();
+  return { ...requestFor(headers, path, query, full), headers, key };
+}
+
+/** The page for `request`, over the draft the request may preview. */
+async function resolveFor(site: Site, request: RequestInput, origin: string, headers: Headers): Promise<ResolvedPage> {
+  const draft = await draftBlocks(site, origin, headers);
+  return draft === null ? resolveDecoPage(request, site) : resolveDecoPageInDraft(request, draft, site);
+}
+
+/** `sections` with the section loaders of every section rendered at once run (a deferred
+ * section's run when it is loaded). */
+async function withEagerLoaders(site: Site, sections: ResolvedSection[], url: string, headers: Headers): Promise<ResolvedSection[]> {
+  const loaded = await runSectionLoaders(sections.filter((section) => !section.deferred), { url, headers }, site);
+  let next = 0;
+  return sections.map((section) => (section.deferred ? section : (loaded[next++] ?? section)));
 }
 
 /** Pages resolved in the request under way, keyed by Next's headers object of that request
@@ -117,13 +155,14 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
     throw new SitefileError("INVALID_CONFIG", "createDecoPage: setup must be ensureSetup from createNextSetup");
   }
   const full = options.fullRequest === true;
+  const Deferred = options.deferredSection;
   const defaults: MetadataDefaults = {
     siteName: options.siteName,
     defaultTitle: options.defaultTitle,
     defaultDescription: options.defaultDescription,
   };
 
-  const pageFor = async (props: DecoPageProps): Promise<{ site: Site; page: ResolvedPage; request: RequestInput }> => {
+  const pageFor = async (props: DecoPageProps): Promise<{ site: Site; page: ResolvedPage; path: string }> => {
     const site = await siteOf(options.setup);
     const { url, origin, request, headers, key } = await requestOf(props, full);
     let pages = resolved.get(key);
@@ -131,23 +170,40 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
     let page = pages.get(url);
     if (!page) {
       page = (async () => {
-        const draft = await draftBlocks(site, origin, headers);
-        const found = draft === null ? await resolveDecoPage(request, site) : await resolveDecoPageInDraft(request, draft, site);
-        if (full && found.page !== null) found.sections = await runSectionLoaders(found.sections, { url, headers }, site);
+        const found = await resolveFor(site, request, origin, headers);
+        if (Deferred === undefined) found.sections = eagerSections(found.sections);
+        if (full && found.page !== null) found.sections = await withEagerLoaders(site, found.sections, url, headers);
         return found;
       })();
       pages.set(url, page);
     }
     const found = await page;
     if (found.page === null) notFound();
-    return { site, page: found, request };
+    return { site, page: found, path: url.slice(origin.length) };
   };
 
   const conventions = (options.setup as { conventions?: SectionConventions } | undefined)?.conventions ?? {};
   const Page = async (props: DecoPageProps): Promise<React.ReactElement> => {
-    const { site, page } = await pageFor(props);
-    const sections = await renderSections(site, page.sections, { deferred: deferredSection(site, conventions) });
-    return react().createElement("main", { "data-page": page.page }, ...sections, deferredScript());
+    const { site, page, path } = await pageFor(props);
+    const deferred = Deferred === undefined ? undefined : deferredSection(site, conventions, Deferred, path);
+    const sections = await renderSections(site, page.sections, { deferred });
+    return react().createElement("main", { "data-page": page.page }, ...sections);
+  };
+
+  const section = async (ref: DeferredSectionRef): Promise<React.ReactElement | null> => {
+    if (Deferred === undefined || !isSectionRef(ref)) return null;
+    const site = await siteOf(options.setup);
+    const { headers } = await requestHeaders();
+    // The Server Action is a programmatic fetch (`Sec-Fetch-Dest: empty`), which the core
+    // renders whole; the section is looked up among the sections the page defers for a visit.
+    headers.delete("sec-fetch-dest");
+    const at = new URL(ref.path, "http://path.invalid");
+    const { origin, request } = requestFor(headers, at.pathname, at.searchParams, full);
+    const chosen = sectionOfPage(await resolveFor(site, request, origin, headers), ref);
+    if (chosen === null) return null;
+    const [loaded = chosen] = full ? await runSectionLoaders([chosen], { url: request.url, headers }, site) : [chosen];
+    const [element] = await renderSections(site, [loaded]);
+    return element ?? null;
   };
 
   const generateMetadata = async (props: DecoPageProps): Promise<DecoMetadata> => {
@@ -161,8 +217,7 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
     return metadata;
   };
 
-  return { default: Page, generateMetadata };
+  return { default: Page, generateMetadata, section };
 }
 
 export { type DecoPreviewPageOptions, type DecoPreviewPageProps, createDecoPreviewPage } from "./preview-page";
-export { DEFERRED_ELEMENT, DEFERRED_SCRIPT } from "./deferred";

@@ -76,8 +76,9 @@ export interface RenderOptions {
   preview?: boolean;
   /** Wraps each section (the preview wrapper), given the section as `children`. */
   wrapper?: unknown;
-  /** Renders a deferred section (its fallback first, the section when it nears the viewport). */
-  deferred?: (section: ResolvedSection, element: React.ReactElement, index: number) => Promise<React.ReactElement>;
+  /** Renders a deferred section in place of the section (which is then neither loaded nor
+   * rendered here): its fallback, the section loaded separately when it nears the viewport. */
+  deferred?: (section: ResolvedSection, index: number) => Promise<React.ReactElement>;
 }
 
 /** An inline error, as the core writes it in previews. */
@@ -89,6 +90,9 @@ function inlineError(message: string): React.ReactElement {
  * (`data-unknown-section`); in previews it and a failing module are an inline error. */
 async function sectionElement(site: Site, section: ResolvedSection, index: number, options: RenderOptions): Promise<React.ReactElement> {
   const { createElement } = react();
+  if (section.deferred && options.deferred) {
+    return createElement(react().Fragment, { key: index }, await options.deferred(section, index));
+  }
   let element: React.ReactElement;
   try {
     const Component = (await getSection(section.component, site)) as React.ElementType | undefined;
@@ -99,7 +103,6 @@ async function sectionElement(site: Site, section: ResolvedSection, index: numbe
     const props = (await withComponents(section.props ?? {}, site)) as Record<string, unknown>;
     element = createElement(Component, props);
     if (options.wrapper) element = createElement(options.wrapper as React.ElementType, null, element);
-    if (section.deferred && options.deferred) element = await options.deferred(section, element, index);
   } catch (error) {
     if (!options.preview) throw error;
     element = inlineError(`Error rendering ${section.component}: ${messageOf(error)}`);
