@@ -160,6 +160,28 @@ test("a deferred section shows its fallback until scrolled near, then is fetched
   await page.close();
 });
 
+test("a deferred section reached by client-side navigation loads when scrolled near", async () => {
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  await page.setViewportSize({ width: 1280, height: 720 });
+  assert.equal((await page.goto(`${BASE}/`, { waitUntil: "load" })).status(), 200);
+  await page.waitForLoadState("networkidle");
+  // The App Router's own navigation (what a <Link> does): no document load, the page's RSC
+  // payload rendered by React.
+  let loads = 0;
+  page.on("load", () => (loads += 1));
+  await page.evaluate(() => window.next.router.push("/reviews"));
+  await page.locator('[data-testid="reviews-loading"]').waitFor({ state: "visible", timeout: 15000 });
+  assert.equal(new URL(page.url()).pathname, "/reviews");
+  await page.mouse.wheel(0, 2400);
+  await page.locator('[data-section="reviews"]').waitFor({ state: "visible", timeout: 15000 });
+  assert.equal(await page.locator('[data-testid="reviews-loader"]').textContent(), "Loaded for /reviews");
+  assert.equal(loads, 0, "a client-side navigation, not a document load");
+  assert.deepEqual(errors, [], "no script errors");
+  await page.close();
+});
+
 test("live controls: `.` opens the site in the editor, Ctrl + `.` in a new tab", async () => {
   const page = await context.newPage();
   const editor = "https://studio.platformcms.com/sites/sitefile-example";

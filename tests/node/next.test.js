@@ -681,6 +681,9 @@ test("createDecoPage: a deferred section's first response is its fallback (its l
   assert.equal(html, '<main data-page="pages-home"><h1>Top</h1><p>5 stars (/ )</p><b>no fallback</b></main>', "a bot gets the full page");
   assert.equal(loads, 2);
   assert.doesNotMatch((await renderPage(page, `${ORIGIN}/?__bot=1`, visitor)).html, /platform-deferred/);
+  assert.doesNotMatch((await renderPage(page, `${ORIGIN}/?__platform_ssr=1`, visitor)).html, /platform-deferred/);
+  // A fetch (Sec-Fetch-Dest: empty) is a visit to the page: the App Router's navigations are fetches.
+  assert.match((await renderPage(page, `${ORIGIN}/`, { ...visitor, "sec-fetch-dest": "empty" })).html, /<platform-deferred/);
 
   // A fallback from the set-up's conventions wins over the module's.
   const Skeleton = () => React.createElement("hr");

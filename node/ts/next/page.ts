@@ -101,6 +101,11 @@ function requestFor(
   query: URLSearchParams,
   full: boolean,
 ): { url: string; origin: string; request: RequestInput } {
+  // Every request a page is rendered for is a visit: the App Router's own navigations and
+  // Server Actions are fetches (`Sec-Fetch-Dest: empty`, which the core renders whole) and Next
+  // hides the headers telling them apart from a script's fetch. `?__platform_ssr=1` and bots
+  // still get the whole page.
+  headers.delete("sec-fetch-dest");
   const origin = originOf(headers);
   let url = `${origin}${path}`;
   if (!full) {
@@ -194,9 +199,6 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
     if (Deferred === undefined || !isSectionRef(ref)) return null;
     const site = await siteOf(options.setup);
     const { headers } = await requestHeaders();
-    // The Server Action is a programmatic fetch (`Sec-Fetch-Dest: empty`), which the core
-    // renders whole; the section is looked up among the sections the page defers for a visit.
-    headers.delete("sec-fetch-dest");
     const at = new URL(ref.path, "http://path.invalid");
     const { origin, request } = requestFor(headers, at.pathname, at.searchParams, full);
     const chosen = sectionOfPage(await resolveFor(site, request, origin, headers), ref);
