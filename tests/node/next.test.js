@@ -255,6 +255,51 @@ test("createNextSetup: the pass-through options (previewWrapper, productionOrigi
   }
 });
 
+test("a hand-written page: resolveDecoPageWithDraft, runSectionLoaders and renderDecoSections from sitefile/page", async (t) => {
+  const { runSectionLoaders } = require("sitefile");
+  const { renderDecoSections, resolveDecoPageWithDraft } = require("sitefile/page");
+  const server = require("node:http").createServer((req, res) => {
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ "pages-home": { path: "/", sections: [hero("drafted")] } }));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => server.close());
+  const lazy = (section) => ({ __resolveType: "website/sections/Rendering/Lazy.tsx", section });
+  const Loading = () => React.createElement("hr");
+  const ensureSetup = pageSite(
+    {
+      site: { __resolveType: "site/apps/site.ts", previewHosts: ["shop.example"] },
+      "pages-home": {
+        path: "/",
+        sections: [
+          { __resolveType: "site/sections/Greeting.tsx", who: "you" },
+          { __resolveType: "site/sections/Grid.tsx", items: [{ __resolveType: "site/sections/Card.tsx", label: "nested" }] },
+          lazy({ __resolveType: "site/sections/Card.tsx", label: "later" }),
+        ],
+      },
+    },
+    { env: { PLATFORM_PREVIEW_API_DOMAINS: "127.0.0.1" }, conventions: { loadingFallbacks: { "./sections/Card.tsx": Loading } } },
+  );
+  const site = await ensureSetup();
+  const browser = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/120", host: "shop.example" };
+  const render = async (headers) => {
+    const request = { url: `${ORIGIN}/`, headers: new Headers(headers) };
+    const page = await resolveDecoPageWithDraft(request, site);
+    const sections = await runSectionLoaders(page.sections, request, site);
+    return renderToStaticMarkup(React.createElement("main", null, ...(await renderDecoSections(sections, { setup: ensureSetup }))));
+  };
+  assert.equal(
+    await render(browser),
+    '<main><p>hello you via /</p><div data-grid=""><b>nested</b></div>' +
+      '<platform-deferred style="display:block" data-component="site/sections/Card.tsx"><div data-platform-fallback=""><hr/></div><div data-platform-deferred-content="" hidden=""><b>later</b></div></platform-deferred></main>',
+    "section loaders, nested sections as components, a deferred section behind its fallback",
+  );
+  const pointer = `127.0.0.1:${server.address().port}/drafts/home@v1`;
+  assert.equal(await render({ ...browser, "x-platform-draft": pointer }), "<main><h1>drafted</h1></main>", "the draft the request carries");
+  assert.match(await render({ ...browser, host: "other.example", "x-platform-draft": pointer }), /hello you/, "not on a host that may not preview");
+  await assert.rejects(resolveDecoPageWithDraft({ url: `${ORIGIN}/` }, site), { code: "INVALID_REQUEST" });
+  await assert.rejects(renderDecoSections([], {}), { code: "INVALID_CONFIG" });
+});
+
 function routeSetup(env = {}, extra = {}) {
   let runs = 0;
   const ensureSetup = createNextSetup({ name: uniq(),

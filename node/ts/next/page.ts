@@ -21,11 +21,11 @@
 import type * as React from "react";
 import { SitefileError } from "../errors";
 import { type MetadataDefaults, pageMetadata } from "../metadata";
-import { type ResolvedPage, resolveDecoPage, resolveDecoPageInDraft } from "../resolve";
+import type { ResolvedPage } from "../resolve";
 import { runSectionLoaders } from "../sections";
 import { type RequestInput, Site, currentSite } from "../setup";
 import { deferredScript, deferredSection } from "./deferred";
-import { draftBlocks } from "./draft";
+import { resolveOverDraft } from "./page-parts";
 import type { SectionConventions } from "./setup";
 import { type SearchParams, originOf, queryOf, react, renderSections, requestHeaders } from "./render";
 
@@ -131,8 +131,7 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
     let page = pages.get(url);
     if (!page) {
       page = (async () => {
-        const draft = await draftBlocks(site, origin, headers);
-        const found = draft === null ? await resolveDecoPage(request, site) : await resolveDecoPageInDraft(request, draft, site);
+        const found = await resolveOverDraft(request, site, origin, headers);
         if (full && found.page !== null) found.sections = await runSectionLoaders(found.sections, { url, headers }, site);
         return found;
       })();
@@ -166,3 +165,9 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
 
 export { type DecoPreviewPageOptions, type DecoPreviewPageProps, createDecoPreviewPage } from "./preview-page";
 export { DEFERRED_ELEMENT, DEFERRED_SCRIPT } from "./deferred";
+export {
+  type DraftAwareRequest,
+  type RenderDecoSectionsOptions,
+  renderDecoSections,
+  resolveDecoPageWithDraft,
+} from "./page-parts";
