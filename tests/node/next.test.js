@@ -255,6 +255,24 @@ test("createNextSetup: the pass-through options (previewWrapper, productionOrigi
   }
 });
 
+test("a POST preview of a client component (a reference in the route's bundle) is the preview page showing it, in an iframe", async () => {
+  const Client = Object.assign(() => { throw new Error("a client component cannot be called on the server"); }, { $$typeof: Symbol.for("react.client.reference") });
+  const ensureSetup = createNextSetup({ name: uniq(), sections: { ...sections, "./sections/Client.tsx": async () => ({ default: Client }) }, blocks: {} });
+  const { POST } = createDecoRouteHandlers({ setup: ensureSetup });
+  const body = JSON.stringify({ path: "/", sections: [hero("server"), { __resolveType: "site/sections/Client.tsx", label: "a & b" }] });
+  const response = await POST(request("/live/previews/website%2Fpages%2FPage.tsx?path=%2Fabout&deviceHint=mobile&other=1", { method: "POST", body }));
+  const html = await response.text();
+  assert.match(html, /<section data-manifest-key="site\/sections\/Hero.tsx"><h1>server<\/h1><\/section>/, "server components render inline");
+  const src = /<section data-manifest-key="site\/sections\/Client.tsx"><iframe src="([^"]+)" title="site\/sections\/Client.tsx" data-platform-client-preview="" style="width:100%;border:0"><\/iframe><\/section>/.exec(html)?.[1];
+  assert.ok(src, html);
+  const url = new URL(src.replaceAll("&amp;", "&"), ORIGIN);
+  assert.equal(url.pathname, "/platform/preview/site%2Fsections%2FClient.tsx");
+  assert.deepEqual(Object.fromEntries(url.searchParams), { path: "/about", deviceHint: "mobile", props: JSON.stringify({ label: "a & b" }) });
+  const huge = JSON.stringify({ props: { label: "x".repeat(9000) } });
+  const refused = await (await POST(request("/live/previews/site%2Fsections%2FClient.tsx", { method: "POST", body: huge }))).text();
+  assert.match(refused, /Error rendering site\/sections\/Client.tsx: site\/sections\/Client.tsx is a client component, shown by the preview page, and its props are too large/);
+});
+
 test("a hand-written page: resolveDecoPageWithDraft, runSectionLoaders and renderDecoSections from sitefile/page", async (t) => {
   const { runSectionLoaders } = require("sitefile");
   const { renderDecoSections, resolveDecoPageWithDraft } = require("sitefile/page");
