@@ -92,6 +92,7 @@ build_and_test() {
   echo "=== examples/nextjs with $bundler"
   rm -rf .next
   "$node24" node_modules/next/dist/bin/next build "$@"
+  SITEFILE_NEXT_APP=$PWD node --test "$root/tests/nextjs/output.test.js"
   local port token url status=0
   port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
   token=$(node -e 'console.log(require("crypto").randomBytes(16).toString("hex"))')

@@ -483,6 +483,32 @@ test("config: the package stays external (webpack and Turbopack), other settings
   assert.deepEqual(fromFunction.serverExternalPackages, ["sitefile"]);
 });
 
+test("config: the content is traced into the server output; fastDeploy (true, or auto with PLATFORM_SEEDED_DEPLOY) keeps it out", async (t) => {
+  const { SITEFILE_CONTENT_FILES } = require("sitefile/config");
+  const seeded = process.env.PLATFORM_SEEDED_DEPLOY;
+  t.after(() => {
+    if (seeded === undefined) delete process.env.PLATFORM_SEEDED_DEPLOY;
+    else process.env.PLATFORM_SEEDED_DEPLOY = seeded;
+  });
+  delete process.env.PLATFORM_SEEDED_DEPLOY;
+  const kept = withSitefile({ outputFileTracingIncludes: { "/**": ["data/**"], "/api": ["x"] } });
+  assert.deepEqual(kept.outputFileTracingIncludes, { "/**": ["data/**", ...SITEFILE_CONTENT_FILES], "/api": ["x"] });
+  assert.equal(kept.outputFileTracingExcludes, undefined);
+  assert.deepEqual(withSitefile({}, { fastDeploy: "auto" }).outputFileTracingIncludes, { "/**": [...SITEFILE_CONTENT_FILES] });
+  assert.deepEqual(withSitefile({}, { fastDeploy: true }).outputFileTracingExcludes, { "/**": [...SITEFILE_CONTENT_FILES] });
+  assert.equal(withSitefile({}, { fastDeploy: true }).outputFileTracingIncludes, undefined, "the content is not traced in");
+
+  process.env.PLATFORM_SEEDED_DEPLOY = "1";
+  const stripped = withSitefile({ outputFileTracingExcludes: { "/**": [".platform/blocks/**"] } });
+  assert.deepEqual(stripped.outputFileTracingExcludes, { "/**": [...SITEFILE_CONTENT_FILES] }, "auto, seeded: out, each file once");
+  assert.equal(stripped.outputFileTracingIncludes, undefined);
+  assert.deepEqual(withSitefile({}, { fastDeploy: false }).outputFileTracingIncludes, { "/**": [...SITEFILE_CONTENT_FILES] });
+  const fromFunction = await withSitefile(() => ({}), { fastDeploy: "auto" })("phase-production-build", { defaultConfig: {} });
+  assert.deepEqual(fromFunction.outputFileTracingExcludes, { "/**": [...SITEFILE_CONTENT_FILES] });
+
+  assert.throws(() => withSitefile({}, { fastDeploy: "yes" }), (e) => e.code === "INVALID_CONFIG" && /fastDeploy="yes"/.test(e.message));
+});
+
 test("getSection: the component a resolved section names, from the set-up's modules", async () => {
   const { getSection } = require("sitefile");
   const Raw = () => null;
