@@ -69,14 +69,31 @@ test('an elicitation request reaches the client, and what the user entered the u
   assert.match(text, /Agreed to terms: true/);
 });
 
-test('a roots request on the session stream reaches the client, and its roots the upstream', { timeout: TIMEOUT_MS }, async () => {
+test('a roots request on the session stream reaches the client, and its roots (and their change) the upstream', { timeout: TIMEOUT_MS }, async () => {
   const { client, streamOpened } = await proxyClient('roots', { capabilities: { roots: { listChanged: true } } });
-  client.setRequestHandler(ListRootsRequestSchema, async () => ({
-    roots: [{ uri: 'file:///work/project', name: 'project' }],
-  }));
+  let roots = [{ uri: 'file:///work/project', name: 'project' }];
+  let asked = 0;
+  let onAsked = () => {};
+  client.setRequestHandler(ListRootsRequestSchema, async () => {
+    asked += 1;
+    onAsked();
+    return { roots };
+  });
   await streamOpened;
-  const result = await client.callTool({ name: 'get-roots-list', arguments: {} });
-  assert.match(result.content[0].text, /file:\/\/\/work\/project/);
+  const listed = async () => (await client.callTool({ name: 'get-roots-list', arguments: {} })).content[0].text;
+  assert.match(await listed(), /file:\/\/\/work\/project/);
+  // The client's list-changed notification reaches the upstream, which asks again.
+  roots = [{ uri: 'file:///work/other', name: 'other' }];
+  const askedAgain = asked + 1;
+  const reasked = new Promise((resolve) => { onAsked = () => { if (asked >= askedAgain) resolve(); }; });
+  await client.sendRootsListChanged();
+  await reasked;
+  for (;;) {
+    // The upstream stores the new roots once it has our answer.
+    const text = await listed();
+    if (text.includes('file:///work/other')) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 });
 
 test('a client without the capability is not asked: the upstream does not offer the tool', { timeout: TIMEOUT_MS }, async () => {

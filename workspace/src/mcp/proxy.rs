@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::answers;
 use super::call::{CallContext, call_tool, upstream_failure};
 use super::journal::Journal;
-use super::jsonrpc::{self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_REQUEST};
+use super::jsonrpc::{self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_REQUEST, RpcRequest};
 use super::relay;
 use super::server_requests::ServerRequests;
 use super::sessions::{Ended, Owner};
@@ -216,6 +216,7 @@ async fn serve(
     };
     let request_id = uuid::Uuid::new_v4().to_string();
     if request.id.is_none() {
+        forward_notification(state, &connection, session, &request, &request_id);
         return accepted();
     }
     // What the upstream sends before its answer is relayed when the client takes an event
@@ -617,6 +618,34 @@ fn deliverable_capabilities(upstream: Option<&Value>) -> Value {
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     Value::Object(delivered)
+}
+
+/// Sends a session's notification to its own upstream session, in the background (roots
+/// changes, progress of what the upstream asked). `initialized` was sent when the session
+/// was opened, and `cancelled` names the client's request ids, which the upstream never
+/// saw (the proxy sends its own): neither is forwarded, nor anything of a stateless caller.
+fn forward_notification(
+    state: &AppState,
+    connection: &Connection,
+    session: Option<Arc<Session>>,
+    notification: &RpcRequest,
+    request_id: &str,
+) {
+    let method = notification.method.as_str();
+    if ["notifications/initialized", "notifications/cancelled"].contains(&method) {
+        return;
+    }
+    let Some(session) = session else {
+        return;
+    };
+    if let Ok(target) = target_for(state, connection, request_id) {
+        let target = Target {
+            session: Some(session),
+            ..target
+        };
+        let params = notification.params.clone();
+        state.upstream.notify(&target, method, params);
+    }
 }
 
 /// The client capabilities declared upstream for a session: the client's `sampling`,

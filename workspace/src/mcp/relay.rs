@@ -45,6 +45,11 @@ impl Relay {
         self.sender.send((id, message)).await.map_err(|_| Gone)
     }
 
+    /// Whether what is sent is kept for a resuming client (the session's GET stream).
+    pub fn is_journaled(&self) -> bool {
+        self.journaled.is_some()
+    }
+
     fn journal(&self) -> Option<&Journal> {
         let client = self.journaled.as_deref()?.client()?;
         Some(&client.journal)

@@ -345,7 +345,7 @@ impl Upstream {
     /// Relays a request the upstream sent (on a stream or in an answer) to the target's
     /// client under an id of the proxy's own, bounded by the session's [`ServerRequests`];
     /// a request that cannot be relayed (no client to ask, too many awaiting it, the client
-    /// gone) is answered with an error, and one the client does not answer in time with a
+    /// of an answer's stream gone) is answered with an error, and one the client does not answer in time with a
     /// timeout error.
     async fn relay_request(&self, target: &Target, mut message: Value) {
         let upstream_id = message["id"].clone();
@@ -371,7 +371,10 @@ impl Upstream {
         message["id"] = json!(id);
         let timer = self.answer_late(target, Arc::downgrade(session), id);
         client.requests.set_timer(id, timer);
+        // A journaled stream keeps the request for a client that resumes; otherwise a client
+        // gone cannot answer it.
         if relay.send(message).await.is_err()
+            && !relay.is_journaled()
             && let Some(upstream_id) = client.requests.take(&json!(id))
         {
             let why = "the client left before the request reached it";

@@ -32,6 +32,8 @@ pub struct Seen {
     pub asked_capabilities: Vec<Value>,
     /// The JSON-RPC responses POSTed to the double (answers to its own requests).
     pub answers: Vec<Value>,
+    /// The methods of the notifications POSTed to the double, in order.
+    pub notifications: Vec<String>,
 }
 
 #[derive(Clone)]
@@ -102,6 +104,11 @@ impl McpDouble {
     /// The JSON-RPC responses the double received, in order.
     pub fn answers(&self) -> Vec<Value> {
         self.seen.lock().unwrap().answers.clone()
+    }
+
+    /// The methods of the notifications the double received, in order.
+    pub fn notifications(&self) -> Vec<String> {
+        self.seen.lock().unwrap().notifications.clone()
     }
 
     /// The client capabilities each `initialize` declared, in order.
@@ -189,6 +196,7 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
         return StatusCode::ACCEPTED.into_response();
     }
     let Some(id) = id else {
+        d.seen.lock().unwrap().notifications.push(method);
         return StatusCode::ACCEPTED.into_response();
     };
     let result = match method.as_str() {

@@ -214,6 +214,42 @@ async fn proxy_relays_server_requests(backend: Backend) {
     .await;
     assert_eq!(status, 400, "timed out");
 
+    // The session's notifications reach its upstream session; `initialized` was sent when
+    // it was opened and is not sent again.
+    let changed = json!({ "jsonrpc": "2.0", "method": "notifications/roots/list_changed" });
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    for notification in [initialized, changed] {
+        let response = api
+            .client
+            .post(format!("{}{path}", api.base))
+            .bearer_auth(&api.owner)
+            .header("mcp-session-id", &s1)
+            .json(&notification)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 202);
+    }
+    let mut forwarded = Vec::new();
+    for _ in 0..100 {
+        forwarded = upstream.notifications();
+        if forwarded.contains(&"notifications/roots/list_changed".to_string()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let count = |method: &str| forwarded.iter().filter(|m| *m == method).count();
+    assert_eq!(
+        count("notifications/roots/list_changed"),
+        1,
+        "{forwarded:?}"
+    );
+    assert_eq!(
+        count("notifications/initialized"),
+        2,
+        "one per session opened: {forwarded:?}"
+    );
+
     // A client taking JSON only cannot be asked: the upstream gets an error at once.
     let plain = ask(&api, &path, &s1, 1, "application/json").await;
     assert_eq!(plain.headers()["content-type"], "application/json");
