@@ -102,6 +102,18 @@ impl ServerRequests {
         Some(entry.upstream_id)
     }
 
+    /// Removes the request the upstream sent under `upstream_id` (it cancelled it); the id
+    /// the client knows it by.
+    pub fn cancel(&self, upstream_id: &Value) -> Option<u64> {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let id = *pending
+            .iter()
+            .find(|(_, entry)| entry.upstream_id == *upstream_id)?
+            .0;
+        pending.remove(&id);
+        Some(id)
+    }
+
     fn remove(&self, id: u64) -> Option<Pending> {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         pending.remove(&id)

@@ -705,6 +705,7 @@ async fn read_events(
             if message.get("id").is_some() {
                 upstream.relay_request(target, message).await;
             } else if let Some(relay) = &target.relay {
+                let message = cancelled_for_client(target, message);
                 // A receiver gone means the client left; its request is being dropped.
                 let _ = relay.send(message).await;
             }
@@ -718,6 +719,22 @@ async fn read_events(
             };
         }
     }
+}
+
+/// The upstream's notification as the client must read it: a `notifications/cancelled`
+/// naming a request relayed to the client names it by the id the client knows (and the
+/// request no longer awaits an answer).
+fn cancelled_for_client(target: &Target, mut message: Value) -> Value {
+    if message["method"] != "notifications/cancelled" {
+        return message;
+    }
+    let client = target.session.as_deref().and_then(Session::client);
+    if let Some(client) = client
+        && let Some(id) = client.requests.cancel(&message["params"]["requestId"])
+    {
+        message["params"]["requestId"] = json!(id);
+    }
+    message
 }
 
 /// A transport failure while reading an answer.

@@ -86,7 +86,9 @@ impl McpDouble {
     /// the result; after its message the session stream sends a `roots/list` request (id
     /// `"r1"`). `ask` answers the tool call `ask` (`{ "count": n }`) with an event stream:
     /// `n` `sampling/createMessage` requests (ids `"<call id>-1"`, `"<call id>-2"`, ...), then, once each is
-    /// answered (10 s at most), a result whose text is the JSON array of the answers.
+    /// answered (10 s at most), a result whose text is the JSON array of the answers; its
+    /// tool call `ask_cancel` sends an `elicitation/create` request (id `"c1"`), cancels it
+    /// (`notifications/cancelled`), then answers.
     pub fn mode_url(&self, mode: &str) -> String {
         self.url.replace("/mcp", &format!("/{mode}/mcp"))
     }
@@ -286,6 +288,18 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
             if mode.as_deref() == Some("ask") && name == "ask" {
                 let count = args["count"].as_u64().unwrap_or(1);
                 return ask(d.clone(), id, count);
+            }
+            if mode.as_deref() == Some("ask") && name == "ask_cancel" {
+                let request = json!({ "jsonrpc": "2.0", "id": "c1", "method": "elicitation/create",
+                    "params": { "message": "m", "requestedSchema": { "type": "object" } } });
+                let cancelled = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": { "requestId": "c1", "reason": "changed its mind" } });
+                let body =
+                    json!({ "jsonrpc": "2.0", "id": id, "result": text("cancelled".into()) });
+                let text = format!(
+                    "event: message\ndata: {request}\n\nevent: message\ndata: {cancelled}\n\nevent: message\ndata: {body}\n\n"
+                );
+                return ([("content-type", "text/event-stream")], text).into_response();
             }
             if huge {
                 let body =

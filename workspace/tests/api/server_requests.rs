@@ -214,6 +214,30 @@ async fn proxy_relays_server_requests(backend: Backend) {
     .await;
     assert_eq!(status, 400, "timed out");
 
+    // A request the upstream cancels is cancelled under the id the client knows, and no
+    // longer awaits an answer.
+    let call = json!({ "jsonrpc": "2.0", "id": 8, "method": "tools/call",
+        "params": { "name": "ask_cancel", "arguments": {} } });
+    let cancelling = api
+        .client
+        .post(format!("{}{path}", api.base))
+        .bearer_auth(&api.owner)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &s1)
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    let mut events = Events::new(cancelling);
+    let (_, request) = events.next().await;
+    assert_eq!(request["method"], "elicitation/create");
+    let (_, cancelled) = events.next().await;
+    assert_eq!(cancelled["method"], "notifications/cancelled");
+    assert_eq!(cancelled["params"]["requestId"], request["id"]);
+    assert_eq!(events.next().await.1["id"], 8);
+    let (status, _) = answer(&api, &path, &api.owner, &s1, &request["id"], json!({})).await;
+    assert_eq!(status, 400, "cancelled");
+
     // The session's notifications reach its upstream session; `initialized` was sent when
     // it was opened and is not sent again.
     let changed = json!({ "jsonrpc": "2.0", "method": "notifications/roots/list_changed" });
