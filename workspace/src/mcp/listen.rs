@@ -19,7 +19,7 @@ use super::proxy::{api_error, caller_session, session_caller, session_gone};
 use super::relay;
 use super::target::target_for;
 use super::transport::rpc_error;
-use super::upstream::{Target, UpstreamError};
+use super::upstream::{Session, Target, UpstreamError};
 use crate::http::accepts_event_stream;
 use crate::state::AppState;
 
@@ -117,10 +117,7 @@ async fn open(
 /// The journaled events a client resuming with `Last-Event-ID` missed (none without the
 /// header); 400 for an id the session never sent, 409 when some of them are gone.
 #[allow(clippy::result_large_err)]
-fn replay(
-    session: &super::upstream::Session,
-    headers: &HeaderMap,
-) -> Result<Vec<(u64, Value)>, Response> {
+fn replay(session: &Session, headers: &HeaderMap) -> Result<Vec<(u64, Value)>, Response> {
     let Some(last) = headers.get("last-event-id") else {
         return Ok(Vec::new());
     };

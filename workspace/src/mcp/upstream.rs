@@ -343,10 +343,10 @@ impl Upstream {
     }
 
     /// Relays a request the upstream sent (on a stream or in an answer) to the target's
-    /// client under an id of the proxy's own, bounded by the session's [`ServerRequests`];
-    /// a request that cannot be relayed (no client to ask, too many awaiting it, the client
-    /// of an answer's stream gone) is answered with an error, and one the client does not answer in time with a
-    /// timeout error.
+    /// client under an id of the proxy's own, bounded by the session's [`ServerRequests`].
+    /// A request that cannot be relayed (no client to ask, too many awaiting it, the client
+    /// of an answer's stream gone) is answered with an error; one the client does not
+    /// answer in time, with a timeout error.
     async fn relay_request(&self, target: &Target, mut message: Value) {
         let upstream_id = message["id"].clone();
         let session = target.session.as_ref();
@@ -369,7 +369,8 @@ impl Upstream {
             }
         };
         message["id"] = json!(id);
-        let timer = self.answer_late(target, Arc::downgrade(session), id);
+        let timeout = client.requests.bounds().timeout;
+        let timer = self.answer_late(target, Arc::downgrade(session), id, timeout);
         client.requests.set_timer(id, timer);
         // A journaled stream keeps the request for a client that resumes; otherwise a client
         // gone cannot answer it.
@@ -389,6 +390,7 @@ impl Upstream {
         target: &Target,
         session: Weak<Session>,
         id: u64,
+        timeout: Duration,
     ) -> tokio_util::task::AbortOnDropHandle<()> {
         let (http, target) = (self.http.clone(), target.clone());
         // The target holds no session (it holds the timer) nor relay (the client's stream).
@@ -397,10 +399,6 @@ impl Upstream {
             relay: None,
             ..target
         };
-        let timeout = session
-            .upgrade()
-            .and_then(|s| s.client.as_ref().map(|c| c.requests.bounds().timeout))
-            .unwrap_or_default();
         tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
             tokio::time::sleep(timeout).await;
             let Some(session) = session.upgrade() else {
@@ -446,9 +444,7 @@ impl Upstream {
             ))),
         }
     }
-}
 
-impl Upstream {
     /// Relays what an upstream session's GET stream (from [`Upstream::listen`]) sends into
     /// the target's relay until the stream ends; an event larger than
     /// [`MAX_RESPONSE_BYTES`] or a broken connection ends it with an error.
