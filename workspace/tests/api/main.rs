@@ -20,3 +20,4 @@ mod proxy_order;
 mod redis_stream;
 mod runs;
 mod scopes;
+mod server_requests;
