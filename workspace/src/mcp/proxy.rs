@@ -731,8 +731,7 @@ pub(super) fn api_error(id: Value, error: ApiError) -> Response {
         StatusCode::BAD_REQUEST => INVALID_REQUEST,
         _ => INTERNAL_ERROR,
     };
-    if let ApiError::Internal(detail) = &error {
-        tracing::error!(%detail, "internal error");
-    }
-    rpc_error(error.status(), id, code, &error.to_string())
+    let mut response = rpc_error(error.status(), id, code, &error.to_string());
+    error.record(&mut response);
+    response
 }
