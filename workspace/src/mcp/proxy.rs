@@ -693,7 +693,7 @@ async fn lookup(
     connection_id: &str,
 ) -> Result<Option<Connection>, ApiError> {
     Ok(match (principal, org) {
-        (Some(p), _) => state.store.connection(&p.org.id, connection_id).await?,
+        (Some(p), _) => state.auth.connection(p, connection_id).await?,
         (None, Some(slug)) => match state.store.org_by_slug(slug).await? {
             Some(org) => state.store.connection(&org.id, connection_id).await?,
             None => None,

@@ -6,6 +6,7 @@ mod collections;
 mod common;
 mod credentials;
 mod gateway;
+mod immediacy;
 mod keys;
 mod limits;
 mod llm_double;
