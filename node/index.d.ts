@@ -368,6 +368,14 @@ export declare function editorFrameAncestors(): string
 export declare function errorCodes(): Array<string>
 
 /**
+ * Whether a production build leaves the content bundle out of the server bundle, for the build
+ * plugin option `fast_deploy` (`"true"`, `"false"` or `"auto"`) and the build's environment
+ * `env` (JSON object of variables; `auto` follows `PLATFORM_SEEDED_DEPLOY`). A bad option or
+ * variable is `INVALID_CONFIG` naming it.
+ */
+export declare function fastDeployStripsContent(fastDeploy: string, env: string): boolean
+
+/**
  * The host callbacks of one `advance` call: JS functions, called synchronously on this thread.
  * A callback fails by throwing an object; the failure's message is the thrown value's
  * `String()` (so a plain `Error` reads `"Error: <message>"`; the package throws an `Error`

@@ -847,6 +847,7 @@ module.exports.corsHeaders = nativeBinding.corsHeaders
 module.exports.draftSignals = nativeBinding.draftSignals
 module.exports.editorFrameAncestors = nativeBinding.editorFrameAncestors
 module.exports.errorCodes = nativeBinding.errorCodes
+module.exports.fastDeployStripsContent = nativeBinding.fastDeployStripsContent
 module.exports.pageMetadata = nativeBinding.pageMetadata
 module.exports.previewPageAdminPath = nativeBinding.previewPageAdminPath
 module.exports.previewPageRedirect = nativeBinding.previewPageRedirect

@@ -6,6 +6,7 @@ use crate::error::{Code, fail, guarded, thrown};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
 use sitefile_core::ErrorCode;
+use sitefile_core::config::{FastDeployBuild, PlatformConfig};
 use std::path::Path;
 
 /// A site's content bundle, not yet written.
@@ -45,5 +46,25 @@ pub fn content_bundle(site_dir: String) -> Result<ContentBundle, napi::Error<Cod
             revision: snapshot.revision().to_string(),
             problems: problems.iter().map(ToString::to_string).collect(),
         })
+    })
+}
+
+/// Whether a production build leaves the content bundle out of the server bundle, for the build
+/// plugin option `fast_deploy` (`"true"`, `"false"` or `"auto"`) and the build's environment
+/// `env` (JSON object of variables; `auto` follows `PLATFORM_SEEDED_DEPLOY`). A bad option or
+/// variable is `INVALID_CONFIG` naming it.
+#[napi]
+pub fn fast_deploy_strips_content(
+    fast_deploy: String,
+    env: String,
+) -> Result<bool, napi::Error<Code>> {
+    guarded(|| {
+        let vars: std::collections::HashMap<String, String> = serde_json::from_str(&env)
+            .map_err(|e| fail(ErrorCode::InvalidJson, format!("invalid environment: {e}")))?;
+        let option = fast_deploy
+            .parse::<FastDeployBuild>()
+            .map_err(|e| thrown(&e))?;
+        let config = PlatformConfig::from_env(&vars).map_err(|e| thrown(&e))?;
+        Ok(config.build_strips_content(option))
     })
 }

@@ -29,7 +29,7 @@ pub use admin::{
     AdminRequestInput, AdminResponseOutput, NativeAdminOutcome, preview_page_admin_path,
     preview_page_redirect, unknown_admin_route,
 };
-pub use bundle::{ContentBundle, content_bundle};
+pub use bundle::{ContentBundle, content_bundle, fast_deploy_strips_content};
 pub use edge::{
     DraftSignals, NativeEdgePlan, cache_profiles, draft_signals, editor_frame_ancestors,
     storage_url,

@@ -57,7 +57,7 @@ impl NativeResolution {
         host: &dyn Host,
     ) -> JsResult<FirstStep<'env>> {
         match resolution.next(host).map_err(|e| thrown(&e))? {
-            step @ Step::Done(_) => js_text(env, &step.to_json_bytes()).map(Either::A),
+            step @ Step::Done(_) => js_json(env, &step.to_json_bytes()).map(Either::A),
             step @ Step::NeedLoaders(_) => Ok(Either::B(NativeResolution {
                 state: State::Running(Box::new(resolution)),
                 page_json: PageJsonFinish::None,
@@ -89,7 +89,7 @@ impl NativeResolution {
                         "answers given before the first step was read: advance(null) first",
                     ));
                 }
-                return js_text(env, &step);
+                return js_json(env, &step);
             }
             let host = JsHost::new(&host);
             let mut resolution = match std::mem::replace(&mut self.state, State::Gone) {
@@ -111,7 +111,7 @@ impl NativeResolution {
                     return Err(e);
                 }
             };
-            let json = js_text(env, &step.to_json_bytes());
+            let json = js_json(env, &step.to_json_bytes());
             match step {
                 Step::NeedLoaders(_) => self.state = State::Running(resolution),
                 Step::Done(page) => self.page_json.page_resolved(page),
@@ -194,43 +194,72 @@ impl NativeResolution {
     }
 }
 
-/// JSON text (UTF-8) as a JS string. Pages are mostly ASCII and accented Latin letters, so
-/// when every character is Latin-1 the text is handed over as Latin-1, which V8 copies as is,
-/// instead of as UTF-8, which it must decode (the larger cost of a page at the boundary);
-/// anything else goes as UTF-16.
-fn js_text<'env>(env: &'env Env, utf8: &[u8]) -> JsResult<JsString<'env>> {
-    let text = match latin1_of(utf8) {
-        Some(latin1) => env.create_string_latin1(latin1),
-        None => {
-            let mut utf16 = vec![0u16; utf8.len() + 1];
-            let written = encoding_rs::mem::convert_utf8_to_utf16(utf8, &mut utf16);
-            utf16.truncate(written);
-            env.create_string_utf16(utf16)
-        }
-    };
-    text.map_err(|e| fail(ErrorCode::InvalidContent, e))
+/// JSON text (UTF-8) as a JS string, always one-byte (Latin-1), which V8 both copies as is and
+/// parses faster than a two-byte string: every character past U+00FF is written as its JSON
+/// escape (`\u2192`), which `JSON.parse` reads back as the same character. Only JSON may cross
+/// this way: outside JSON's strings there is no character past U+007F to escape.
+fn js_json<'env>(env: &'env Env, utf8: &[u8]) -> JsResult<JsString<'env>> {
+    env.create_string_latin1(latin1_json(utf8))
+        .map_err(|e| fail(ErrorCode::InvalidContent, e))
 }
 
-/// `utf8` (valid UTF-8) as Latin-1, or `None` when a character lies beyond U+00FF. One pass:
-/// runs of ASCII are found eight bytes at a time and copied whole, and each accented letter
-/// between them (a two-byte sequence led by `0xC2` or `0xC3`) becomes its one byte. Pages put
-/// an accented letter every few dozen bytes, where `encoding_rs`'s conversion, which sets up
-/// its vectorised scan again for every run, took twice as long.
-fn latin1_of(utf8: &[u8]) -> Option<Vec<u8>> {
-    let mut latin1 = Vec::with_capacity(utf8.len());
+/// `utf8` (JSON text, UTF-8) as Latin-1 JSON text of the same value. One pass: runs of ASCII
+/// are found eight bytes at a time and copied whole, each accented letter between them (a
+/// two-byte sequence led by `0xC2` or `0xC3`) becomes its one byte, and any other character
+/// becomes its `\uXXXX` escape (two for a character past U+FFFF; a malformed sequence, which a
+/// serializer never writes, is U+FFFD).
+fn latin1_json(utf8: &[u8]) -> Vec<u8> {
+    let mut latin1 = Vec::with_capacity(utf8.len() + ESCAPES_ROOM);
     let mut rest = utf8;
     loop {
         let (ascii, after) = rest.split_at(ascii_run(rest));
         latin1.extend_from_slice(ascii);
         rest = match after {
-            [] => return Some(latin1),
+            [] => return latin1,
             [lead @ (0xC2 | 0xC3), next, tail @ ..] => {
                 latin1.push(((lead & 0x1F) << 6) | (next & 0x3F));
                 tail
             }
-            _ => return None,
+            _ => {
+                let (c, len) = first_char(after);
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    write_escape(&mut latin1, *unit);
+                }
+                &after[len..]
+            }
         };
     }
+}
+
+/// Room reserved for escapes beyond the text's length: pages hold a few (arrows, quotes).
+const ESCAPES_ROOM: usize = 64;
+
+/// The character `bytes` (not empty, not ASCII) starts with and its length in bytes; U+FFFD and
+/// one byte when the sequence is malformed.
+fn first_char(bytes: &[u8]) -> (char, usize) {
+    let width = match bytes.first() {
+        Some(0xC0..=0xDF) => 2,
+        Some(0xE0..=0xEF) => 3,
+        Some(0xF0..=0xF7) => 4,
+        _ => 1,
+    };
+    bytes
+        .get(..width)
+        .and_then(|seq| std::str::from_utf8(seq).ok())
+        .and_then(|s| s.chars().next())
+        .map_or((char::REPLACEMENT_CHARACTER, 1), |c| (c, width))
+}
+
+/// Writes the JSON escape `\uXXXX` of one UTF-16 code unit.
+fn write_escape(out: &mut Vec<u8>, unit: u16) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.extend_from_slice(b"\\u");
+    out.extend(
+        (0..4)
+            .rev()
+            .map(|nibble| HEX[usize::from((unit >> (nibble * 4)) & 0xF)]),
+    );
 }
 
 /// The length of the ASCII run `bytes` starts with.

@@ -7,7 +7,7 @@
 
 import { SitefileError, native } from "./errors";
 import { type InvokeContext, type Loader, Site, addon, currentSite } from "./setup";
-import { type ResolvedPage, drive, messageOf } from "./resolve";
+import { type ResolvedSection, drive, messageOf } from "./resolve";
 import { getSection, runSectionLoaders } from "./sections";
 import type * as Native from "../index";
 
@@ -186,21 +186,57 @@ async function runInvoke(site: Site, calls: InvokeCall[], request: Request): Pro
   return [`[${answers.join(",")}]`, flatHeaders(ctx.responseHeaders)];
 }
 
+/** React's mark on a client component (`"use client"`) as a server bundle sees it: a reference
+ * to the browser's module, which no server renderer can call. */
+const CLIENT_REFERENCE = Symbol.for("react.client.reference");
+
+/** The longest preview page address a client section is shown at (Node's default header limit
+ * is 16 KiB, for the request line and every header). */
+const MAX_PREVIEW_PAGE_URL = 8192;
+
+/** The preview page's address showing `component` with `props` (the core's redirect of a
+ * preview `GET`), with the `path` and `deviceHint` of `request`. */
+function previewPageUrl(request: Request, component: string, props: unknown): string {
+  const asked = new URL(request.url).searchParams;
+  const query = new URLSearchParams();
+  for (const name of ["path", "deviceHint"]) {
+    const value = asked.get(name);
+    if (value !== null) query.set(name, value);
+  }
+  query.set("props", JSON.stringify(props ?? {}));
+  const input = { method: "GET", path: `/live/previews/${encodeURIComponent(component)}`, query: query.toString(), headers: [] };
+  const redirect = native(() => addon.previewPageRedirect(input));
+  const at = redirect?.headers.findIndex((name, i) => i % 2 === 0 && name.toLowerCase() === "location") ?? -1;
+  const location = at < 0 ? undefined : redirect?.headers[at + 1];
+  if (location === undefined) throw new Error(`no preview page shows ${component}`);
+  if (location.length > MAX_PREVIEW_PAGE_URL) {
+    throw new Error(`${component} is a client component, shown by the preview page, and its props are too large for the page's address: preview it with GET`);
+  }
+  return location;
+}
+
 /** Renders the resolved sections with React's server renderer, each on its own: one section's
- * failure is that section's error. */
-async function renderSections(site: Site, page: ResolvedPage): Promise<string> {
+ * failure is that section's error. A client component (a Next route's bundle holds only a
+ * reference to it) is the preview page showing it in an `<iframe>`, with `given`, its props
+ * before section loaders (the page runs them). */
+async function renderSections(site: Site, sections: ResolvedSection[], given: ResolvedSection[], request: Request): Promise<string> {
   // Loaded on the first preview: React is an optional peer dependency, needed only to render.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const React = require("react") as typeof import("react");
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { renderToString } = require("react-dom/server") as typeof import("react-dom/server");
-  const sections = await Promise.all(
-    page.sections.map(async ({ component, props }) => {
+  const rendered = await Promise.all(
+    sections.map(async ({ component, props }, index) => {
       try {
         const Component = (await getSection(component, site)) as React.ElementType | undefined;
         if (Component === undefined) throw new Error(`no section module is registered for ${component}`);
         if (typeof Component !== "function" && typeof Component !== "object") {
           throw new Error(`the module of ${component} exports no component`);
+        }
+        if ((Component as { $$typeof?: unknown }).$$typeof === CLIENT_REFERENCE) {
+          const src = previewPageUrl(request, component, given[index]?.props);
+          const frame = React.createElement("iframe", { src, title: component, "data-platform-client-preview": "", style: { width: "100%", border: 0 } });
+          return { key: component, html: renderToString(frame) };
         }
         let element = React.createElement(Component, props);
         const Wrapper = site.admin.previewWrapper as React.ElementType | undefined;
@@ -211,7 +247,7 @@ async function renderSections(site: Site, page: ResolvedPage): Promise<string> {
       }
     }),
   );
-  return JSON.stringify({ sections });
+  return JSON.stringify({ sections: rendered });
 }
 
 async function finishPreview(site: Site, outcome: Native.NativeAdminOutcome, request: Request): Promise<Native.AdminResponseOutput> {
@@ -220,8 +256,8 @@ async function finishPreview(site: Site, outcome: Native.NativeAdminOutcome, req
     const page = await drive(site, native(() => outcome.resolvePreview()), request);
     // Section loaders see the previewed page, as the preview's matchers did.
     const seenFrom = { url: outcome.previewUrl ?? request.url, headers: request.headers };
-    page.sections = await runSectionLoaders(page.sections, seenFrom, site);
-    render = await renderSections(site, page);
+    const sections = await runSectionLoaders(page.sections, seenFrom, site);
+    render = await renderSections(site, sections, page.sections, request);
   } catch (error) {
     render = JSON.stringify({ error: messageOf(error) });
   }

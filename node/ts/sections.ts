@@ -5,7 +5,7 @@
  */
 
 import { native } from "./errors";
-import { type RequestInput, type Site, currentSite } from "./setup";
+import { type RequestInput, type Site, addon, currentSite } from "./setup";
 import { type ResolveErrorEvent, type ResolvedSection, answerCall, messageOf, requestJson } from "./resolve";
 
 /** What a section module exports that the runtime reads. */
@@ -23,13 +23,29 @@ function registeredKey(site: Site, component: string): string {
   return native(() => site.native.registeredSection(component)) ?? component;
 }
 
+/** The components each site renders without importing their module, by registered key. */
+const syncComponentsBySite = new WeakMap<Site, ReadonlyMap<string, unknown>>();
+
 /**
- * The component of the section a resolved page names (`site/sections/Hero.tsx`): the default
- * export of its registered module (or the module itself when it has none); `undefined` when no
- * module is registered for it. What a page renders each `{component, props}` of
- * `resolveDecoPage` with.
+ * Sets the components `site` renders without waiting for their module (`createNextSetup`'s
+ * `conventions.syncComponents`), keyed like `sections` (`./sections/<path>.tsx`) or by
+ * section key.
+ * @internal
+ */
+export function setSyncComponents(site: Site, components: Record<string, unknown>): void {
+  syncComponentsBySite.set(site, new Map(Object.entries(components).map(([key, component]) => [addon.sectionKey(key), component])));
+}
+
+/**
+ * The component of the section a resolved page names (`site/sections/Hero.tsx`): its
+ * synchronous component when the set-up gave one (`conventions.syncComponents`, its module
+ * not imported), else the default export of its registered module (or the module itself when
+ * it has none); `undefined` when no module is registered for it. What a page renders each
+ * `{component, props}` of `resolveDecoPage` with.
  */
 export async function getSection(component: string, site: Site = currentSite()): Promise<unknown> {
+  const sync = syncComponentsBySite.get(site)?.get(registeredKey(site, component));
+  if (sync !== undefined) return sync;
   const module = await sectionModule(component, site);
   if (module !== null && typeof module === "object" && "default" in module) {
     return (module as { default: unknown }).default;

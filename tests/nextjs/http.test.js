@@ -161,6 +161,28 @@ test("preview GETs redirect (307) to the preview page, which renders the section
   assert.match(await response.text(), /<h1>Posted<\/h1>/);
 });
 
+test("POST /platform/render and a POST preview of the client component, through the Next route", async () => {
+  let response = await post("/platform/render", { __props: { __resolveType: "site/sections/Hero.tsx", title: "Rendered by the route" } });
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get("content-type"), /text\/html/);
+  let html = await response.text();
+  assert.match(html, /<section data-manifest-key="site\/sections\/Hero.tsx"><section data-section="hero" style="text-align:left"><h1>Rendered by the route<\/h1>/);
+
+  // The route's bundle holds only a reference to a client component: the section is the
+  // preview page showing it with the posted props, in an iframe.
+  response = await post("/live/previews/site%2Fsections%2FCounter.tsx?deviceHint=mobile", { props: { label: "Posted counter", start: 2 } });
+  assert.equal(response.status, 200);
+  html = await response.text();
+  const frame = /<section data-manifest-key="site\/sections\/Counter.tsx"><iframe src="([^"]+)" title="site\/sections\/Counter.tsx" data-platform-client-preview=""/.exec(html);
+  assert.ok(frame, html);
+  const src = frame[1].replaceAll("&amp;", "&");
+  assert.equal(new URL(src, BASE).pathname, "/platform/preview/site%2Fsections%2FCounter.tsx");
+  assert.equal(new URL(src, BASE).searchParams.get("deviceHint"), "mobile");
+  response = await get(src);
+  assert.equal(response.status, 200);
+  assert.match(await response.text(), /<section data-manifest-key="site\/sections\/Counter.tsx"><section data-section="counter"><button type="button">Posted counter<\/button><output data-testid="count">2<\/output>/);
+});
+
 test("a path without a page is the Next not-found page", async () => {
   const response = await get("/no/such/page");
   assert.equal(response.status, 404);

@@ -126,32 +126,198 @@ test("createNextSetup: conventions.meta layout sections are cached by the core a
   }
 });
 
-test("createNextSetup: options are checked; conventions mark layout sections", async () => {
+test("createNextSetup: options are checked", async () => {
   assert.throws(() => createNextSetup({ name: uniq(),}), { code: "INVALID_CONFIG" });
   assert.throws(() => createNextSetup({ name: uniq(), sections, blocks: {}, bogus: 1 }), { code: "INVALID_CONFIG" });
   assert.throws(() => createNextSetup({ name: uniq(), sections, meta: {} }), { code: "INVALID_CONFIG" });
-  const ensureSetup = createNextSetup({ name: uniq(),
-    sections: { ...sections, "./sections/Footer.tsx": async () => ({ default: () => null }) },
-    blocks: { "pages-home": { path: "/", sections: [hero("x")] } },
-    conventions: { meta: { "./sections/Footer.tsx": { layout: true } } },
-  });
-  assert.deepEqual(ensureSetup.conventions.meta["./sections/Footer.tsx"], { layout: true });
-  await ensureSetup();
+  assert.throws(() => createNextSetup({ name: uniq(), sections, blocksDir: "" }), { code: "INVALID_CONFIG" });
+  assert.throws(() => createNextSetup({ name: uniq(), sections, getCommerceLoaders: {} }), { code: "INVALID_CONFIG" });
 });
 
-test("createNextSetup: set-ups of one name share the first one's site (Next evaluates the module per layer)", async () => {
-  const blocks = (title) => ({ "pages-home": { path: "/", sections: [hero(title)] } });
+test("createNextSetup: set-ups of one name share the first one's content; each renders and runs its own modules (Next evaluates the module per bundle)", async () => {
+  const blocks = (title) => ({
+    "pages-home": { path: "/", sections: [{ ...hero(title), by: { __resolveType: "site/loaders/who.ts" } }] },
+  });
+  // Each bundle has its own copy of the app's modules: here, components and loaders that say
+  // whose they are.
+  const layer = (who, extra = {}) => ({
+    sections: { "./sections/Hero.tsx": async () => ({ default: ({ title, by }) => React.createElement("h1", { "data-by": by }, `${who} ${title}`) }) },
+    loaders: { "site/loaders/who.ts": () => who },
+    previewWrapper: ({ children }) => React.createElement("div", { "data-wrapper": who }, children),
+    getCommerceLoaders: () => ({ "site/actions/whose.ts": () => who }),
+    ...extra,
+  });
   const name = uniq();
-  const routeLayer = createNextSetup({ name, sections, blocks: blocks("first") });
-  const pageLayer = createNextSetup({ name, sections, blocks: blocks("second") });
-  const site = await routeLayer();
-  assert.equal(await pageLayer(), site);
-  site.reload({ blocks: { "pages-home": { path: "/", sections: [hero("reloaded")] } } });
-  const page = await resolveDecoPage({ url: `${ORIGIN}/` }, await pageLayer());
-  assert.equal(page.sections[0].props.title, "reloaded", "a reload through one is seen by the other");
+  // The middleware's bundle is asked first (a fresh server's first request is a page).
+  const middlewareLayer = createNextSetup({ name, ...layer("middleware"), blocks: blocks("first") });
+  const pageLayer = createNextSetup({ name, ...layer("page"), blocks: blocks("second") });
+  const first = await middlewareLayer();
+  const site = await pageLayer();
+  assert.notEqual(site, first, "the page's bundle gets a site of its own");
+  assert.equal(await pageLayer(), site, "and the same one afterwards");
+  assert.equal(site.revision, first.revision, "over the first set-up's content");
+
+  const page = createDecoPage({ siteName: "Shop", setup: pageLayer, fullRequest: true });
+  assert.match((await renderPage(page, `${ORIGIN}/`)).html, /<h1 data-by="page">page first<\/h1>/, "the page's components and loaders, the shared content");
+  first.reload({ blocks: { "pages-home": { path: "/", sections: [hero("reloaded")] } } });
+  assert.match((await renderPage(page, `${ORIGIN}/`)).html, /<h1>page reloaded<\/h1>/, "a reload through one is seen by the other");
+
+  const preview = createDecoPreviewPage({ setup: pageLayer });
+  nextRequestHeaders = new Headers({ host: "shop.example" });
+  const shown = renderToStaticMarkup(await preview({ params: Promise.resolve({ path: ["site/sections/Hero.tsx"] }), searchParams: Promise.resolve({ props: JSON.stringify({ title: "x" }) }) }));
+  assert.match(shown, /<div data-wrapper="page"><h1>page x<\/h1><\/div>/, "the page bundle's wrapper");
+  const { POST } = createDecoRouteHandlers({ setup: pageLayer });
+  const invoked = await POST(request("/platform/invoke", { method: "POST", body: JSON.stringify({ a: { __resolveType: "site/loaders/who.ts" }, b: { __resolveType: "site/actions/whose.ts" } }) }));
+  assert.deepEqual(await invoked.json(), { a: "page", b: "page" }, "the route bundle's loaders and commerce loaders");
+  const posted = await POST(request("/live/previews/site%2Fsections%2FHero.tsx", { method: "POST", body: JSON.stringify({ props: { title: "posted" } }) }));
+  assert.match(await posted.text(), /<div data-wrapper="page"><h1>page posted<\/h1><\/div>/);
+
   const other = await createNextSetup({ name: uniq(), sections, blocks: blocks("other") })();
-  assert.notEqual(other, site);
+  assert.notEqual(other.revision, site.revision, "another name is another site");
   assert.throws(() => createNextSetup({ name: "", sections, blocks: {} }), { code: "INVALID_CONFIG" });
+});
+
+test("createNextSetup: conventions.syncComponents render without importing the section's module", async () => {
+  const imported = [];
+  const Sync = ({ title }) => React.createElement("h2", null, `sync ${title}`);
+  const ensureSetup = createNextSetup({
+    name: uniq(),
+    sections: {
+      "./sections/Hero.tsx": async () => (imported.push("Hero"), { default: Hero }),
+      "./sections/Card.tsx": async () => (imported.push("Card"), { default: Card }),
+    },
+    blocks: { "pages-home": { path: "/", sections: [hero("a"), { __resolveType: "site/sections/Card.tsx", label: "lazy" }] } },
+    conventions: { syncComponents: { "./sections/Hero.tsx": Sync } },
+  });
+  const page = createDecoPage({ siteName: "Shop", setup: ensureSetup });
+  const { html } = await renderPage(page, `${ORIGIN}/`);
+  assert.match(html, /<h2>sync a<\/h2><b>lazy<\/b>/);
+  assert.deepEqual(imported, ["Card"], "the synchronous component's module was not imported");
+});
+
+test("createNextSetup: the pass-through options (previewWrapper, productionOrigins, onResolveError, onDanglingReference, getCommerceLoaders, blocksDir: false, resolveGlobals)", async () => {
+  const root = siteDir({ "pages-home": { path: "/", sections: [hero("from the directory")] } });
+  const errors = [];
+  const dangling = [];
+  const blocks = {
+    site: { __resolveType: "site/apps/site.ts", global: [hero("global")] },
+    "pages-home": {
+      path: "/",
+      sections: [
+        { __resolveType: "site/sections/Link.tsx", href: "https://shop.example/p/1", other: "https://elsewhere.example/p/1", label: { __resolveType: "site/loaders/missing.ts" } },
+        { __resolveType: "site/sections/Failing.tsx" },
+      ],
+    },
+  };
+  const Link = ({ href, other, label }) => React.createElement("a", { href, "data-other": other }, label);
+  const setup = (extra) =>
+    createNextSetup({
+      name: uniq(),
+      sections: {
+        ...sections,
+        "./sections/Link.tsx": async () => ({ default: Link }),
+        "./sections/Failing.tsx": async () => ({ default: () => React.createElement("i", null, "kept"), loader: () => { throw new Error("loader down"); } }),
+      },
+      blocks,
+      blocksDir: false,
+      previewWrapper: ({ children }) => React.createElement("div", { "data-w": "" }, children),
+      productionOrigins: ["https://shop.example"],
+      onResolveError: (error, resolveType, context) => errors.push([error.message, resolveType, context]),
+      onDanglingReference: (resolveType) => (dangling.push(resolveType), `dangling ${resolveType}`),
+      getCommerceLoaders: () => ({ "commerce/loaders/price.ts": (props) => ({ price: props.sku * 10 }) }),
+      ...extra,
+    });
+  const cwd = process.cwd();
+  process.chdir(root); // a .platform/blocks that blocksDir: false leaves unread
+  try {
+    const ensureSetup = setup({});
+    const { html } = await renderPage(createDecoPage({ siteName: "Shop", setup: ensureSetup, fullRequest: true }), `${ORIGIN}/`);
+    assert.equal(
+      html,
+      `<main data-page="pages-home"><h1>global</h1><a href="/p/1" data-other="https://elsewhere.example/p/1">dangling site/loaders/missing.ts</a><i>kept</i></main>`,
+      "globals merged, the production origin made relative, the dangling loader's answer, the failing section kept",
+    );
+    assert.deepEqual(dangling, ["site/loaders/missing.ts"]);
+    assert.deepEqual(errors, [["loader down", "site/sections/Failing.tsx", "Section loader"]]);
+
+    const preview = createDecoPreviewPage({ setup: ensureSetup });
+    nextRequestHeaders = new Headers({ host: "shop.example" });
+    const shown = renderToStaticMarkup(await preview({ params: Promise.resolve({ path: ["site/sections/Hero.tsx"] }), searchParams: Promise.resolve({ props: JSON.stringify({ title: "w" }) }) }));
+    assert.match(shown, /<section data-manifest-key="site\/sections\/Hero.tsx"><div data-w=""><h1>w<\/h1><\/div><\/section>/, "the preview wrapper");
+    const { POST } = createDecoRouteHandlers({ setup: ensureSetup });
+    const invoked = await POST(request("/platform/invoke/commerce/loaders/price.ts", { method: "POST", body: JSON.stringify({ sku: 4 }) }));
+    assert.deepEqual(await invoked.json(), { price: 40 }, "a commerce loader is invokable");
+
+    const noGlobals = setup({ resolveGlobals: false });
+    assert.doesNotMatch((await renderPage(createDecoPage({ siteName: "Shop", setup: noGlobals }), `${ORIGIN}/`)).html, /global/, "resolveGlobals: false");
+  } finally {
+    process.chdir(cwd);
+  }
+});
+
+test("a POST preview of a client component (a reference in the route's bundle) is the preview page showing it, in an iframe", async () => {
+  const Client = Object.assign(() => { throw new Error("a client component cannot be called on the server"); }, { $$typeof: Symbol.for("react.client.reference") });
+  const ensureSetup = createNextSetup({ name: uniq(), sections: { ...sections, "./sections/Client.tsx": async () => ({ default: Client }) }, blocks: {} });
+  const { POST } = createDecoRouteHandlers({ setup: ensureSetup });
+  const body = JSON.stringify({ path: "/", sections: [hero("server"), { __resolveType: "site/sections/Client.tsx", label: "a & b" }] });
+  const response = await POST(request("/live/previews/website%2Fpages%2FPage.tsx?path=%2Fabout&deviceHint=mobile&other=1", { method: "POST", body }));
+  const html = await response.text();
+  assert.match(html, /<section data-manifest-key="site\/sections\/Hero.tsx"><h1>server<\/h1><\/section>/, "server components render inline");
+  const src = /<section data-manifest-key="site\/sections\/Client.tsx"><iframe src="([^"]+)" title="site\/sections\/Client.tsx" data-platform-client-preview="" style="width:100%;border:0"><\/iframe><\/section>/.exec(html)?.[1];
+  assert.ok(src, html);
+  const url = new URL(src.replaceAll("&amp;", "&"), ORIGIN);
+  assert.equal(url.pathname, "/platform/preview/site%2Fsections%2FClient.tsx");
+  assert.deepEqual(Object.fromEntries(url.searchParams), { path: "/about", deviceHint: "mobile", props: JSON.stringify({ label: "a & b" }) });
+  const huge = JSON.stringify({ props: { label: "x".repeat(9000) } });
+  const refused = await (await POST(request("/live/previews/site%2Fsections%2FClient.tsx", { method: "POST", body: huge }))).text();
+  assert.match(refused, /Error rendering site\/sections\/Client.tsx: site\/sections\/Client.tsx is a client component, shown by the preview page, and its props are too large/);
+});
+
+test("a hand-written page: resolveDecoPageWithDraft, runSectionLoaders and renderDecoSections from sitefile/page", async (t) => {
+  const { runSectionLoaders } = require("sitefile");
+  const { renderDecoSections, resolveDecoPageWithDraft } = require("sitefile/page");
+  const server = require("node:http").createServer((req, res) => {
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ "pages-home": { path: "/", sections: [hero("drafted")] } }));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => server.close());
+  const lazy = (section) => ({ __resolveType: "website/sections/Rendering/Lazy.tsx", section });
+  const Loading = () => React.createElement("hr");
+  const ensureSetup = pageSite(
+    {
+      site: { __resolveType: "site/apps/site.ts", previewHosts: ["shop.example"] },
+      "pages-home": {
+        path: "/",
+        sections: [
+          { __resolveType: "site/sections/Greeting.tsx", who: "you" },
+          { __resolveType: "site/sections/Grid.tsx", items: [{ __resolveType: "site/sections/Card.tsx", label: "nested" }] },
+          lazy({ __resolveType: "site/sections/Card.tsx", label: "later" }),
+        ],
+      },
+    },
+    { env: { PLATFORM_PREVIEW_API_DOMAINS: "127.0.0.1" }, conventions: { loadingFallbacks: { "./sections/Card.tsx": Loading } } },
+  );
+  const site = await ensureSetup();
+  const browser = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/120", host: "shop.example" };
+  // What the app's "use client" deferred-section component renders on the server: the fallback.
+  const Deferred = ({ section, fallback }) => React.createElement("platform-deferred", { "data-index": section.index, "data-path": section.path }, fallback);
+  const render = async (headers, options = {}) => {
+    const request = { url: `${ORIGIN}/`, headers: new Headers(headers) };
+    const page = await resolveDecoPageWithDraft(request, site);
+    const sections = await runSectionLoaders(page.sections, request, site);
+    return renderToStaticMarkup(React.createElement("main", null, ...(await renderDecoSections(sections, { setup: ensureSetup, ...options }))));
+  };
+  assert.equal(
+    await render(browser, { deferredSection: Deferred, path: "/" }),
+    '<main><p>hello you via /</p><div data-grid=""><b>nested</b></div><platform-deferred data-index="2" data-path="/"><hr/></platform-deferred></main>',
+    "section loaders, nested sections as components, a deferred section as its fallback in the deferred-section component",
+  );
+  assert.equal(await render(browser), '<main><p>hello you via /</p><div data-grid=""><b>nested</b></div><b>later</b></main>', "without one, at once");
+  const pointer = `127.0.0.1:${server.address().port}/drafts/home@v1`;
+  assert.equal(await render({ ...browser, "x-platform-draft": pointer }), "<main><h1>drafted</h1></main>", "the draft the request carries");
+  assert.match(await render({ ...browser, host: "other.example", "x-platform-draft": pointer }), /hello you/, "not on a host that may not preview");
+  await assert.rejects(resolveDecoPageWithDraft({ url: `${ORIGIN}/` }, site), { code: "INVALID_REQUEST" });
+  await assert.rejects(renderDecoSections([], {}), { code: "INVALID_CONFIG" });
 });
 
 function routeSetup(env = {}, extra = {}) {
@@ -317,6 +483,32 @@ test("config: the package stays external (webpack and Turbopack), other settings
   const fromFunction = await withSitefile(async (phase) => ({ env: { phase } }))("phase-production-build", { defaultConfig: {} });
   assert.deepEqual(fromFunction.env, { phase: "phase-production-build" });
   assert.deepEqual(fromFunction.serverExternalPackages, ["sitefile"]);
+});
+
+test("config: the content is traced into the server output; fastDeploy (true, or auto with PLATFORM_SEEDED_DEPLOY) keeps it out", async (t) => {
+  const { SITEFILE_CONTENT_FILES } = require("sitefile/config");
+  const seeded = process.env.PLATFORM_SEEDED_DEPLOY;
+  t.after(() => {
+    if (seeded === undefined) delete process.env.PLATFORM_SEEDED_DEPLOY;
+    else process.env.PLATFORM_SEEDED_DEPLOY = seeded;
+  });
+  delete process.env.PLATFORM_SEEDED_DEPLOY;
+  const kept = withSitefile({ outputFileTracingIncludes: { "/**": ["data/**"], "/api": ["x"] } });
+  assert.deepEqual(kept.outputFileTracingIncludes, { "/**": ["data/**", ...SITEFILE_CONTENT_FILES], "/api": ["x"] });
+  assert.equal(kept.outputFileTracingExcludes, undefined);
+  assert.deepEqual(withSitefile({}, { fastDeploy: "auto" }).outputFileTracingIncludes, { "/**": [...SITEFILE_CONTENT_FILES] });
+  assert.deepEqual(withSitefile({}, { fastDeploy: true }).outputFileTracingExcludes, { "/**": [...SITEFILE_CONTENT_FILES] });
+  assert.equal(withSitefile({}, { fastDeploy: true }).outputFileTracingIncludes, undefined, "the content is not traced in");
+
+  process.env.PLATFORM_SEEDED_DEPLOY = "1";
+  const stripped = withSitefile({ outputFileTracingExcludes: { "/**": [".platform/blocks/**"] } });
+  assert.deepEqual(stripped.outputFileTracingExcludes, { "/**": [...SITEFILE_CONTENT_FILES] }, "auto, seeded: out, each file once");
+  assert.equal(stripped.outputFileTracingIncludes, undefined);
+  assert.deepEqual(withSitefile({}, { fastDeploy: false }).outputFileTracingIncludes, { "/**": [...SITEFILE_CONTENT_FILES] });
+  const fromFunction = await withSitefile(() => ({}), { fastDeploy: "auto" })("phase-production-build", { defaultConfig: {} });
+  assert.deepEqual(fromFunction.outputFileTracingExcludes, { "/**": [...SITEFILE_CONTENT_FILES] });
+
+  assert.throws(() => withSitefile({}, { fastDeploy: "yes" }), (e) => e.code === "INVALID_CONFIG" && /fastDeploy="yes"/.test(e.message));
 });
 
 test("getSection: the component a resolved section names, from the set-up's modules", async () => {

@@ -475,11 +475,18 @@ test("the function-composition flag API builds flag objects", () => {
 
 test("page text crosses the boundary intact: ASCII, Latin-1 and beyond", async () => {
   const latin1 = ["°C «x» ¿ \u00a0\u0080", "Promoção até às 23h ".repeat(20), "ascii run of more than eight bytes é"];
-  for (const title of ["plain", "Sofá-cama çã ÿ", ...latin1, "日本語 😀 \u2028 end", "\u0000\u001f \"quoted\" \\"]) {
+  // Characters past U+00FF cross as JSON escapes: each must come back as itself, an escape
+  // written as text must stay text, and keys carry them as values do.
+  const beyond = ["日本語 😀 \u2028 end", "→ \u0100 \uffff \u{10ffff} ÿ→é“quoted”", "\\u2192 is text, → is not", "\\\u2192"];
+  for (const title of ["plain", "Sofá-cama çã ÿ", ...latin1, ...beyond, "\u0000\u001f \"quoted\" \\"]) {
     const site = createSiteSetup({ env: {}, blocks: { "pages-home": { path: "/", sections: [hero(title)] } } });
     const page = await resolveDecoPage({ url: "https://shop.example/" }, site);
     assert.equal(page.sections[0].props.title, title);
   }
+  const keys = { "seta→": 1, "😀": [2], "ok": { "“x”": "→" } };
+  const site = createSiteSetup({ env: {}, blocks: { "pages-home": { path: "/", sections: [{ ...hero("k"), extra: keys }] } } });
+  const page = await resolveDecoPage({ url: "https://shop.example/" }, site);
+  assert.deepEqual(page.sections[0].props.extra, keys);
 });
 
 test("pageMetadata: the head of a resolved page from its SEO, with the host's defaults", async () => {

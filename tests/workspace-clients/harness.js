@@ -136,10 +136,12 @@ export async function start({ oauthIssuer, oauthSubject, env: extraEnv } = {}) {
 }
 
 /**
- * An MCP SDK client connected to `url` with `key` (none: direct to the upstream).
- * `streamOpened` resolves when the client's GET stream (server-to-client) is open.
+ * An MCP SDK client connected to `url` with `key` (none: direct to the upstream),
+ * declaring `capabilities`; `intercept(init, response)` may replace each response the
+ * transport gets. `streamOpened` resolves when the client's GET stream (server-to-client)
+ * is open.
  */
-export async function connect(url, key) {
+export async function connect(url, key, { capabilities, intercept } = {}) {
   let opened;
   const streamOpened = new Promise((resolve) => { opened = resolve; });
   const transport = new StreamableHTTPClientTransport(new URL(url), {
@@ -147,10 +149,10 @@ export async function connect(url, key) {
     fetch: async (input, init) => {
       const response = await fetch(input, init);
       if (init?.method === 'GET' && response.ok) opened();
-      return response;
+      return intercept ? intercept(init, response) : response;
     },
   });
-  const client = new Client({ name: 'workspace-clients', version: '1.0.0' });
+  const client = new Client({ name: 'workspace-clients', version: '1.0.0' }, capabilities ? { capabilities } : undefined);
   await client.connect(transport);
   return { client, transport, streamOpened };
 }

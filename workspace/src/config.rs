@@ -107,6 +107,14 @@ impl Config {
                 idle: Duration::from_secs(1800),
                 per_key: 16,
                 max: 4096,
+                requests: crate::mcp::RequestBounds {
+                    pending: 16,
+                    timeout: Duration::from_secs(300),
+                },
+                journal: crate::mcp::JournalBounds {
+                    events: 128,
+                    bytes: 256 * 1024,
+                },
             },
             oauth: None,
         }

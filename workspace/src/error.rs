@@ -34,7 +34,16 @@ pub enum ApiError {
     /// 500: an unexpected fault; the detail is logged, never returned.
     #[error("internal error")]
     Internal(String),
+    /// 500: the database failed; the detail is logged with the database's location (see
+    /// [`StorageFailure`]), never returned.
+    #[error("internal error")]
+    Storage(String),
 }
+
+/// The detail of a storage failure, carried on its 500 response to the layer that logs it
+/// with the database's location (`router::log_storage_failures`).
+#[derive(Clone, Debug)]
+pub struct StorageFailure(pub String);
 
 impl ApiError {
     /// The HTTP status of this error.
@@ -47,7 +56,22 @@ impl ApiError {
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Internal(_) | Self::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// Records a fault for the logs as `response` answers it: an internal fault is logged
+    /// now; a storage failure rides on the response to the layer that logs it with the
+    /// database's location. Other errors are the client's and are not logged.
+    pub fn record(&self, response: &mut Response) {
+        match self {
+            Self::Internal(detail) => tracing::error!(%detail, "internal error"),
+            Self::Storage(detail) => {
+                response
+                    .extensions_mut()
+                    .insert(StorageFailure(detail.clone()));
+            }
+            _ => {}
         }
     }
 }
@@ -59,17 +83,15 @@ impl From<sqlx::Error> for ApiError {
         {
             return Self::Conflict("already exists".into());
         }
-        Self::Internal(error.to_string())
+        Self::Storage(error.to_string())
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        if let Self::Internal(detail) = &self {
-            tracing::error!(%detail, "internal error");
-        }
         let mut response =
             (self.status(), Json(json!({ "error": self.to_string() }))).into_response();
+        self.record(&mut response);
         if let Self::Unauthorized(refusal) = &self {
             let mut challenge = String::from("Bearer realm=\"workspace\"");
             if let Some(reason) = refusal {

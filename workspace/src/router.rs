@@ -1,12 +1,12 @@
 //! The workspace API routes.
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request};
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, StorageFailure};
 use crate::http::BODY_LIMIT_BYTES;
 use crate::mcp;
 use crate::pilot;
@@ -71,6 +71,10 @@ pub fn router(state: AppState) -> Router {
         )
         .fallback(|| async { ApiError::NotFound("Not Found".into()) })
         .layer(middleware::from_fn(reject_nul_in_path))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            log_storage_failures,
+        ))
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .with_state(state)
 }
@@ -82,4 +86,18 @@ async fn reject_nul_in_path(request: Request, next: Next) -> Response {
         return ApiError::NotFound("Not Found".into()).into_response();
     }
     next.run(request).await
+}
+
+/// Logs a storage failure an answer carries, naming the database it happened on (the answer
+/// itself says only "internal error").
+async fn log_storage_failures(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let response = next.run(request).await;
+    if let Some(StorageFailure(detail)) = response.extensions().get::<StorageFailure>() {
+        tracing::error!(database = %state.store.location(), %detail, "storage error");
+    }
+    response
 }

@@ -44,6 +44,8 @@ pub struct AppState {
     pub pilot: Arc<Pilot>,
     /// Downstream MCP sessions of the connection proxy.
     pub sessions: Arc<crate::mcp::Sessions>,
+    /// API keys and connections as of the current authorization revision.
+    pub auth: Arc<crate::auth::AuthCache>,
     /// The OAuth access-token validator, when an authorization server is configured.
     pub oauth: Option<Arc<crate::auth::OAuth>>,
 }
@@ -78,6 +80,7 @@ impl AppState {
         let state = Self {
             vault: Vault::new(&config.encryption_key),
             audit: AuditSink::start(store.clone()),
+            auth: Arc::new(crate::auth::AuthCache::start(store.clone())),
             store,
             upstream: Arc::new(upstream),
             tool_cache: Arc::new(ToolCache::default()),

@@ -106,6 +106,36 @@ pub struct DraftConfig {
     pub preview_api_domains: Vec<String>,
 }
 
+/// The build plugin's `fastDeploy` option (spec "Build plugin option `fastDeploy`").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FastDeployBuild {
+    /// `true`: production builds leave bundled content out.
+    On,
+    /// `false`: production builds keep it.
+    Off,
+    /// `auto` (the default): leave it out only when `PLATFORM_SEEDED_DEPLOY` is set.
+    #[default]
+    Auto,
+}
+
+impl std::str::FromStr for FastDeployBuild {
+    type Err = ConfigError;
+
+    /// `true`, `false` or `auto`; anything else is an error naming the option.
+    fn from_str(value: &str) -> Result<Self, ConfigError> {
+        match value {
+            "true" => Ok(Self::On),
+            "false" => Ok(Self::Off),
+            "auto" => Ok(Self::Auto),
+            other => Err(ConfigError::new(
+                "fastDeploy",
+                other,
+                "true, false or \"auto\"",
+            )),
+        }
+    }
+}
+
 /// Fast Deploy variables.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FastDeployConfig {
@@ -517,6 +547,16 @@ impl PlatformConfig {
         self.fast_deploy.enabled && self.fast_deploy.kv.is_some()
     }
 
+    /// Whether a production build with the build plugin option `option` leaves bundled content
+    /// out of the server bundle: `On`, or `Auto` when `PLATFORM_SEEDED_DEPLOY` is set.
+    pub fn build_strips_content(&self, option: FastDeployBuild) -> bool {
+        match option {
+            FastDeployBuild::On => true,
+            FastDeployBuild::Off => false,
+            FastDeployBuild::Auto => self.fast_deploy.seeded_deploy,
+        }
+    }
+
     /// The deployment id: `PLATFORM_DEPLOYMENT_ID`, then `BUILD_HASH`, then `build_time_hash`.
     pub fn deployment_id<'a>(&'a self, build_time_hash: Option<&'a str>) -> Option<&'a str> {
         self.fast_deploy
@@ -593,6 +633,23 @@ mod tests {
         use base64::Engine;
         base64::engine::general_purpose::STANDARD
             .encode(serde_json::json!({"key": vec![7u8; 16], "iv": vec![0u8; 16]}).to_string())
+    }
+
+    #[test]
+    fn fast_deploy_build_strips_content_when_on_or_auto_and_seeded() {
+        let plain = cfg(&[]).unwrap();
+        let seeded = cfg(&[("PLATFORM_SEEDED_DEPLOY", "1")]).unwrap();
+        let option = |v: &str| v.parse::<FastDeployBuild>().unwrap();
+        assert!(plain.build_strips_content(option("true")));
+        assert!(!seeded.build_strips_content(option("false")));
+        assert!(!plain.build_strips_content(option("auto")));
+        assert!(seeded.build_strips_content(option("auto")));
+        assert!(seeded.build_strips_content(FastDeployBuild::default()));
+        let bad = "yes".parse::<FastDeployBuild>().unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            r#"invalid fastDeploy="yes": expected true, false or "auto""#
+        );
     }
 
     #[test]

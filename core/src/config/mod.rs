@@ -10,8 +10,8 @@ mod secret_key;
 
 pub use env::{
     AnalyticsConfig, AppsConfig, CachingConfig, DEFAULT_LOADER_CACHE_MAX_BYTES, DevelopmentConfig,
-    DraftConfig, FastDeployConfig, LogLevel, ObservabilityConfig, OtelMode, PlatformConfig,
-    PreviewHostsSetting, RuntimeConfig, Secret,
+    DraftConfig, FastDeployBuild, FastDeployConfig, LogLevel, ObservabilityConfig, OtelMode,
+    PlatformConfig, PreviewHostsSetting, RuntimeConfig, Secret,
 };
 pub use error::ConfigError;
 pub use parse::parse_byte_size;

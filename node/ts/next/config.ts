@@ -16,10 +16,16 @@
  *   sets none (Next 16 refuses a `webpack` hook without a `turbopack` key);
  * - response headers that keep draft-preview renders (`?__draft=` or the `__platform_draft`
  *   cookie) out of shared caches and search indexes, and the `frame-ancestors` policy that lets
- *   the editor frame pages, before the app's own headers.
+ *   the editor frame pages, before the app's own headers;
+ * - the site's content (`.platform/blocks/**`, `.platform/blocks.gen.json`) in the server
+ *   output of production builds, so a standalone or serverless deployment carries what the
+ *   set-up reads; or, with the `fastDeploy` option on (`true`, or `"auto"` when
+ *   `PLATFORM_SEEDED_DEPLOY` is set), out of it, for deployments whose content comes from a
+ *   seeded store.
  */
 
-import { addon } from "../setup";
+import { native } from "../errors";
+import { addon, envOf } from "../setup";
 
 /** The package kept external to server bundles. */
 const PACKAGE = "sitefile";
@@ -81,6 +87,8 @@ export interface NextConfig {
   serverExternalPackages?: string[];
   webpack?: ((config: WebpackConfig, context: WebpackContext) => WebpackConfig) | null;
   turbopack?: Record<string, unknown>;
+  outputFileTracingIncludes?: Record<string, string[]>;
+  outputFileTracingExcludes?: Record<string, string[]>;
   [key: string]: unknown;
 }
 
@@ -88,6 +96,23 @@ export interface NextConfig {
 export type NextConfigInput =
   | NextConfig
   | ((phase: string, context: { defaultConfig: NextConfig }) => NextConfig | Promise<NextConfig>);
+
+/** What the wrapper takes besides the Next.js configuration. */
+export interface SitefileConfigOptions {
+  /** The build plugin option `fastDeploy` (spec): `true` leaves the site's content out of the
+   * server output of production builds, `false` keeps it in, `"auto"` (the default) leaves it
+   * out only when `PLATFORM_SEEDED_DEPLOY` is set at build time. Without the content in the
+   * output, the deployment's set-up gets it elsewhere (`blocks` read from its store, or a full
+   * reload through `POST /.sitefile`). */
+  fastDeploy?: boolean | "auto";
+}
+
+/** The content files a production build's server output carries (or, with Fast Deploy, not),
+ * relative to the app's directory. */
+export const SITEFILE_CONTENT_FILES: readonly string[] = Object.freeze([".platform/blocks/**", ".platform/blocks.gen.json"]);
+
+/** The output-tracing route glob that matches every route. */
+const EVERY_ROUTE = "/**";
 
 /** The public admin paths rewritten onto `app/platform/[[...platform]]/route.ts` (spec
  * "Next.js binding"). */
@@ -141,10 +166,30 @@ function externalize(
   else callback();
 }
 
-function wrap(config: NextConfig): NextConfig {
+/** Whether production builds leave the content out (the core's reading of `fastDeploy` and
+ * `PLATFORM_SEEDED_DEPLOY`). A bad option is an `INVALID_CONFIG` error naming it. */
+function stripsContent(options: SitefileConfigOptions): boolean {
+  const option = options.fastDeploy ?? "auto";
+  const env = JSON.stringify(envOf(process.env));
+  return native(() => addon.fastDeployStripsContent(String(option), env));
+}
+
+/** `rules` with the content files added under the glob matching every route. */
+function withContentFiles(rules: Record<string, string[]> | undefined): Record<string, string[]> {
+  const own = rules?.[EVERY_ROUTE] ?? [];
+  return { ...rules, [EVERY_ROUTE]: [...own, ...SITEFILE_CONTENT_FILES.filter((file) => !own.includes(file))] };
+}
+
+function wrap(config: NextConfig, options: SitefileConfigOptions): NextConfig {
   if (config === null || typeof config !== "object") {
     throw new TypeError("withSitefile takes a Next.js configuration object");
   }
+  if (options === null || typeof options !== "object") {
+    throw new TypeError("withSitefile takes its options as an object");
+  }
+  const content = stripsContent(options)
+    ? { outputFileTracingExcludes: withContentFiles(config.outputFileTracingExcludes) }
+    : { outputFileTracingIncludes: withContentFiles(config.outputFileTracingIncludes) };
   const userRewrites = config.rewrites;
   const userHeaders = config.headers;
   const userWebpack = config.webpack;
@@ -157,6 +202,7 @@ function wrap(config: NextConfig): NextConfig {
     transpilePackages,
     serverExternalPackages,
     turbopack: config.turbopack ?? {},
+    ...content,
     async rewrites() {
       const own = copyRules(SITEFILE_REWRITES);
       const user = userRewrites ? await userRewrites() : [];
@@ -181,15 +227,20 @@ function wrap(config: NextConfig): NextConfig {
 /**
  * Wraps a Next.js configuration for sitefile (spec "The config wrapper"): the admin rewrites
  * and draft-preview headers are placed before the app's own, the package is kept external to
- * server bundles on webpack and Turbopack, and every other setting is kept.
+ * server bundles on webpack and Turbopack, the content is traced into the server output (or,
+ * with `fastDeploy` on, kept out of it), and every other setting is kept.
  */
-export function withSitefile(config?: NextConfig): NextConfig;
+export function withSitefile(config?: NextConfig, options?: SitefileConfigOptions): NextConfig;
 export function withSitefile(
   config: (phase: string, context: { defaultConfig: NextConfig }) => NextConfig | Promise<NextConfig>,
+  options?: SitefileConfigOptions,
 ): (phase: string, context: { defaultConfig: NextConfig }) => Promise<NextConfig>;
-export function withSitefile(config: NextConfigInput = {}): NextConfig | ((phase: string, context: { defaultConfig: NextConfig }) => Promise<NextConfig>) {
+export function withSitefile(
+  config: NextConfigInput = {},
+  options: SitefileConfigOptions = {},
+): NextConfig | ((phase: string, context: { defaultConfig: NextConfig }) => Promise<NextConfig>) {
   if (typeof config === "function") {
-    return async (phase, context) => wrap(await config(phase, context));
+    return async (phase, context) => wrap(await config(phase, context), options);
   }
-  return wrap(config);
+  return wrap(config, options);
 }

@@ -21,12 +21,12 @@
 import type * as React from "react";
 import { SitefileError } from "../errors";
 import { type MetadataDefaults, pageMetadata } from "../metadata";
-import { type ResolvedPage, type ResolvedSection, resolveDecoPage, resolveDecoPageInDraft } from "../resolve";
+import type { ResolvedPage, ResolvedSection } from "../resolve";
 import { runSectionLoaders } from "../sections";
 import { type RequestInput, Site, currentSite } from "../setup";
 import { deferredSection, eagerSections, isSectionRef, sectionOfPage } from "./deferred";
 import type { DeferredSectionRef } from "./deferred-client";
-import { draftBlocks } from "./draft";
+import { resolveOverDraft } from "./page-parts";
 import type { SectionConventions } from "./setup";
 import { type SearchParams, originOf, queryOf, react, renderSections, requestHeaders } from "./render";
 
@@ -129,12 +129,6 @@ async function requestOf(
   return { ...requestFor(headers, path, query, full), headers, key };
 }
 
-/** The page for `request`, over the draft the request may preview. */
-async function resolveFor(site: Site, request: RequestInput, origin: string, headers: Headers): Promise<ResolvedPage> {
-  const draft = await draftBlocks(site, origin, headers);
-  return draft === null ? resolveDecoPage(request, site) : resolveDecoPageInDraft(request, draft, site);
-}
-
 /** `sections` with the section loaders of every section rendered at once run (a deferred
  * section's run when it is loaded). */
 async function withEagerLoaders(site: Site, sections: ResolvedSection[], url: string, headers: Headers): Promise<ResolvedSection[]> {
@@ -175,7 +169,7 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
     let page = pages.get(url);
     if (!page) {
       page = (async () => {
-        const found = await resolveFor(site, request, origin, headers);
+        const found = await resolveOverDraft(request, site, origin, headers);
         if (Deferred === undefined) found.sections = eagerSections(found.sections);
         if (full && found.page !== null) found.sections = await withEagerLoaders(site, found.sections, url, headers);
         return found;
@@ -201,7 +195,7 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
     const { headers } = await requestHeaders();
     const at = new URL(ref.path, "http://path.invalid");
     const { origin, request } = requestFor(headers, at.pathname, at.searchParams, full);
-    const chosen = sectionOfPage(await resolveFor(site, request, origin, headers), ref);
+    const chosen = sectionOfPage(await resolveOverDraft(request, site, origin, headers), ref);
     if (chosen === null) return null;
     const [loaded = chosen] = full ? await runSectionLoaders([chosen], { url: request.url, headers }, site) : [chosen];
     const [element] = await renderSections(site, [loaded]);
@@ -223,3 +217,9 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
 }
 
 export { type DecoPreviewPageOptions, type DecoPreviewPageProps, createDecoPreviewPage } from "./preview-page";
+export {
+  type DraftAwareRequest,
+  type RenderDecoSectionsOptions,
+  renderDecoSections,
+  resolveDecoPageWithDraft,
+} from "./page-parts";

@@ -17,35 +17,27 @@
 import * as path from "node:path";
 import { SitefileError } from "../errors";
 import { createAdminSetup, setRenderShell } from "../admin";
+import { setSyncComponents } from "../sections";
 import {
   type Loader,
   type SectionModule,
-  type Site,
   type SiteSetupOptions,
+  Site,
   addon,
   createSiteSetup,
 } from "../setup";
 
 export type { Loader } from "../setup";
 
-/** What a section declares about itself (the generated section registry's `sectionMeta`). */
+/** What a section declares about itself (the generated section registry's `conventions.meta`,
+ * read from the section's own exports). */
 export interface SectionMetaEntry {
-  /** `export const layout = true`: a layout section (output cached a few minutes, shared
-   * across pages, keyed by device). */
+  /** `export const layout = true`: a layout section (spec "Section": its resolved output
+   * cached a few minutes, shared across pages, keyed by device). */
   layout?: boolean;
-  /** Never deferred. */
-  eager?: boolean;
-  /** Never deferred, even when the editor marks it lazy. */
-  neverDefer?: boolean;
-  /** Its cache profile. */
-  cache?: string;
-  /** Imported synchronously (see `syncComponents`). */
-  sync?: boolean;
-  /** Rendered only in the browser. */
-  clientOnly?: boolean;
-  /** Carries the page's SEO. */
-  seo?: boolean;
-  /** Exports a `LoadingFallback`. */
+  /** The module exports a `LoadingFallback` (what `npx sitefile generate` read). Descriptive:
+   * a deferred section's fallback is `conventions.loadingFallbacks[<key>]`, else that
+   * export, whether or not this is set. */
   hasLoadingFallback?: boolean;
 }
 
@@ -54,7 +46,8 @@ export interface SectionMetaEntry {
 export interface SectionConventions {
   /** What each section declares about itself. */
   meta?: Record<string, SectionMetaEntry>;
-  /** Components imported synchronously (rendered without waiting for their module). */
+  /** Components imported synchronously: rendered without importing their `sections` module
+   * (which still supplies the section's `loader`, `renderJson` and `LoadingFallback`). */
   syncComponents?: Record<string, unknown>;
   /** Each deferred section's loading fallback (its `LoadingFallback` export). */
   loadingFallbacks?: Record<string, unknown>;
@@ -85,6 +78,9 @@ export interface NextSetupOptions {
   onResolveError?: SiteSetupOptions["onResolveError"];
   /** As in `createSiteSetup`. */
   onDanglingReference?: SiteSetupOptions["onDanglingReference"];
+  /** `cmsRouteConfig`'s `resolveGlobals`: merge the Site block's global sections and theme
+   * into every page (default `true`). Set for the site, so every page of the app follows it. */
+  resolveGlobals?: boolean;
   /** Extension: lazy-wrapped sections (`website/sections/Rendering/Lazy.tsx`) are deferred for
    * visitors that are not bots (the core decides; default `true`): `createDecoPage` renders
    * their loading fallback first and the section when it nears the viewport. */
@@ -98,13 +94,14 @@ export interface NextSetupOptions {
   /** Extension: environment variables (default `process.env`). */
   env?: Record<string, string | undefined>;
   /** Extension: the name of the site in this process (default `"default"`). Every
-   * `createNextSetup` of one name shares one set-up, the first to be asked for (see
-   * {@link createNextSetup}). */
+   * `createNextSetup` of one name shares one site's content, set up by the first to be asked
+   * for (see {@link createNextSetup}). */
   name?: string;
 }
 
-/** `ensureSetup()`: sets the site up at the first call and answers the same site afterwards;
- * a rejected set-up is not remembered, so the next call tries again. */
+/** `ensureSetup()`: sets the site up at the first call and answers the same site afterwards
+ * (its content shared with every set-up of its name, its modules this one's); a rejected
+ * set-up is not remembered, so the next call tries again. */
 export type EnsureSetup = (() => Promise<Site>) & {
   /** The conventions given to `createNextSetup`.
    * @internal */
@@ -126,6 +123,7 @@ const OWN_KEYS: ReadonlyArray<keyof NextSetupOptions> = [
   "customMatchers",
   "onResolveError",
   "onDanglingReference",
+  "resolveGlobals",
   "extend",
   "asyncRendering",
   "loaders",
@@ -170,6 +168,19 @@ function layoutSections(conventions: SectionConventions | undefined): string[] {
   return keys;
 }
 
+/** Binds the calling bundle's modules to `site`: the schema loader, the preview wrapper, the
+ * invokable commerce loaders and the synchronous components. */
+function bindModules(site: Site, options: NextSetupOptions): void {
+  if (options.meta || options.previewWrapper || options.getCommerceLoaders) {
+    createAdminSetup(
+      { meta: options.meta, previewWrapper: options.previewWrapper, getCommerceLoaders: options.getCommerceLoaders },
+      site,
+    );
+  }
+  setSyncComponents(site, options.conventions?.syncComponents ?? {});
+}
+
+/** Sets up the site of a name: content, the core's settings, then this bundle's modules. */
 async function setUp(options: NextSetupOptions): Promise<Site> {
   const dir = options.blocksDir ?? (options.blocks === undefined ? ".platform/blocks" : false);
   const site = createSiteSetup({
@@ -183,14 +194,10 @@ async function setUp(options: NextSetupOptions): Promise<Site> {
     onDanglingReference: options.onDanglingReference,
     layoutSections: layoutSections(options.conventions),
     asyncRendering: options.asyncRendering ?? true,
+    resolveGlobals: options.resolveGlobals,
     env: options.env,
   });
-  if (options.meta || options.previewWrapper || options.getCommerceLoaders) {
-    createAdminSetup(
-      { meta: options.meta, previewWrapper: options.previewWrapper, getCommerceLoaders: options.getCommerceLoaders },
-      site,
-    );
-  }
+  bindModules(site, options);
   if (options.renderShell) {
     const { css, fonts } = options.renderShell;
     setRenderShell({ css, fonts }, site);
@@ -198,6 +205,21 @@ async function setUp(options: NextSetupOptions): Promise<Site> {
   if (options.extend) {
     await options.extend(JSON.parse(site.native.content().toString("utf8")) as Record<string, unknown>);
   }
+  return site;
+}
+
+/** `shared` as another bundle sees it: the same content, reloads and core settings, with this
+ * bundle's sections, loaders, hooks and admin modules. */
+function bundleSite(shared: Site, options: NextSetupOptions): Site {
+  const site = new Site(shared.native, new Map(shared.matchers), new Map(Object.entries(options.loaders ?? {})), {
+    ...shared.options,
+    sections: options.sections,
+    loaders: options.loaders,
+    onResolveError: options.onResolveError,
+    onDanglingReference: options.onDanglingReference,
+  });
+  site.matcherSchemas = shared.matcherSchemas;
+  bindModules(site, options);
   return site;
 }
 
@@ -210,25 +232,36 @@ const setups = new Map<string, Promise<Site>>();
  * A set-up that fails (a missing blocks directory, bad content, a throwing `extend`) rejects
  * that call and is forgotten, so the next call tries again.
  *
- * Next evaluates the app's set-up module once per bundle layer (the route handlers' and the
- * pages'), so `createNextSetup` runs more than once in one server. The set-up is therefore
- * the process's: every `ensureSetup` of one `name` answers the site the first call set up, and
- * a reload through the admin route is seen by every page.
+ * Next evaluates the app's set-up module once per bundle (the middleware's, the route
+ * handlers', the pages'), so `createNextSetup` runs more than once in one server, each time
+ * with that bundle's copies of the app's modules. The content is therefore the process's:
+ * every `ensureSetup` of one `name` answers a site over the content the first call set up,
+ * so a reload through the admin route is seen by every page. What renders and runs is each
+ * bundle's own: its `ensureSetup` answers a site with its `sections`, `conventions`,
+ * `loaders`, `previewWrapper`, `getCommerceLoaders`, `meta`, `onResolveError` and
+ * `onDanglingReference` (a page never renders the middleware's copy of a client component).
+ * The core's settings (`productionOrigins`, `asyncRendering`, `resolveGlobals`, layout
+ * conventions, `env`), the custom matchers (synchronous functions of a rule and a request)
+ * and `extend` are the first set-up's.
  */
 export function createNextSetup(options: NextSetupOptions): EnsureSetup {
   check(options);
   const name = options.name ?? "default";
-  const ensureSetup = (): Promise<Site> => {
+  let own: Promise<Site> | undefined;
+  let seen: { shared: Site; site: Site } | undefined;
+  const ensureSetup = async (): Promise<Site> => {
     let setup = setups.get(name);
     if (setup === undefined) {
       const attempt = setUp(options);
-      setup = attempt;
+      setup = own = attempt;
       setups.set(name, attempt);
       attempt.catch(() => {
         if (setups.get(name) === attempt) setups.delete(name);
       });
     }
-    return setup;
+    const shared = await setup;
+    if (seen?.shared !== shared) seen = { shared, site: setup === own ? shared : bundleSite(shared, options) };
+    return seen.site;
   };
   return Object.assign(ensureSetup, { conventions: options.conventions ?? {}, renderShell: options.renderShell ?? {} });
 }

@@ -1,11 +1,14 @@
 //! Who is calling (an API key bound to one organization, or an OAuth access token whose
 //! subject is a member) and what it may do.
 
+mod cache;
 mod jwks;
 mod oauth;
 mod permissions;
 mod principal;
+mod revision;
 
+pub use cache::AuthCache;
 pub use jwks::REFETCH_INTERVAL_MS;
 pub use oauth::{LEEWAY_SECS, OAuth};
 

@@ -24,6 +24,9 @@ pub struct Principal {
     pub permissions: Permissions,
     /// Whether the caller presented an OAuth access token rather than an API key.
     pub via_oauth: bool,
+    /// The authorization revision an API key was validated at (`None` for an OAuth token):
+    /// the same request reads its connection at that revision.
+    pub revision: Option<i64>,
 }
 
 impl Principal {
@@ -91,7 +94,8 @@ impl Credential {
 
 /// Reads `Authorization: Bearer <token>` (scheme case-insensitive) and resolves it: a JWT
 /// when OAuth is configured, an API key otherwise; a key whose expiry the state's clock has
-/// reached is invalid.
+/// reached is invalid. A key is read from the [`super::AuthCache`] at a revision read for
+/// this request.
 pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Credential, ApiError> {
     let Some(value) = headers.get(AUTHORIZATION) else {
         return Ok(Credential::Missing);
@@ -110,7 +114,8 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Crede
             "the API key is unknown or expired".into(),
         ))
     };
-    let Some((key, org)) = state.store.api_key_by_hash(&hash).await? else {
+    let revision = state.auth.revision().await?;
+    let Some((key, org)) = state.auth.key(&hash, revision).await? else {
         return invalid();
     };
     if !hashes_equal(&key.key_hash, &hash)
@@ -126,6 +131,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Crede
         org,
         permissions: key.permissions,
         via_oauth: false,
+        revision: Some(revision),
     }))
 }
 
@@ -151,6 +157,7 @@ async fn access_token(
         member_id: member.id,
         org,
         via_oauth: true,
+        revision: None,
     }))
 }
 

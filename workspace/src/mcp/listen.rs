@@ -3,6 +3,9 @@
 //! stream is opened and its notifications relayed to the client that owns the session,
 //! until the upstream ends it, the client leaves, the server stops, or half the session
 //! idle time has passed (the client then reconnects, which marks the session used).
+//! Events carry ids; a client reconnecting with `Last-Event-ID` first gets the events after
+//! it that the session's journal still holds (400 for an id never sent, 409 when some are
+//! gone).
 
 use axum::extract::{Path, State};
 use axum::http::header::ALLOW;
@@ -10,16 +13,15 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde_json::Value;
 
+use super::journal::Unresumable;
 use super::jsonrpc::{INTERNAL_ERROR, INVALID_REQUEST};
-use super::proxy::{api_error, end_sessions, method_allowed, session_caller, session_not_found};
+use super::proxy::{api_error, caller_session, session_caller, session_gone};
 use super::relay;
 use super::target::target_for;
 use super::transport::rpc_error;
-use super::upstream::{Target, UpstreamError, relay_events};
-use crate::error::ApiError;
+use super::upstream::{Session, Target, UpstreamError};
 use crate::http::accepts_event_stream;
 use crate::state::AppState;
-use crate::storage::ConnectionStatus;
 
 /// The org-scoped session stream.
 pub async fn listen(
@@ -57,34 +59,19 @@ async fn open(
             "Not Acceptable: the client must accept text/event-stream",
         );
     }
+    let session = match caller_session(state, &caller, "the session stream") {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
     let connection = &caller.connection;
-    if connection.status != ConnectionStatus::Active {
-        let message = format!("Connection {}", connection.status.as_str());
-        return api_error(Value::Null, ApiError::Unavailable(message));
-    }
-    // The stream carries what the session's requests cause: the grant to set the session
-    // up is the grant to listen to it.
-    if !method_allowed(&caller.principal, &connection.id, "initialize") {
-        let message = "Access denied to: the session stream".to_string();
-        return api_error(Value::Null, ApiError::Forbidden(message));
-    }
-    let limits = &state.config.mcp_sessions;
-    let now = state.config.clock.now_ms();
-    let (found, ended) = state.sessions.get(
-        limits,
-        now,
-        &caller.session_id,
-        &caller.owner,
-        connection.updated_at,
-    );
-    end_sessions(state, ended);
-    let Some(session) = found else {
-        return session_not_found(Value::Null);
+    let replay = match replay(&session, headers) {
+        Ok(replay) => replay,
+        Err(response) => return response,
     };
     let request_id = uuid::Uuid::new_v4().to_string();
     let target = match target_for(state, connection, &request_id) {
         Ok(target) => Target {
-            session: Some(session),
+            session: Some(session.clone()),
             ..target
         },
         Err(error) => return api_error(Value::Null, error),
@@ -92,12 +79,7 @@ async fn open(
     let upstream = match state.upstream.listen(&target).await {
         Ok(upstream) => upstream,
         Err(UpstreamError::NoStream) => return no_stream(),
-        Err(UpstreamError::SessionExpired) => {
-            if let Some(ended) = state.sessions.remove(&caller.session_id, &caller.owner) {
-                end_sessions(state, vec![ended]);
-            }
-            return session_not_found(Value::Null);
-        }
+        Err(UpstreamError::SessionExpired) => return session_gone(state, &caller),
         Err(error) => {
             return rpc_error(
                 StatusCode::BAD_GATEWAY,
@@ -107,18 +89,59 @@ async fn open(
             );
         }
     };
-    let lasts = limits.idle / 2;
+    let lasts = state.config.mcp_sessions.idle / 2;
     let shutdown = state.pilot.shutdown.clone();
-    relay::stream(state.config.keepalive, move |relay| async move {
-        tokio::select! {
-            ended = relay_events(upstream, &relay) => {
-                if let Err(error) = ended {
-                    tracing::debug!(%error, "upstream session stream ended");
+    let client = state.upstream.clone();
+    relay::stream(
+        state.config.keepalive,
+        session,
+        replay,
+        move |relay| async move {
+            let target = Target {
+                relay: Some(relay),
+                ..target
+            };
+            tokio::select! {
+                ended = client.relay_events(&target, upstream) => {
+                    if let Err(error) = ended {
+                        tracing::debug!(%error, "upstream session stream ended");
+                    }
                 }
+                () = tokio::time::sleep(lasts) => {}
+                () = shutdown.cancelled() => {}
             }
-            () = tokio::time::sleep(lasts) => {}
-            () = shutdown.cancelled() => {}
-        }
+        },
+    )
+}
+
+/// The journaled events a client resuming with `Last-Event-ID` missed (none without the
+/// header); 400 for an id the session never sent, 409 when some of them are gone.
+#[allow(clippy::result_large_err)]
+fn replay(session: &Session, headers: &HeaderMap) -> Result<Vec<(u64, Value)>, Response> {
+    let Some(last) = headers.get("last-event-id") else {
+        return Ok(Vec::new());
+    };
+    let Some(client) = session.client() else {
+        return Ok(Vec::new());
+    };
+    let last = last.to_str().unwrap_or_default();
+    client.journal.after(last).map_err(|why| match why {
+        Unresumable::Unknown => rpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            INVALID_REQUEST,
+            "Bad Request: Last-Event-ID names no event of this session's stream",
+        ),
+        Unresumable::Gone => rpc_error(
+            StatusCode::CONFLICT,
+            Value::Null,
+            INVALID_REQUEST,
+            &format!(
+                "Conflict: events after Last-Event-ID {last} are no longer held (the session keeps its last {} events, {} KiB); open the stream without Last-Event-ID",
+                client.journal.bounds().events,
+                client.journal.bounds().bytes / 1024
+            ),
+        ),
     })
 }
 

@@ -2,15 +2,18 @@
 //! the legacy unscoped proxy route, discovery metadata, the upstream client and the relay
 //! of what upstreams send to clients.
 
+mod answers;
 mod call;
 mod discovery;
 mod gateway;
+mod journal;
 pub mod jsonrpc;
 mod listen;
 mod proxy;
 mod relay;
 pub mod schema;
 mod self_server;
+mod server_requests;
 mod sessions;
 mod target;
 mod tool_cache;
@@ -20,11 +23,13 @@ mod upstream;
 pub use call::{CallContext, call_tool};
 pub use discovery::{protected_resource, protected_resource_prefixed};
 pub use gateway::{Catalog, CatalogTool, Resolved, compose, gateway};
+pub use journal::JournalBounds;
 pub use listen::{legacy_listen, listen};
 pub use proxy::{
     LEGACY_DEPRECATED_AT, end_session, legacy_deprecation, legacy_end_session, legacy_proxy, proxy,
 };
 pub use self_server::self_mcp;
+pub use server_requests::RequestBounds;
 pub use sessions::{SessionLimits, Sessions};
 pub use target::target_for;
 pub use tool_cache::ToolCache;

@@ -11,14 +11,19 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use super::answers;
 use super::call::{CallContext, call_tool, upstream_failure};
-use super::jsonrpc::{self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_REQUEST};
+use super::journal::Journal;
+use super::jsonrpc::{self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_REQUEST, RpcRequest};
 use super::relay;
+use super::server_requests::ServerRequests;
 use super::sessions::{Ended, Owner};
 use super::target::target_for;
 use super::tool_cache;
-use super::transport::{accepted, negotiate_version, read_request, reply, rpc_error, unauthorized};
-use super::upstream::{LIST_TIMEOUT, Target};
+use super::transport::{
+    Inbound, accepted, negotiate_version, read_message, reply, rpc_error, unauthorized,
+};
+use super::upstream::{ClientSide, LIST_TIMEOUT, Session, Target};
 use crate::auth::{Credential, Principal, authenticate};
 use crate::error::ApiError;
 use crate::http::accepts_event_stream;
@@ -124,8 +129,11 @@ async fn serve(
     body: &[u8],
     caller_org: &mut Option<String>,
 ) -> Response {
-    let request = match read_request(headers, body) {
-        Ok(request) => request,
+    let request = match read_message(headers, body) {
+        Ok(Inbound::Request(request)) => request,
+        Ok(Inbound::Response(answer)) => {
+            return answers::deliver(state, org, connection_id, headers, answer).await;
+        }
         Err(response) => return response,
     };
     let id = request.reply_id();
@@ -208,6 +216,7 @@ async fn serve(
     };
     let request_id = uuid::Uuid::new_v4().to_string();
     if request.id.is_none() {
+        forward_notification(state, &connection, session, &request, &request_id);
         return accepted();
     }
     // What the upstream sends before its answer is relayed when the client takes an event
@@ -288,7 +297,16 @@ async fn serve(
                 return unauthorized(id, &resource_url(state, org, connection_id), None);
             };
             let asked = negotiate_version(&request.params);
-            let upstream = match state.upstream.open_session(&target, asked).await {
+            let limits = &state.config.mcp_sessions;
+            let client = ClientSide {
+                requests: ServerRequests::new(limits.requests),
+                journal: Journal::new(limits.journal),
+            };
+            let capabilities = relayed_capabilities(request.params.get("capabilities"));
+            let opened = state
+                .upstream
+                .open_session(&target, asked, capabilities, client);
+            let upstream = match opened.await {
                 Ok(upstream) => upstream,
                 Err(error) => {
                     let (status, body, _) = upstream_failure(error, id);
@@ -296,7 +314,6 @@ async fn serve(
                 }
             };
             let init = upstream.init_result().clone();
-            let limits = &state.config.mcp_sessions;
             let now = state.config.clock.now_ms();
             let inserted =
                 state
@@ -535,6 +552,47 @@ pub(super) async fn session_caller(
     })
 }
 
+/// 404 for a session the upstream no longer knows, which ends it here too.
+pub(super) fn session_gone(state: &AppState, caller: &SessionCaller) -> Response {
+    if let Some(ended) = state.sessions.remove(&caller.session_id, &caller.owner) {
+        end_sessions(state, vec![ended]);
+    }
+    session_not_found(Value::Null)
+}
+
+/// The live session a request about one session names, when the connection is active
+/// (503), the key has some grant on it (403, refusing access to `what`) and the session is
+/// the key's, on this connection and revision (404).
+#[allow(clippy::result_large_err)]
+pub(super) fn caller_session(
+    state: &AppState,
+    caller: &SessionCaller,
+    what: &str,
+) -> Result<Arc<Session>, Response> {
+    let connection = &caller.connection;
+    if connection.status != ConnectionStatus::Active {
+        let message = format!("Connection {}", connection.status.as_str());
+        return Err(api_error(Value::Null, ApiError::Unavailable(message)));
+    }
+    // What the session's client receives and answers is caused by its requests: the grant
+    // to set the session up is the grant to listen to it and answer it.
+    if !method_allowed(&caller.principal, &connection.id, "initialize") {
+        let message = format!("Access denied to: {what}");
+        return Err(api_error(Value::Null, ApiError::Forbidden(message)));
+    }
+    let limits = &state.config.mcp_sessions;
+    let now = state.config.clock.now_ms();
+    let (found, ended) = state.sessions.get(
+        limits,
+        now,
+        &caller.session_id,
+        &caller.owner,
+        connection.updated_at,
+    );
+    end_sessions(state, ended);
+    found.ok_or_else(|| session_not_found(Value::Null))
+}
+
 /// The upstream's capabilities the proxy delivers: `tools`, `resources`, `prompts`,
 /// `completions`, `tasks` and `logging`, with their `listChanged` and
 /// `resources.subscribe` (what the upstream sends on its own reaches the client on the
@@ -560,6 +618,50 @@ fn deliverable_capabilities(upstream: Option<&Value>) -> Value {
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     Value::Object(delivered)
+}
+
+/// Sends a session's notification to its own upstream session, in the background (roots
+/// changes, progress of what the upstream asked). `initialized` was sent when the session
+/// was opened, and `cancelled` names the client's request ids, which the upstream never
+/// saw (the proxy sends its own): neither is forwarded, nor anything of a stateless caller.
+fn forward_notification(
+    state: &AppState,
+    connection: &Connection,
+    session: Option<Arc<Session>>,
+    notification: &RpcRequest,
+    request_id: &str,
+) {
+    let method = notification.method.as_str();
+    if ["notifications/initialized", "notifications/cancelled"].contains(&method) {
+        return;
+    }
+    let Some(session) = session else {
+        return;
+    };
+    if let Ok(target) = target_for(state, connection, request_id) {
+        let target = Target {
+            session: Some(session),
+            ..target
+        };
+        let params = notification.params.clone();
+        state.upstream.notify(&target, method, params);
+    }
+}
+
+/// The client capabilities declared upstream for a session: the client's `sampling`,
+/// `elicitation` and `roots` as it declared them (the requests they allow are relayed to
+/// it and its answers back); anything else (`tasks`, `experimental`) is not declared, as
+/// what it allows is not relayed.
+fn relayed_capabilities(client: Option<&Value>) -> Value {
+    let Some(client) = client.and_then(Value::as_object) else {
+        return json!({});
+    };
+    let relayed = client
+        .iter()
+        .filter(|(name, _)| ["sampling", "elicitation", "roots"].contains(&name.as_str()))
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    Value::Object(relayed)
 }
 
 /// Whether a key may send `method` (other than `tools/call`, authorized per tool) to a
@@ -591,7 +693,7 @@ async fn lookup(
     connection_id: &str,
 ) -> Result<Option<Connection>, ApiError> {
     Ok(match (principal, org) {
-        (Some(p), _) => state.store.connection(&p.org.id, connection_id).await?,
+        (Some(p), _) => state.auth.connection(p, connection_id).await?,
         (None, Some(slug)) => match state.store.org_by_slug(slug).await? {
             Some(org) => state.store.connection(&org.id, connection_id).await?,
             None => None,
@@ -629,8 +731,7 @@ pub(super) fn api_error(id: Value, error: ApiError) -> Response {
         StatusCode::BAD_REQUEST => INVALID_REQUEST,
         _ => INTERNAL_ERROR,
     };
-    if let ApiError::Internal(detail) = &error {
-        tracing::error!(%detail, "internal error");
-    }
-    rpc_error(error.status(), id, code, &error.to_string())
+    let mut response = rpc_error(error.status(), id, code, &error.to_string());
+    error.record(&mut response);
+    response
 }

@@ -17,6 +17,10 @@ pub struct SessionLimits {
     pub per_key: usize,
     /// Most sessions of this server; beyond it `initialize` is refused (503).
     pub max: usize,
+    /// The upstream's requests awaiting a session's client.
+    pub requests: super::server_requests::RequestBounds,
+    /// What a session's GET stream keeps for replay.
+    pub journal: super::journal::JournalBounds,
 }
 
 /// Who may use a session.

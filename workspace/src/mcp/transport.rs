@@ -59,9 +59,32 @@ pub async fn method_not_allowed() -> Response {
     response
 }
 
-/// Checks the headers and parses the body into one JSON-RPC message.
+/// One JSON-RPC message a client POSTs.
+pub enum Inbound {
+    /// A request or notification.
+    Request(RpcRequest),
+    /// The client's answer to a request relayed to it: an object with an `id` and a
+    /// `result` or an `error`, and no `method`.
+    Response(Value),
+}
+
+/// Checks the headers and parses the body into one JSON-RPC request or notification; a
+/// response is refused (400) like any message without a method.
 #[allow(clippy::result_large_err)]
 pub fn read_request(headers: &HeaderMap, body: &[u8]) -> Result<RpcRequest, Response> {
+    match read_message(headers, body)? {
+        Inbound::Request(request) => Ok(request),
+        Inbound::Response(message) => {
+            let refused = RpcRequest::parse(&message).map(|_| ()).unwrap_err();
+            Err(reply(StatusCode::BAD_REQUEST, refused))
+        }
+    }
+}
+
+/// Checks the headers and parses the body into one JSON-RPC message: a request, a
+/// notification or a response.
+#[allow(clippy::result_large_err)]
+pub fn read_message(headers: &HeaderMap, body: &[u8]) -> Result<Inbound, Response> {
     if let Some(accept) = headers.get(ACCEPT).and_then(|v| v.to_str().ok())
         && !accept.is_empty()
         && !["application/json", "application/*", "*/*"]
@@ -93,6 +116,9 @@ pub fn read_request(headers: &HeaderMap, body: &[u8]) -> Result<RpcRequest, Resp
             &format!("Parse error: {e}"),
         )
     })?;
+    if is_response(&value) {
+        return Ok(Inbound::Response(value));
+    }
     let request =
         RpcRequest::parse(&value).map_err(|error| reply(StatusCode::BAD_REQUEST, error))?;
     // Names are logged and audited; tool arguments go upstream untouched (the self
@@ -106,7 +132,16 @@ pub fn read_request(headers: &HeaderMap, body: &[u8]) -> Result<RpcRequest, Resp
             "method and tool names must not contain NUL characters",
         ));
     }
-    Ok(request)
+    Ok(Inbound::Request(request))
+}
+
+/// Whether `value` is a JSON-RPC 2.0 response: an `id`, a `result` or an `error`, no
+/// `method`.
+fn is_response(value: &Value) -> bool {
+    value.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && value.get("method").is_none()
+        && value.get("id").is_some()
+        && (value.get("result").is_some() || value.get("error").is_some())
 }
 
 /// The protocol version to answer `initialize` with: the client's when supported.

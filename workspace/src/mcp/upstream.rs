@@ -5,11 +5,14 @@
 //! downstream MCP session gets an upstream session of its own ([`Upstream::open_session`],
 //! carried in [`Target::session`]), which is never re-initialized behind its client's
 //! back; its server-to-client stream is read with [`Upstream::listen`] and
-//! [`relay_events`]. Certificates are validated.
+//! [`Upstream::relay_events`]. What an upstream sends to the client (notifications, and
+//! requests under ids of the proxy's own, see [`super::server_requests`]) goes to the
+//! target's relay; the client's answers go back with [`Upstream::answer`]. Certificates are
+//! validated.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
@@ -17,7 +20,10 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
+use super::journal::Journal;
+use super::jsonrpc::{self, INTERNAL_ERROR, REQUEST_TIMEOUT};
 use super::relay::Relay;
+use super::server_requests::{ServerRequests, TooMany};
 use crate::http::SseParser;
 
 /// The protocol version the shared session asks for: the newest the service speaks
@@ -80,6 +86,16 @@ pub struct Session {
     id: Option<String>,
     protocol_version: String,
     init_result: Value,
+    client: Option<ClientSide>,
+}
+
+/// What the proxy keeps for the downstream client of a session's own upstream session (the
+/// connection's shared session has none: its callers cannot be asked anything).
+pub struct ClientSide {
+    /// The upstream's requests awaiting the client's answer.
+    pub requests: ServerRequests,
+    /// The session's GET stream, kept for replay.
+    pub journal: Journal,
 }
 
 /// A pooled HTTP client plus the upstream sessions.
@@ -111,15 +127,19 @@ impl Upstream {
     }
 
     /// A new upstream session of its own for one downstream session, asking for
-    /// `protocol_version` (the downstream client's ask, when the service speaks it).
+    /// `protocol_version` (the downstream client's ask, when the service speaks it) and
+    /// declaring `capabilities` (what the client declared that the proxy relays).
     pub async fn open_session(
         &self,
         target: &Target,
         protocol_version: &str,
+        capabilities: Value,
+        client: ClientSide,
     ) -> Result<Arc<Session>, UpstreamError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let body = initialize_body(id, protocol_version);
-        tokio::time::timeout(LIST_TIMEOUT, self.initialize_once(target, &body, id))
+        let body = initialize_body(id, protocol_version, capabilities);
+        let init = self.initialize_once(target, &body, id, Some(client));
+        tokio::time::timeout(LIST_TIMEOUT, init)
             .await
             .map_err(|_| UpstreamError::Timeout)?
     }
@@ -250,8 +270,9 @@ impl Upstream {
             return Ok(s.clone());
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let body = initialize_body(id, CLIENT_PROTOCOL_VERSION);
-        let init = tokio::time::timeout(LIST_TIMEOUT, self.initialize_once(target, &body, id))
+        let body = initialize_body(id, CLIENT_PROTOCOL_VERSION, json!({}));
+        let init = self.initialize_once(target, &body, id, None);
+        let init = tokio::time::timeout(LIST_TIMEOUT, init)
             .await
             .map_err(|_| UpstreamError::Timeout)??;
         self.sessions
@@ -266,6 +287,7 @@ impl Upstream {
         target: &Target,
         body: &Value,
         id: u64,
+        client: Option<ClientSide>,
     ) -> Result<Arc<Session>, UpstreamError> {
         let response = build(&self.http, target, None, body)
             .send()
@@ -293,6 +315,7 @@ impl Upstream {
             id: session_id,
             protocol_version,
             init_result,
+            client,
         });
         let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
         build(&self.http, target, Some(&session), &initialized)
@@ -309,16 +332,92 @@ impl Upstream {
         body: &Value,
         id: Option<u64>,
     ) -> Result<Option<Value>, PostError> {
-        let response = build(&self.http, target, session, body)
-            .send()
-            .await
-            .map_err(|e| PostError::Failed(UpstreamError::Unreachable(describe(&e))))?;
-        if response.status() == reqwest::StatusCode::NOT_FOUND
-            && session.is_some_and(|s| s.id.is_some())
+        let response = send(&self.http, target, session, body).await?;
+        read_response(response, id, Some((self, target))).await
+    }
+
+    /// Sends the client's answer (a JSON-RPC response carrying the upstream's id) to the
+    /// target's upstream session.
+    pub async fn answer(&self, target: &Target, message: &Value) -> Result<(), UpstreamError> {
+        send_answer(&self.http, target, message).await
+    }
+
+    /// Relays a request the upstream sent (on a stream or in an answer) to the target's
+    /// client under an id of the proxy's own, bounded by the session's [`ServerRequests`].
+    /// A request that cannot be relayed (no client to ask, too many awaiting it, the client
+    /// of an answer's stream gone) is answered with an error; one the client does not
+    /// answer in time, with a timeout error.
+    async fn relay_request(&self, target: &Target, mut message: Value) {
+        let upstream_id = message["id"].clone();
+        let session = target.session.as_ref();
+        let client = session.and_then(|s| s.client.as_ref());
+        let (Some(session), Some(client), Some(relay)) = (session, client, &target.relay) else {
+            let why = "the client cannot be asked here: requests reach a client in a session \
+                       (Mcp-Session-Id) on its event streams";
+            refuse(&self.http, target, upstream_id, INTERNAL_ERROR, why);
+            return;
+        };
+        let id = match client.requests.register(upstream_id.clone()) {
+            Ok(id) => id,
+            Err(TooMany) => {
+                let why = format!(
+                    "too many requests await this client's answer (at most {})",
+                    client.requests.bounds().pending
+                );
+                refuse(&self.http, target, upstream_id, INTERNAL_ERROR, &why);
+                return;
+            }
+        };
+        message["id"] = json!(id);
+        let timeout = client.requests.bounds().timeout;
+        let timer = self.answer_late(target, Arc::downgrade(session), id, timeout);
+        client.requests.set_timer(id, timer);
+        // A journaled stream keeps the request for a client that resumes; otherwise a client
+        // gone cannot answer it.
+        if relay.send(message).await.is_err()
+            && !relay.is_journaled()
+            && let Some(upstream_id) = client.requests.take(&json!(id))
         {
-            return Err(PostError::SessionGone);
+            let why = "the client left before the request reached it";
+            refuse(&self.http, target, upstream_id, INTERNAL_ERROR, why);
         }
-        read_response(response, id, target.relay.as_ref()).await
+    }
+
+    /// The timer of relayed request `id`: when the client has not answered within the
+    /// session's timeout, the upstream gets a timeout error.
+    fn answer_late(
+        &self,
+        target: &Target,
+        session: Weak<Session>,
+        id: u64,
+        timeout: Duration,
+    ) -> tokio_util::task::AbortOnDropHandle<()> {
+        let (http, target) = (self.http.clone(), target.clone());
+        // The target holds no session (it holds the timer) nor relay (the client's stream).
+        let target = Target {
+            session: None,
+            relay: None,
+            ..target
+        };
+        tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
+            tokio::time::sleep(timeout).await;
+            let Some(session) = session.upgrade() else {
+                return;
+            };
+            let Some(upstream_id) = session.client.as_ref().and_then(|c| c.requests.expire(id))
+            else {
+                return;
+            };
+            let why = format!(
+                "Request timed out: the client did not answer within {} ms",
+                timeout.as_millis()
+            );
+            let target = Target {
+                session: Some(session),
+                ..target
+            };
+            refuse(&http, &target, upstream_id, REQUEST_TIMEOUT, &why);
+        }))
     }
 
     /// Opens the server-to-client stream of the target's own upstream session (HTTP GET
@@ -345,25 +444,78 @@ impl Upstream {
             ))),
         }
     }
+
+    /// Relays what an upstream session's GET stream (from [`Upstream::listen`]) sends into
+    /// the target's relay until the stream ends; an event larger than
+    /// [`MAX_RESPONSE_BYTES`] or a broken connection ends it with an error.
+    pub async fn relay_events(
+        &self,
+        target: &Target,
+        response: reqwest::Response,
+    ) -> Result<(), UpstreamError> {
+        read_events(response.bytes_stream(), None, Some((self, target)))
+            .await
+            .map(|_| ())
+            .map_err(PostError::into_upstream)
+    }
 }
 
-/// Relays the notifications of an upstream session's GET stream (from
-/// [`Upstream::listen`]) into `relay` until the stream ends; an event larger than
-/// [`MAX_RESPONSE_BYTES`] or a broken connection ends it with an error.
-pub async fn relay_events(response: reqwest::Response, relay: &Relay) -> Result<(), UpstreamError> {
-    read_events(response.bytes_stream(), None, Some(relay))
+/// POSTs `body` in `session`; an upstream that no longer knows the session is
+/// [`PostError::SessionGone`].
+async fn send(
+    http: &reqwest::Client,
+    target: &Target,
+    session: Option<&Session>,
+    body: &Value,
+) -> Result<reqwest::Response, PostError> {
+    let response = build(http, target, session, body)
+        .send()
         .await
-        .map(|_| ())
-        .map_err(PostError::into_upstream)
+        .map_err(|e| PostError::Failed(UpstreamError::Unreachable(describe(&e))))?;
+    if response.status() == reqwest::StatusCode::NOT_FOUND
+        && session.is_some_and(|s| s.id.is_some())
+    {
+        return Err(PostError::SessionGone);
+    }
+    Ok(response)
+}
+
+/// Sends a JSON-RPC response to the target's upstream session (10 s at most).
+async fn send_answer(
+    http: &reqwest::Client,
+    target: &Target,
+    message: &Value,
+) -> Result<(), UpstreamError> {
+    let sent = async {
+        let response = send(http, target, target.session.as_deref(), message).await?;
+        read_response(response, None, None).await
+    };
+    match tokio::time::timeout(Duration::from_secs(10), sent).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(PostError::SessionGone)) => Err(UpstreamError::SessionExpired),
+        Ok(Err(PostError::Failed(error))) => Err(error),
+        Err(_) => Err(UpstreamError::Timeout),
+    }
+}
+
+/// Answers the upstream's request `upstream_id` with an error, in the background.
+fn refuse(http: &reqwest::Client, target: &Target, upstream_id: Value, code: i64, why: &str) {
+    let (http, target) = (http.clone(), target.clone());
+    let error = jsonrpc::error(upstream_id, code, why);
+    tokio::spawn(async move {
+        if let Err(error) = send_answer(&http, &target, &error).await {
+            tracing::debug!(%error, "could not answer the upstream's request");
+        }
+    });
 }
 
 /// The `initialize` request the service sends upstream.
-fn initialize_body(id: u64, protocol_version: &str) -> Value {
+fn initialize_body(id: u64, protocol_version: &str, capabilities: Value) -> Value {
     json!({
         "jsonrpc": "2.0", "id": id, "method": "initialize",
         "params": {
             "protocolVersion": protocol_version,
-            "capabilities": {},
+            "capabilities": capabilities,
             "clientInfo": { "name": "sitefile-workspace", "version": env!("CARGO_PKG_VERSION") },
         },
     })
@@ -373,6 +525,12 @@ impl Session {
     /// The `initialize` result the upstream answered.
     pub fn init_result(&self) -> &Value {
         &self.init_result
+    }
+
+    /// What the proxy keeps for the session's downstream client (none for the
+    /// connection's shared session).
+    pub fn client(&self) -> Option<&ClientSide> {
+        self.client.as_ref()
     }
 }
 
@@ -438,12 +596,12 @@ fn is_event_stream(response: &reqwest::Response) -> bool {
         .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
-/// Reads a JSON or SSE answer; with `id`, the JSON-RPC response carrying it. The
-/// notifications of an SSE answer that come before it go to `relay`.
+/// Reads a JSON or SSE answer; with `id`, the JSON-RPC response carrying it. What an SSE
+/// answer sends to the client before it goes to the relay of `to`'s target.
 async fn read_response(
     response: reqwest::Response,
     id: Option<u64>,
-    relay: Option<&Relay>,
+    to: Option<(&Upstream, &Target)>,
 ) -> Result<Option<Value>, PostError> {
     let status = response.status();
     if status.is_redirection() {
@@ -476,7 +634,7 @@ async fn read_response(
     let is_sse = is_event_stream(&response);
     let mut stream = response.bytes_stream();
     if is_sse {
-        return read_events(stream, id, relay).await;
+        return read_events(stream, id, to).await;
     }
     let mut bytes = Vec::new();
     while let Some(chunk) = stream.next().await {
@@ -496,12 +654,13 @@ async fn read_response(
 
 /// Reads an upstream event stream. With `id` (the answer to a POST): returns the JSON-RPC
 /// response carrying it, at most [`MAX_RESPONSE_BYTES`] read in all. Without (a GET
-/// stream): reads to the end, at most [`MAX_RESPONSE_BYTES`] per event. Notifications
-/// (messages with a method and no id) go to `relay`; anything else is read past.
+/// stream): reads to the end, at most [`MAX_RESPONSE_BYTES`] per event. Notifications go
+/// to the relay of `to`'s target, requests to [`Upstream::relay_request`]; anything else
+/// (responses not awaited) is read past.
 async fn read_events(
     mut stream: impl Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin,
     id: Option<u64>,
-    relay: Option<&Relay>,
+    to: Option<(&Upstream, &Target)>,
 ) -> Result<Option<Value>, PostError> {
     let mut parser = SseParser::default();
     let mut received = 0usize;
@@ -533,10 +692,16 @@ async fn read_events(
             {
                 return Ok(Some(message));
             }
-            if let Some(relay) = relay
-                && message.get("method").is_some()
-                && message.get("id").is_none()
-            {
+            let Some((upstream, target)) = to else {
+                continue;
+            };
+            if message.get("method").is_none() {
+                continue;
+            }
+            if message.get("id").is_some() {
+                upstream.relay_request(target, message).await;
+            } else if let Some(relay) = &target.relay {
+                let message = cancelled_for_client(target, message);
                 // A receiver gone means the client left; its request is being dropped.
                 let _ = relay.send(message).await;
             }
@@ -550,6 +715,22 @@ async fn read_events(
             };
         }
     }
+}
+
+/// The upstream's notification as the client must read it: a `notifications/cancelled`
+/// naming a request relayed to the client names it by the id the client knows (and the
+/// request no longer awaits an answer).
+fn cancelled_for_client(target: &Target, mut message: Value) -> Value {
+    if message["method"] != "notifications/cancelled" {
+        return message;
+    }
+    let client = target.session.as_deref().and_then(Session::client);
+    if let Some(client) = client
+        && let Some(id) = client.requests.cancel(&message["params"]["requestId"])
+    {
+        message["params"]["requestId"] = json!(id);
+    }
+    message
 }
 
 /// A transport failure while reading an answer.

@@ -64,7 +64,7 @@ impl Store {
     }
 
     /// The key whose value hashes to `key_hash`, with its organization (one query: this
-    /// runs on every request).
+    /// runs on every request whose key is not cached at the current revision).
     pub async fn api_key_by_hash(
         &self,
         key_hash: &str,

@@ -6,6 +6,7 @@
 mod agents;
 mod api_keys;
 mod audit;
+mod auth_revision;
 mod connections;
 mod migrations;
 mod orgs;
@@ -20,6 +21,7 @@ use sqlx::{AnyPool, Executor};
 pub use agents::{Agent, AgentMember};
 pub use api_keys::ApiKeyRecord;
 pub use audit::AuditEntry;
+pub use auth_revision::RevisionConnection;
 pub use connections::{Connection, ConnectionStatus, DEFAULT_TOOL_TIMEOUT_MS};
 pub use orgs::{Member, Organization};
 pub use threads::{Message, Thread, ThreadStatus};

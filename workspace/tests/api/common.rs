@@ -170,6 +170,11 @@ impl Api {
         }
     }
 
+    /// The URL of the database the server runs on.
+    pub fn database_url(&self) -> &str {
+        &self.config.database_url
+    }
+
     /// Creates another organization in the same database; returns its owner key.
     pub async fn new_org(&self, slug: &str) -> String {
         sitefile_workspace::cli::init(&self.config, slug)

@@ -28,6 +28,12 @@ pub struct Seen {
     pub asked_versions: Vec<String>,
     /// Sessions ended by DELETE.
     pub deleted: Vec<String>,
+    /// The client `capabilities` each `initialize` declared.
+    pub asked_capabilities: Vec<Value>,
+    /// The JSON-RPC responses POSTed to the double (answers to its own requests).
+    pub answers: Vec<Value>,
+    /// The methods of the notifications POSTed to the double, in order.
+    pub notifications: Vec<String>,
 }
 
 #[derive(Clone)]
@@ -36,6 +42,7 @@ struct Double {
     sessions: Arc<Mutex<HashSet<String>>>,
     sse: bool,
     stream_ended: Arc<tokio::sync::Notify>,
+    answered: Arc<tokio::sync::Notify>,
 }
 
 /// A running MCP double.
@@ -76,7 +83,12 @@ impl McpDouble {
     /// stream (one `notifications/message` whose data is the session id, then keep-alive
     /// comments until the client leaves) and a tool call with a progress token with an
     /// event stream: a progress notification, a `ping` request (with the call's id), then
-    /// the result.
+    /// the result; after its message the session stream sends a `roots/list` request (id
+    /// `"r1"`). `ask` answers the tool call `ask` (`{ "count": n }`) with an event stream:
+    /// `n` `sampling/createMessage` requests (ids `"<call id>-1"`, `"<call id>-2"`, ...), then, once each is
+    /// answered (10 s at most), a result whose text is the JSON array of the answers; its
+    /// tool call `ask_cancel` sends an `elicitation/create` request (id `"c1"`), cancels it
+    /// (`notifications/cancelled`), then answers.
     pub fn mode_url(&self, mode: &str) -> String {
         self.url.replace("/mcp", &format!("/{mode}/mcp"))
     }
@@ -89,6 +101,21 @@ impl McpDouble {
     /// Forgets `session`, as a restarted upstream would.
     pub fn forget_session(&self, session: &str) {
         self.sessions.lock().unwrap().remove(session);
+    }
+
+    /// The JSON-RPC responses the double received, in order.
+    pub fn answers(&self) -> Vec<Value> {
+        self.seen.lock().unwrap().answers.clone()
+    }
+
+    /// The methods of the notifications the double received, in order.
+    pub fn notifications(&self) -> Vec<String> {
+        self.seen.lock().unwrap().notifications.clone()
+    }
+
+    /// The client capabilities each `initialize` declared, in order.
+    pub fn asked_capabilities(&self) -> Vec<Value> {
+        self.seen.lock().unwrap().asked_capabilities.clone()
     }
 
     /// The params of the last tool call, as the upstream received them.
@@ -165,7 +192,13 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
             return (StatusCode::NOT_FOUND, "unknown session").into_response();
         }
     }
+    if msg.get("method").is_none() && id.is_some() {
+        d.seen.lock().unwrap().answers.push(msg);
+        d.answered.notify_waiters();
+        return StatusCode::ACCEPTED.into_response();
+    }
     let Some(id) = id else {
+        d.seen.lock().unwrap().notifications.push(method);
         return StatusCode::ACCEPTED.into_response();
     };
     let result = match method.as_str() {
@@ -176,7 +209,12 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
                 .as_str()
                 .unwrap_or_default()
                 .to_string();
-            d.seen.lock().unwrap().asked_versions.push(asked.clone());
+            {
+                let mut seen = d.seen.lock().unwrap();
+                seen.asked_versions.push(asked.clone());
+                seen.asked_capabilities
+                    .push(msg["params"]["capabilities"].clone());
+            }
             let known = ["2025-11-25", "2025-06-18", "2025-03-26"];
             let version = if mode.as_deref() == Some("old") {
                 "2025-03-26".to_string()
@@ -247,6 +285,22 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
                     .collect();
             }
             let text = |t: String| json!({ "content": [{ "type": "text", "text": t }] });
+            if mode.as_deref() == Some("ask") && name == "ask" {
+                let count = args["count"].as_u64().unwrap_or(1);
+                return ask(d.clone(), id, count);
+            }
+            if mode.as_deref() == Some("ask") && name == "ask_cancel" {
+                let request = json!({ "jsonrpc": "2.0", "id": "c1", "method": "elicitation/create",
+                    "params": { "message": "m", "requestedSchema": { "type": "object" } } });
+                let cancelled = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": { "requestId": "c1", "reason": "changed its mind" } });
+                let body =
+                    json!({ "jsonrpc": "2.0", "id": id, "result": text("cancelled".into()) });
+                let text = format!(
+                    "event: message\ndata: {request}\n\nevent: message\ndata: {cancelled}\n\nevent: message\ndata: {body}\n\n"
+                );
+                return ([("content-type", "text/event-stream")], text).into_response();
+            }
             if huge {
                 let body =
                     json!({ "jsonrpc": "2.0", "id": id, "result": text("x".repeat(17 << 20)) });
@@ -315,6 +369,46 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
     }
 }
 
+/// The `ask` mode's answer to a tool call: `count` sampling requests, then (once each is
+/// answered, 10 s at most) the result listing the answers.
+fn ask(d: Double, id: Value, count: u64) -> Response {
+    let ids: Vec<String> = (1..=count).map(|n| format!("{id}-{n}")).collect();
+    let requests: String = ids
+        .iter()
+        .map(|q| {
+            let request = json!({ "jsonrpc": "2.0", "id": q, "method": "sampling/createMessage",
+                "params": { "messages": [], "maxTokens": 10 } });
+            format!("event: message\ndata: {request}\n\n")
+        })
+        .collect();
+    let answers = async move {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let answered = d.answered.notified();
+            let found: Vec<Value> = {
+                let seen = d.seen.lock().unwrap();
+                ids.iter()
+                    .filter_map(|q| seen.answers.iter().find(|a| a["id"] == q.as_str()).cloned())
+                    .collect()
+            };
+            if found.len() == ids.len() || tokio::time::Instant::now() >= deadline {
+                let result = json!({ "content": [{ "type": "text", "text": Value::from(found).to_string() }] });
+                let body = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+                return format!("event: message\ndata: {body}\n\n");
+            }
+            let _ = tokio::time::timeout_at(deadline, answered).await;
+        }
+    };
+    let body = futures_util::stream::once(std::future::ready(requests))
+        .chain(futures_util::stream::once(answers))
+        .map(Ok::<_, std::convert::Infallible>);
+    (
+        [("content-type", "text/event-stream")],
+        axum::body::Body::from_stream(body),
+    )
+        .into_response()
+}
+
 async fn delete(State(d): State<Double>, headers: HeaderMap) -> StatusCode {
     let Some(session) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
         return StatusCode::BAD_REQUEST;
@@ -353,7 +447,8 @@ async fn listen_mode(
         }
     }
     let ended = Ended(d.stream_ended.clone());
-    let first = format!("event: message\ndata: {message}\n\n");
+    let roots = json!({ "jsonrpc": "2.0", "id": "r1", "method": "roots/list" });
+    let first = format!("event: message\ndata: {message}\n\nevent: message\ndata: {roots}\n\n");
     let ticks = tokio::time::interval(Duration::from_millis(50));
     let keepalive = futures_util::stream::unfold((ticks, ended), |(mut ticks, ended)| async move {
         ticks.tick().await;
@@ -378,6 +473,7 @@ fn app(sse: bool) -> (Router, Arc<Mutex<Seen>>, Sessions, Arc<tokio::sync::Notif
         sessions: sessions.clone(),
         sse,
         stream_ended: stream_ended.clone(),
+        answered: Arc::new(tokio::sync::Notify::new()),
     };
     (
         Router::new()

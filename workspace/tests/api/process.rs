@@ -524,8 +524,9 @@ async fn sigterm_exit_is_bounded_by_the_shutdown_timeout() {
     assert!(log.contains("shutdown deadline"), "{log}");
 }
 
-/// The database's absolute location is logged at start, and a database that cannot be
-/// opened is named in the error.
+/// The database's absolute location is logged at start, a database that cannot be opened is
+/// named in the error, and a storage failure while serving is logged with the database's
+/// location while the client gets only "internal error".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn database_location_is_logged_and_named_in_errors() {
     let dir = std::env::temp_dir().join(format!("ws-cwd-{}", uuid::Uuid::new_v4()));
@@ -554,10 +555,34 @@ async fn database_location_is_logged_and_named_in_errors() {
     let error = String::from_utf8_lossy(&unopenable.stderr);
     assert!(error.contains("sqlite:///proc/nope/x.db"), "{error}");
     let _ = std::fs::remove_dir_all(&dir);
-    init(&db, "acme");
+    let owner = String::from_utf8(init(&db, "acme").stdout)
+        .unwrap()
+        .trim()
+        .to_string();
     let server = serve(&db, &[]).await;
     let log = std::fs::read_to_string(&server.stderr).unwrap();
     assert!(log.contains(&db.url), "{log}");
+
+    // The keys' table gone under the running server: its next key lookup fails.
+    let mut conn = <sqlx::SqliteConnection as sqlx::Connection>::connect(&db.url)
+        .await
+        .unwrap();
+    sqlx::raw_sql("DROP TABLE api_keys")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let (status, body) = tool(&server.base, &owner, "COLLECTION_THREADS_LIST", json!({})).await;
+    assert_eq!(status, 500, "{body}");
+    assert_eq!(body, json!({ "error": "internal error" }));
+    let log = std::fs::read_to_string(&server.stderr).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.contains("storage error"))
+        .unwrap_or_else(|| panic!("no storage error logged: {log}"));
+    assert!(
+        line.contains(&db.url) && line.contains("api_keys"),
+        "{line}"
+    );
 }
 
 /// Bodies received by the OTLP double.

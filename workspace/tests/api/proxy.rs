@@ -750,8 +750,9 @@ async fn proxy_relays_the_session_stream(backend: Backend) {
     let legacy = session_stream(&api, &format!("{}/mcp/{conn}", api.base), &session).await;
     drop(legacy);
 
-    // A tool call whose upstream answers progress then the result: relayed as an event
-    // stream (the upstream's ping request is not), or JSON to a client taking JSON only.
+    // A tool call whose upstream answers progress, a ping request then the result: relayed
+    // as an event stream (the ping under the proxy's own id), or JSON to a client taking
+    // JSON only.
     let call = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
         "name": "echo", "arguments": { "text": "hi" }, "_meta": { "progressToken": "p1" } } });
     let post = |accept: &'static str| {
@@ -767,11 +768,16 @@ async fn proxy_relays_the_session_stream(backend: Backend) {
     assert_eq!(relayed.status(), 200);
     assert_eq!(relayed.headers()["content-type"], "text/event-stream");
     let events = event_data(&relayed.text().await.unwrap());
-    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events.len(), 3, "{events:?}");
     assert_eq!(events[0]["method"], "notifications/progress");
     assert_eq!(events[0]["params"]["progressToken"], "p1");
-    assert_eq!(events[1]["id"], 7);
-    assert_eq!(events[1]["result"]["content"][0]["text"], "hi");
+    assert_eq!(events[1]["method"], "ping");
+    assert!(
+        events[1]["id"].is_u64() && events[1]["id"] != 7,
+        "{events:?}"
+    );
+    assert_eq!(events[2]["id"], 7);
+    assert_eq!(events[2]["result"]["content"][0]["text"], "hi");
     let plain = post("application/json").await.unwrap();
     assert_eq!(plain.headers()["content-type"], "application/json");
     let body: Value = plain.json().await.unwrap();
