@@ -2,7 +2,8 @@
 // server (oidc-provider, authorization-server.js): the MCP SDK's own flow — the 401 and the
 // RFC 9728 document, authorization server discovery, dynamic client registration,
 // authorization code with PKCE and a resource indicator, token — ends in `tools/list`; a
-// token of another organization's member or for another audience is refused.
+// token of another organization's member or for another audience is refused, and the token
+// the SDK got for one connection is good for that connection only (RFC 8707 audience).
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -110,6 +111,28 @@ test('the MCP SDK signs in with OAuth and lists the tools through the proxy', as
   const { tools } = await client.listTools();
   assert.ok(tools.some((tool) => tool.name === 'echo'), JSON.stringify(tools.map((t) => t.name)));
   await client.close();
+});
+
+test("the SDK's token for one connection is refused by the other endpoints", async () => {
+  const { provider } = await signIn('alice');
+  const token = provider.saved.tokens.access_token;
+  const headers = {
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+  const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  for (const url of [`${env.base}/api/${env.org}/mcp/self`, `${env.proxyUrl}x`]) {
+    const refused = await fetch(url, { method: 'POST', headers, body: list });
+    assert.equal(refused.status, 401, url);
+    assert.match(refused.headers.get('www-authenticate'), /error="invalid_token".*aud/, url);
+  }
+  const minted = await fetch(`${env.base}/api/${env.org}/tools/API_KEY_CREATE`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'minted' }),
+  });
+  assert.equal(minted.status, 401, await minted.text());
 });
 
 test("another organization's member is refused", async () => {

@@ -47,8 +47,9 @@ pub struct OAuthConfig {
     /// The issuer URL (`PLATFORM_OAUTH_ISSUER`): tokens' `iss`, and where its metadata and
     /// JWKS are discovered.
     pub issuer: String,
-    /// The audience tokens must carry (`PLATFORM_OAUTH_AUDIENCE`; the public URL when
-    /// `None`): this URL or a resource below it.
+    /// The service-wide audience (`PLATFORM_OAUTH_AUDIENCE`; the public URL when `None`):
+    /// a token for it is accepted on every endpoint, and the only one the non-MCP endpoints
+    /// (`/tools`, `/pilot`) accept; an MCP resource also accepts a token for its own URL.
     pub audience: Option<String>,
 }
 

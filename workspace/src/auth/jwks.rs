@@ -1,6 +1,9 @@
 //! The authorization server's signing keys: its JWKS, discovered from its metadata,
-//! cached, and fetched again (at most once per [`REFETCH_INTERVAL_MS`]) when a token names
-//! a key the cache lacks, so key rotation needs no restart.
+//! cached for the response's `Cache-Control: max-age` (bounded to
+//! [[`MIN_MAX_AGE_MS`], [`MAX_MAX_AGE_MS`]], [`DEFAULT_MAX_AGE_MS`] without one), and fetched
+//! again (at most once per [`REFETCH_INTERVAL_MS`]) when it is older than that or a token
+//! names a key the cache lacks, so key rotation and withdrawal need no restart. When a
+//! refetch fails, the old set is kept for at most [`STALE_GRACE_MS`] past its age.
 
 use std::time::Duration;
 
@@ -14,6 +17,15 @@ use crate::clock::Clock;
 
 /// The shortest time between two fetches of the JWKS.
 pub const REFETCH_INTERVAL_MS: i64 = 10_000;
+/// How long a JWKS without `Cache-Control: max-age` is trusted.
+pub const DEFAULT_MAX_AGE_MS: i64 = 15 * 60 * 1000;
+/// The shortest age a JWKS response may ask for.
+pub const MIN_MAX_AGE_MS: i64 = 60 * 1000;
+/// The longest age a JWKS response may ask for.
+pub const MAX_MAX_AGE_MS: i64 = 60 * 60 * 1000;
+/// How long past its age a JWKS is still used while the authorization server cannot be
+/// reached.
+pub const STALE_GRACE_MS: i64 = 60 * 60 * 1000;
 /// The time limit of each fetch (metadata or JWKS).
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// The largest metadata document or JWKS read.
@@ -30,7 +42,10 @@ pub struct Jwks {
 #[derive(Default)]
 struct Cache {
     keys: Option<JwkSet>,
-    fetched_at_ms: Option<i64>,
+    /// When the cached keys reach their age.
+    expires_at_ms: i64,
+    /// When a fetch was last tried (successful or not).
+    tried_at_ms: Option<i64>,
 }
 
 /// The part of the authorization server metadata (OpenID Connect Discovery or RFC 8414)
@@ -59,38 +74,53 @@ impl Jwks {
     }
 
     /// The key `kid` (or the only key, when the token names none); fetches the JWKS when
-    /// none is cached, or when the key is unknown and the last fetch is old enough.
+    /// none is cached, when the cached set has reached its age, or when the key is unknown,
+    /// and the last try is old enough.
     pub async fn key(&self, kid: Option<&str>) -> Result<Jwk, String> {
         let mut cache = self.cache.lock().await;
-        if let Some(key) = cache.keys.as_ref().and_then(|keys| find(keys, kid)) {
+        let now = self.clock.now_ms();
+        let fresh = now < cache.expires_at_ms;
+        if fresh && let Some(key) = cache.keys.as_ref().and_then(|keys| find(keys, kid)) {
             return Ok(key);
         }
-        let now = self.clock.now_ms();
         if cache
-            .fetched_at_ms
-            .is_some_and(|at| now - at < REFETCH_INTERVAL_MS)
+            .tried_at_ms
+            .is_none_or(|at| now - at >= REFETCH_INTERVAL_MS)
         {
-            return Err("the token's signing key is unknown".into());
+            cache.tried_at_ms = Some(now);
+            match self.fetch().await {
+                Ok((keys, max_age_ms)) => {
+                    cache.keys = Some(keys);
+                    cache.expires_at_ms = now + max_age_ms;
+                }
+                Err(e) => {
+                    let stale = cache.keys.is_some();
+                    tracing::warn!(issuer = %self.issuer, error = %e, stale, "OAuth JWKS fetch failed");
+                }
+            }
         }
-        cache.fetched_at_ms = Some(now);
-        let keys = self.fetch().await.map_err(|e| {
-            tracing::warn!(issuer = %self.issuer, error = %e, "OAuth JWKS fetch failed");
-            "the authorization server's keys could not be fetched".to_string()
-        })?;
-        let key = find(&keys, kid);
-        cache.keys = Some(keys);
-        key.ok_or_else(|| "the token's signing key is unknown".into())
+        match &cache.keys {
+            Some(keys) if now < cache.expires_at_ms + STALE_GRACE_MS => {
+                find(keys, kid).ok_or_else(|| "the token's signing key is unknown".into())
+            }
+            _ => Err("the authorization server's keys could not be fetched".into()),
+        }
     }
 
-    /// Discovers the JWKS address from the issuer's metadata and fetches the JWKS.
-    async fn fetch(&self) -> Result<JwkSet, String> {
+    /// Discovers the JWKS address from the issuer's metadata and fetches the JWKS; with how
+    /// long it may be kept.
+    async fn fetch(&self) -> Result<(JwkSet, i64), String> {
         let mut last_error = String::new();
         for url in metadata_urls(&self.issuer) {
             match self.get::<Metadata>(&url).await {
-                Ok(metadata) if metadata.issuer == self.issuer => {
-                    return self.get(&metadata.jwks_uri).await;
+                Ok((metadata, _)) if metadata.issuer == self.issuer => {
+                    let (keys, max_age_ms) = self.get(&metadata.jwks_uri).await?;
+                    let max_age_ms = max_age_ms.map_or(DEFAULT_MAX_AGE_MS, |ms| {
+                        ms.clamp(MIN_MAX_AGE_MS, MAX_MAX_AGE_MS)
+                    });
+                    return Ok((keys, max_age_ms));
                 }
-                Ok(metadata) => {
+                Ok((metadata, _)) => {
                     last_error = format!("{url} names issuer {:?}", metadata.issuer);
                 }
                 Err(e) => last_error = e,
@@ -99,8 +129,9 @@ impl Jwks {
         Err(last_error)
     }
 
-    /// GETs a JSON document of at most [`MAX_DOCUMENT_BYTES`].
-    async fn get<T: DeserializeOwned>(&self, url: &str) -> Result<T, String> {
+    /// GETs a JSON document of at most [`MAX_DOCUMENT_BYTES`], with its `Cache-Control:
+    /// max-age` in milliseconds when it has one.
+    async fn get<T: DeserializeOwned>(&self, url: &str) -> Result<(T, Option<i64>), String> {
         let response = self
             .client
             .get(url)
@@ -111,6 +142,11 @@ impl Jwks {
         if !response.status().is_success() {
             return Err(format!("{url}: HTTP {}", response.status().as_u16()));
         }
+        let max_age_ms = response
+            .headers()
+            .get(reqwest::header::CACHE_CONTROL)
+            .and_then(|value| value.to_str().ok())
+            .and_then(max_age_ms);
         let mut stream = response.bytes_stream();
         let mut bytes = Vec::new();
         while let Some(chunk) = stream.next().await {
@@ -120,8 +156,26 @@ impl Jwks {
             }
             bytes.extend_from_slice(&chunk);
         }
-        serde_json::from_slice(&bytes).map_err(|e| format!("{url}: {e}"))
+        let document = serde_json::from_slice(&bytes).map_err(|e| format!("{url}: {e}"))?;
+        Ok((document, max_age_ms))
     }
+}
+
+/// The `max-age` directive of a `Cache-Control` value, in milliseconds; `no-cache` and
+/// `no-store` count as an age of zero (so the shortest age applies).
+fn max_age_ms(cache_control: &str) -> Option<i64> {
+    cache_control.split(',').find_map(|directive| {
+        let directive = directive.trim();
+        if directive.eq_ignore_ascii_case("no-cache") || directive.eq_ignore_ascii_case("no-store")
+        {
+            return Some(0);
+        }
+        let (name, value) = directive.split_once('=')?;
+        let secs: i64 = value.trim().trim_matches('"').parse().ok()?;
+        name.trim()
+            .eq_ignore_ascii_case("max-age")
+            .then(|| secs.saturating_mul(1000))
+    })
 }
 
 /// The key `kid` of `keys`, or the only key when `kid` is absent.
@@ -151,6 +205,15 @@ fn metadata_urls(issuer: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cache_control_max_age() {
+        assert_eq!(max_age_ms("public, max-age=300"), Some(300_000));
+        assert_eq!(max_age_ms("MAX-AGE=\"60\""), Some(60_000));
+        assert_eq!(max_age_ms("no-store"), Some(0));
+        assert_eq!(max_age_ms("public, max-age=soon"), None);
+        assert_eq!(max_age_ms("public"), None);
+    }
 
     #[test]
     fn metadata_addresses() {

@@ -9,7 +9,7 @@ mod principal;
 mod revision;
 
 pub use cache::AuthCache;
-pub use jwks::REFETCH_INTERVAL_MS;
+pub use jwks::{MIN_MAX_AGE_MS, REFETCH_INTERVAL_MS, STALE_GRACE_MS};
 pub use oauth::{LEEWAY_SECS, OAuth};
 
 pub use permissions::{Permissions, SELF_RESOURCE};

@@ -1,5 +1,6 @@
 //! OAuth access tokens: JWTs signed by the configured authorization server, checked for
-//! signature, issuer, audience (this service or a resource below it) and validity period.
+//! signature, issuer, audience (the service-wide audience, or the exact resource the request
+//! is for: RFC 8707/9728) and validity period.
 
 use std::collections::HashSet;
 
@@ -17,7 +18,7 @@ pub const LEEWAY_SECS: u64 = 60;
 /// The resource server side of OAuth: validates the issuer's access tokens.
 pub struct OAuth {
     issuer: String,
-    /// The accepted audience, without a trailing slash.
+    /// The service-wide audience, accepted on every endpoint; without a trailing slash.
     audience: String,
     jwks: Jwks,
     /// The service's clock, which `exp` and `nbf` are checked against.
@@ -67,9 +68,10 @@ impl OAuth {
         token.split('.').count() == 3
     }
 
-    /// The subject of a valid access token, or why it is refused (an RFC 6750
-    /// `error_description`, naming no secret).
-    pub async fn subject(&self, token: &str) -> Result<String, String> {
+    /// The subject of a valid access token meant for `resource` (the URL of the MCP resource
+    /// the request is for; `None` where only the service-wide audience is accepted), or why
+    /// it is refused (an RFC 6750 `error_description`, naming no secret).
+    pub async fn subject(&self, token: &str, resource: Option<&str>) -> Result<String, String> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| "the token is malformed")?;
         if matches!(
             header.alg,
@@ -108,19 +110,20 @@ impl OAuth {
             Audience::One(aud) => std::slice::from_ref(aud),
             Audience::Many(auds) => auds.as_slice(),
         };
-        if !audiences.iter().any(|aud| self.accepts_audience(aud)) {
+        if !audiences
+            .iter()
+            .any(|aud| self.accepts_audience(aud, resource))
+        {
             return Err("the token is not meant for this resource (aud)".into());
         }
         Ok(claims.sub)
     }
 
-    /// Whether `aud` is the configured audience or a resource below it.
-    fn accepts_audience(&self, aud: &str) -> bool {
+    /// Whether `aud` is the service-wide audience or exactly `resource` (a token a client
+    /// obtained for one MCP resource is good for that resource only).
+    fn accepts_audience(&self, aud: &str, resource: Option<&str>) -> bool {
         let aud = aud.trim_end_matches('/');
-        aud == self.audience
-            || aud
-                .strip_prefix(self.audience.as_str())
-                .is_some_and(|rest| rest.starts_with('/'))
+        aud == self.audience || resource.is_some_and(|r| aud == r.trim_end_matches('/'))
     }
 }
 

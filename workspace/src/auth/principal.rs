@@ -94,9 +94,15 @@ impl Credential {
 
 /// Reads `Authorization: Bearer <token>` (scheme case-insensitive) and resolves it: a JWT
 /// when OAuth is configured, an API key otherwise; a key whose expiry the state's clock has
-/// reached is invalid. A key is read from the [`super::AuthCache`] at a revision read for
-/// this request.
-pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Credential, ApiError> {
+/// reached is invalid. A JWT must be meant for the service-wide audience or for `resource`
+/// (the MCP resource URL the request is for, as its RFC 9728 document names it; `None` on
+/// the non-MCP endpoints). A key is read from the [`super::AuthCache`] at a revision read
+/// for this request.
+pub async fn authenticate(
+    state: &AppState,
+    headers: &HeaderMap,
+    resource: Option<&str>,
+) -> Result<Credential, ApiError> {
     let Some(value) = headers.get(AUTHORIZATION) else {
         return Ok(Credential::Missing);
     };
@@ -106,7 +112,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Crede
     if let Some(oauth) = &state.oauth
         && OAuth::is_jwt(token)
     {
-        return access_token(state, oauth, token).await;
+        return access_token(state, oauth, token, resource).await;
     }
     let hash = hash_api_key(token);
     let invalid = || {
@@ -141,8 +147,9 @@ async fn access_token(
     state: &AppState,
     oauth: &OAuth,
     token: &str,
+    resource: Option<&str>,
 ) -> Result<Credential, ApiError> {
-    let subject = match oauth.subject(token).await {
+    let subject = match oauth.subject(token, resource).await {
         Ok(subject) => subject,
         Err(reason) => return Ok(Credential::Invalid(reason)),
     };

@@ -92,7 +92,12 @@ pub async fn legacy_deprecation(
     let mut org = response.extensions_mut().remove::<CallerOrg>().map(|o| o.0);
     if org.is_none()
         && method != axum::http::Method::POST
-        && let Ok(Credential::Valid(principal)) = authenticate(&state, &headers).await
+        && let Ok(Credential::Valid(principal)) = authenticate(
+            &state,
+            &headers,
+            Some(&resource_url(&state, None, &connection_id)),
+        )
+        .await
     {
         org = Some(principal.org.slug);
     }
@@ -137,7 +142,8 @@ async fn serve(
         Err(response) => return response,
     };
     let id = request.reply_id();
-    let credential = match authenticate(state, headers).await {
+    let resource = resource_url(state, org, connection_id);
+    let credential = match authenticate(state, headers, Some(&resource)).await {
         Ok(credential) => credential,
         Err(error) => return api_error(id, error),
     };
@@ -503,14 +509,11 @@ pub(super) async fn session_caller(
     headers: &HeaderMap,
     does: &str,
 ) -> Result<SessionCaller, Response> {
-    let principal = match authenticate(state, headers).await {
+    let resource = resource_url(state, org, connection_id);
+    let principal = match authenticate(state, headers, Some(&resource)).await {
         Ok(Credential::Valid(principal)) => principal,
         Ok(other) => {
-            return Err(unauthorized(
-                Value::Null,
-                &resource_url(state, org, connection_id),
-                other.refusal(),
-            ));
+            return Err(unauthorized(Value::Null, &resource, other.refusal()));
         }
         Err(error) => return Err(api_error(Value::Null, error)),
     };

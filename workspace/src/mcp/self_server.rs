@@ -28,7 +28,7 @@ pub async fn self_mcp(
         Err(response) => return response,
     };
     let id = request.reply_id();
-    let principal = match authenticate(&state, &headers).await {
+    let principal = match authenticate(&state, &headers, Some(&resource)).await {
         Ok(Credential::Valid(principal)) => principal,
         Ok(other) => return unauthorized(id, &resource, other.refusal()),
         Err(error) => return api_error(id, error),

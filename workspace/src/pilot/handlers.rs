@@ -31,7 +31,7 @@ async fn member_thread(
     org: &str,
     thread_id: &str,
 ) -> Result<(Principal, Thread), ApiError> {
-    let principal = authenticate(state, headers).await?.required()?;
+    let principal = authenticate(state, headers, None).await?.required()?;
     principal.require_org(org)?;
     let thread = state
         .store

@@ -20,7 +20,7 @@ pub async fn rest_tool(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let principal = authenticate(&state, &headers).await?.required()?;
+    let principal = authenticate(&state, &headers, None).await?.required()?;
     principal.require_org(&org)?;
     let input = if body.iter().all(u8::is_ascii_whitespace) {
         json!({})

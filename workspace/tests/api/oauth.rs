@@ -1,5 +1,6 @@
 //! OAuth access tokens of a configured authorization server: discovery, validation
-//! (signature, audience, expiry, key rotation) and the subject mapped to a member.
+//! (signature, audience bound to the resource, expiry, key rotation and age) and the subject
+//! mapped to a member.
 
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use crate::common::{Api, Backend, request};
 use crate::oauth_double::{AuthServer, SigningKey};
 
 both_backends!(oauth_tokens_map_to_members);
+both_backends!(oauth_audience_is_the_resource);
 
 /// The `WWW-Authenticate` of a 401 on `path` with `token`.
 async fn refusal(api: &Api, path: &str, token: &str) -> String {
@@ -62,7 +64,7 @@ async fn oauth_tokens_map_to_members(backend: Backend) {
         .unwrap();
     assert_eq!(doc["authorization_servers"], json!([server.issuer]));
 
-    // A token for alice meant for this service (or a resource below it): the owner's rights.
+    // A token for alice meant for this service or for this very resource: the owner's rights.
     for aud in [api.base.clone(), format!("{}{path}", api.base)] {
         let token = key.sign(&server.claims("alice", &aud));
         let (status, _, body) = api.rpc(path, Some(&token), request("tools/list")).await;
@@ -72,11 +74,12 @@ async fn oauth_tokens_map_to_members(backend: Backend) {
                 .as_array()
                 .is_some_and(|t| !t.is_empty())
         );
-        let (status, out) = api
-            .tool_in("beta", &token, "COLLECTION_THREADS_LIST", json!({}))
-            .await;
-        assert_eq!(status, 200, "{out}");
     }
+    let token = key.sign(&server.claims("alice", &api.base));
+    let (status, out) = api
+        .tool_in("beta", &token, "COLLECTION_THREADS_LIST", json!({}))
+        .await;
+    assert_eq!(status, 200, "{out}");
 
     // Another organization's member: 403 here, though valid in its own organization.
     let bob = key.sign(&server.claims("bob", &api.base));
@@ -214,4 +217,132 @@ async fn oauth_key_rotation() {
             .await
             .contains("expired")
     );
+}
+
+/// The status and `WWW-Authenticate` of `tools/list` on `path` with `token`.
+async fn rpc_status(api: &Api, path: &str, token: &str) -> (u16, String) {
+    let (status, headers, body) = api.rpc(path, Some(token), request("tools/list")).await;
+    let challenge = headers
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (status, format!("{challenge} {body}"))
+}
+
+/// RFC 8707/9728: a token obtained for one MCP resource works there only; a token for the
+/// service-wide audience works everywhere; the REST tools accept only the latter.
+async fn oauth_audience_is_the_resource(backend: Backend) {
+    let key = SigningKey::new("k1");
+    let (api, server) = start(backend, &key, None).await;
+    api.new_org_as("beta", "alice").await;
+    let a = "/api/beta/mcp/conn_a";
+    let for_a = key.sign(&server.claims("alice", &format!("{}{a}", api.base)));
+    let service = key.sign(&server.claims("alice", &api.base));
+
+    // At its own resource the token authenticates (the connection does not exist: 404, not 401).
+    let (status, out) = rpc_status(&api, a, &for_a).await;
+    assert_eq!(status, 404, "{out}");
+    // Anywhere else it is refused as not meant for that resource.
+    for other in [
+        "/api/beta/mcp/conn_b",
+        "/api/beta/mcp/gateway/agent_1",
+        "/api/beta/mcp/self",
+        "/mcp/conn_a",
+    ] {
+        let (status, out) = rpc_status(&api, other, &for_a).await;
+        assert_eq!(status, 401, "{other}: {out}");
+        assert!(out.contains("error=\"invalid_token\""), "{other}: {out}");
+        assert!(out.contains("(aud)"), "{other}: {out}");
+    }
+    // Not a way to mint an API key, nor to read threads.
+    for tool in ["API_KEY_CREATE", "COLLECTION_THREADS_LIST"] {
+        let response = api
+            .client
+            .post(format!("{}/api/beta/tools/{tool}", api.base))
+            .bearer_auth(&for_a)
+            .json(&json!({ "name": "minted" }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 401, "{tool}");
+        let challenge = response.headers()["www-authenticate"].to_str().unwrap();
+        assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    }
+
+    // The service-wide audience: accepted on every resource and on the tools.
+    for path in [a, "/api/beta/mcp/conn_b", "/api/beta/mcp/gateway/agent_1"] {
+        let (status, out) = rpc_status(&api, path, &service).await;
+        assert_eq!(status, 404, "{path}: {out}");
+    }
+    let (status, out) = rpc_status(&api, "/api/beta/mcp/self", &service).await;
+    assert_eq!(status, 200, "{out}");
+    let (status, out) = api
+        .tool_in("beta", &service, "COLLECTION_THREADS_LIST", json!({}))
+        .await;
+    assert_eq!(status, 200, "{out}");
+}
+
+/// A key withdrawn from the JWKS stops being trusted once the cached set reaches its age
+/// (the response's `max-age`, never below the minimum); while the authorization server is
+/// down the old set is kept for a bounded grace, then nothing is trusted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_jwks_ages_out() {
+    use sitefile_workspace::auth::{MIN_MAX_AGE_MS, STALE_GRACE_MS};
+    let clock = ManualClock::new(chrono::Utc::now().timestamp_millis());
+    let old = SigningKey::new("k1");
+    let new = SigningKey::new("k2");
+    let server = AuthServer::start(&old).await;
+    server.set_cache_control("public, max-age=120");
+    let issuer = server.issuer.clone();
+    let api = Api::start_with(Backend::Sqlite, |config| {
+        config.oauth = Some(OAuthConfig {
+            issuer,
+            audience: None,
+        });
+        config.clock = clock.clock();
+    })
+    .await;
+    api.new_org_as("beta", "alice").await;
+    let path = "/api/beta/mcp/self";
+    let tokens_at = |key: &SigningKey| {
+        // Valid for long enough that only the keys decide.
+        let mut claims = server.claims("alice", &api.base);
+        claims["exp"] = json!(chrono::Utc::now().timestamp() + 7 * 24 * 3600);
+        key.sign(&claims)
+    };
+    let (old_token, new_token) = (tokens_at(&old), tokens_at(&new));
+    assert_eq!(rpc_status(&api, path, &old_token).await.0, 200);
+
+    // k1 is withdrawn (k2 published): trusted while the cached set is young, not after.
+    server.rotate_to(&new);
+    clock.advance(Duration::from_secs(110));
+    assert_eq!(rpc_status(&api, path, &old_token).await.0, 200);
+    clock.advance(Duration::from_secs(11));
+    let (status, out) = rpc_status(&api, path, &old_token).await;
+    assert_eq!(status, 401, "{out}");
+    assert!(out.contains("unknown"), "{out}");
+    assert_eq!(rpc_status(&api, path, &new_token).await.0, 200);
+
+    // The authorization server goes down: the aged set is still used within the grace.
+    server.set_down(true);
+    clock.advance(Duration::from_secs(121));
+    assert_eq!(rpc_status(&api, path, &new_token).await.0, 200);
+    clock.advance(Duration::from_millis(STALE_GRACE_MS as u64));
+    let (status, out) = rpc_status(&api, path, &new_token).await;
+    assert_eq!(status, 401, "{out}");
+    assert!(out.contains("could not be fetched"), "{out}");
+
+    // Back up, asking for a 1 s age: held to the minimum, so a withdrawal made now is
+    // noticed only once that minimum has passed.
+    server.set_down(false);
+    server.set_cache_control("max-age=1");
+    clock.advance(Duration::from_millis(
+        sitefile_workspace::auth::REFETCH_INTERVAL_MS as u64 + 1,
+    ));
+    assert_eq!(rpc_status(&api, path, &new_token).await.0, 200);
+    server.rotate_to(&old);
+    clock.advance(Duration::from_millis(MIN_MAX_AGE_MS as u64 - 1000));
+    assert_eq!(rpc_status(&api, path, &new_token).await.0, 200);
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(rpc_status(&api, path, &new_token).await.0, 401);
 }

@@ -1,10 +1,13 @@
 //! A stand-in OAuth authorization server: OpenID Connect discovery and a JWKS of P-256
 //! keys that can be rotated, and ES256 access tokens signed with them.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::Json;
 use axum::Router;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -46,6 +49,10 @@ pub struct AuthServer {
     /// Its issuer URL.
     pub issuer: String,
     jwks: Arc<Mutex<Value>>,
+    /// The `Cache-Control` of the JWKS response, if any.
+    cache_control: Arc<Mutex<Option<String>>>,
+    /// Whether the JWKS answers 503.
+    down: Arc<AtomicBool>,
 }
 
 impl AuthServer {
@@ -56,6 +63,9 @@ impl AuthServer {
         let jwks = Arc::new(Mutex::new(json!({ "keys": [key.jwk] })));
         let metadata = json!({ "issuer": issuer, "jwks_uri": format!("{issuer}/jwks") });
         let published = jwks.clone();
+        let cache_control = Arc::new(Mutex::new(None::<String>));
+        let down = Arc::new(AtomicBool::new(false));
+        let (header, failing) = (cache_control.clone(), down.clone());
         let router = Router::new()
             .route(
                 "/.well-known/openid-configuration",
@@ -65,11 +75,28 @@ impl AuthServer {
                 "/jwks",
                 get(move || {
                     let keys = published.lock().unwrap().clone();
-                    async move { Json(keys) }
+                    let header = header.lock().unwrap().clone();
+                    let failing = failing.load(Ordering::SeqCst);
+                    async move { jwks_response(keys, header, failing) }
                 }),
             );
         tokio::spawn(async move { axum::serve(listener, router).await });
-        Self { issuer, jwks }
+        Self {
+            issuer,
+            jwks,
+            cache_control,
+            down,
+        }
+    }
+
+    /// Sends `value` as the JWKS response's `Cache-Control`.
+    pub fn set_cache_control(&self, value: &str) {
+        *self.cache_control.lock().unwrap() = Some(value.to_string());
+    }
+
+    /// Makes the JWKS answer 503 (`true`) or its keys again.
+    pub fn set_down(&self, down: bool) {
+        self.down.store(down, Ordering::SeqCst);
     }
 
     /// Publishes `key` instead of the current keys (rotation).
@@ -82,4 +109,18 @@ impl AuthServer {
         let now = chrono::Utc::now().timestamp();
         json!({ "iss": self.issuer, "sub": sub, "aud": aud, "iat": now, "exp": now + 3600 })
     }
+}
+
+/// The JWKS response: `keys` with `cache_control`, or 503 when `failing`.
+fn jwks_response(keys: Value, cache_control: Option<String>, failing: bool) -> Response {
+    if failing {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
+    let mut response = Json(keys).into_response();
+    if let Some(value) = cache_control {
+        response
+            .headers_mut()
+            .insert("cache-control", value.parse().unwrap());
+    }
+    response
 }
