@@ -1,12 +1,14 @@
 // The workspace MCP connection proxy driven by the official MCP TypeScript SDK client
 // (StreamableHTTPClientTransport) against @modelcontextprotocol/server-everything as the
-// upstream (issue 13): session isolation, progress, the server-to-client stream, listings
+// upstream (issue 13): session isolation, tasks, progress, the server-to-client stream, listings
 // and the protocol version.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
   LoggingMessageNotificationSchema,
   ResourceListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -121,4 +123,28 @@ test('a resource one session creates is not visible to another key\'s session', 
   const read = await one.client.readResource({ uri });
   assert.equal(read.contents[0].uri, uri);
   await assert.rejects(two.client.readResource({ uri }), /not found/i);
+});
+
+test('a task created in a session is read and awaited there, and is unknown to another key', { timeout: TIMEOUT_MS }, async () => {
+  const one = await proxyClient('task-one');
+  const two = await proxyClient('task-two');
+  // server-everything's `simulate-research-query` may only be called as a task.
+  const created = await one.client.request(
+    {
+      method: 'tools/call',
+      params: { name: 'simulate-research-query', arguments: { topic: 'proxies' }, task: { ttl: 60_000 } },
+    },
+    CreateTaskResultSchema,
+  );
+  const { taskId } = created.task;
+  assert.ok(taskId, JSON.stringify(created));
+  const status = await one.client.experimental.tasks.getTask(taskId);
+  assert.equal(status.taskId, taskId);
+  assert.ok(['working', 'completed'].includes(status.status), status.status);
+  const result = await one.client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+  assert.match(result.content[0].text, /Research Report: proxies/);
+  assert.equal((await one.client.experimental.tasks.getTask(taskId)).status, 'completed');
+  // Another key's session never reaches the upstream session that holds the task.
+  await assert.rejects(two.client.experimental.tasks.getTask(taskId));
+  await assert.rejects(two.client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema));
 });

@@ -316,8 +316,21 @@ pub async fn gateway(
                 surface: "gateway",
                 request_id: &request_id,
             };
-            let (status, body) =
-                call_tool(&state, &ctx, target, &original, request.params, id, allowed).await;
+            // The call runs in the key's own shared upstream session of the member.
+            let target = Target {
+                caller: Some(principal.key_id.clone()),
+                ..target.clone()
+            };
+            let (status, body) = call_tool(
+                &state,
+                &ctx,
+                &target,
+                &original,
+                request.params,
+                id,
+                allowed,
+            )
+            .await;
             reply(status, body)
         }
         method => rpc_error(

@@ -193,7 +193,9 @@ async fn serve(
     }
     // A request naming a downstream session runs in that session's own upstream session;
     // an unknown, foreign, expired or stale one is 404 (MCP: the client starts a new
-    // session). Requests without one share the connection's session (stateless callers).
+    // session). Requests without one (stateless callers) run in the key's own shared
+    // upstream session on the connection: what one key builds there (resources, tasks) is
+    // never another key's.
     let owner = principal.as_ref().map(|p| Owner {
         org_id: connection.org_id.clone(),
         connection_id: connection.id.clone(),
@@ -220,6 +222,7 @@ async fn serve(
         (Some(_), None) => return session_not_found(id),
         (None, _) => None,
     };
+    let caller = principal.as_ref().map(|p| p.key_id.clone());
     let request_id = uuid::Uuid::new_v4().to_string();
     if request.id.is_none() {
         forward_notification(state, &connection, session, &request, &request_id);
@@ -265,6 +268,7 @@ async fn serve(
             match target_for(state, &connection, &request_id) {
                 Ok(target) => Target {
                     session: session.clone(),
+                    caller: caller.clone(),
                     ..target
                 },
                 Err(error) => return api_error(id, error),
@@ -291,7 +295,11 @@ async fn serve(
         .await;
     }
     let target = match target_for(state, &connection, &request_id) {
-        Ok(target) => Target { session, ..target },
+        Ok(target) => Target {
+            session,
+            caller,
+            ..target
+        },
         Err(error) => return api_error(id, error),
     };
     match request.method.as_str() {
@@ -676,8 +684,9 @@ pub(super) fn method_allowed(principal: &Principal, connection_id: &str, method:
     match method {
         "initialize" | "ping" | "tools/list" => permissions.any_on(connection_id),
         // A task is created by a tool call the key was granted; reading, awaiting and
-        // cancelling it by id needs some grant on the connection. Listing every task of
-        // the connection's upstream session needs `*`.
+        // cancelling it by id needs some grant on the connection, and reaches only the
+        // key's own upstream sessions, so another key's task is unknown there. Listing
+        // every task of the key's upstream session needs `*`.
         "tasks/get" | "tasks/result" | "tasks/cancel" => permissions.any_on(connection_id),
         m if m.starts_with("notifications/") => permissions.any_on(connection_id),
         m if m.starts_with("resources/") || m.starts_with("prompts/") => {
@@ -722,6 +731,7 @@ fn without_credentials(connection: &Connection, request_id: &str) -> Target {
         url: connection.url.clone(),
         headers: super::upstream::upstream_headers(None, &[], request_id),
         tool_timeout: std::time::Duration::from_millis(connection.tool_timeout_ms.max(1) as u64),
+        caller: None,
         session: None,
         relay: None,
     }

@@ -46,6 +46,7 @@ pub fn target_for(
         url: connection.url.clone(),
         headers: upstream_headers(token.as_deref(), &custom, request_id),
         tool_timeout: Duration::from_millis(connection.tool_timeout_ms.max(1) as u64),
+        caller: None,
         session: None,
         relay: None,
     })

@@ -1,7 +1,10 @@
 //! The MCP streamable-HTTP client used to reach upstream servers.
 //!
-//! One shared session per connection is initialized on first use and reused (stateless
-//! callers, listings); an upstream that forgets it (404) is re-initialized once. A
+//! One shared session per connection and caller ([`Target::caller`]: the key, or the
+//! service itself) is initialized on first use and reused (stateless callers, listings),
+//! so what one key builds upstream without a session is never seen by another; those
+//! sessions are bounded ([`MAX_SHARED_SESSIONS`]) and expire when idle
+//! ([`SHARED_SESSION_IDLE`]). An upstream that forgets one (404) re-initializes it once. A
 //! downstream MCP session gets an upstream session of its own ([`Upstream::open_session`],
 //! carried in [`Target::session`]), which is never re-initialized behind its client's
 //! back; its server-to-client stream is read with [`Upstream::listen`] and
@@ -14,6 +17,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use futures_util::{Stream, StreamExt};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -38,6 +43,11 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 /// Timeout for session set-up and listings (tool calls use the connection's timeout).
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Most shared (stateless) upstream sessions kept; beyond it the least recently used one
+/// is forgotten.
+pub const MAX_SHARED_SESSIONS: usize = 4096;
+/// A shared upstream session unused this long is forgotten (a new one is initialized).
+pub const SHARED_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
 
 /// Where and how to reach one upstream server.
 #[derive(Clone)]
@@ -52,6 +62,9 @@ pub struct Target {
     pub headers: HeaderMap,
     /// Tool-call timeout.
     pub tool_timeout: Duration,
+    /// Who the shared session is for when `session` is `None`: the calling key (`Some`),
+    /// or the service itself and anonymous callers (`None`).
+    pub caller: Option<String>,
     /// The upstream session of one downstream MCP session; `None` uses the connection's
     /// shared session (stateless callers).
     pub session: Option<Arc<Session>>,
@@ -98,11 +111,25 @@ pub struct ClientSide {
     pub journal: Journal,
 }
 
+/// Which shared session: a connection and a caller ([`Target::caller`]).
+type SharedKey = (String, Option<String>);
+
+/// A shared session and when it was last used.
+struct Shared {
+    session: Arc<Session>,
+    used: Instant,
+}
+
 /// A pooled HTTP client plus the upstream sessions.
 pub struct Upstream {
     http: reqwest::Client,
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    sessions: Mutex<HashMap<SharedKey, Shared>>,
     next_id: AtomicU64,
+}
+
+/// The shared-session key of a target.
+fn shared_key(target: &Target) -> SharedKey {
+    (target.connection_id.clone(), target.caller.clone())
 }
 
 impl Upstream {
@@ -191,7 +218,7 @@ impl Upstream {
             let session = self.session(target).await?;
             match self.post(target, Some(&session), &body, Some(id)).await {
                 Err(PostError::SessionGone) => {
-                    self.sessions.lock().await.remove(&target.connection_id);
+                    self.sessions.lock().await.remove(&shared_key(target));
                     let session = self.session(target).await?;
                     self.post(target, Some(&session), &body, Some(id))
                         .await
@@ -254,7 +281,7 @@ impl Upstream {
             self.sessions
                 .try_lock()
                 .ok()
-                .and_then(|s| s.get(&target.connection_id).cloned())
+                .and_then(|s| s.get(&shared_key(&target)).map(|s| s.session.clone()))
         });
         tokio::spawn(async move {
             let request = build(&http, &target, session.as_deref(), &body);
@@ -262,12 +289,15 @@ impl Upstream {
         });
     }
 
-    /// The live session of a connection, initializing one when needed.
+    /// The live shared session of a connection and caller, initializing one when needed.
     async fn session(&self, target: &Target) -> Result<Arc<Session>, UpstreamError> {
-        if let Some(s) = self.sessions.lock().await.get(&target.connection_id)
-            && s.revision == target.revision
+        let key = shared_key(target);
+        if let Some(s) = self.sessions.lock().await.get_mut(&key)
+            && s.session.revision == target.revision
+            && s.used.elapsed() < SHARED_SESSION_IDLE
         {
-            return Ok(s.clone());
+            s.used = Instant::now();
+            return Ok(s.session.clone());
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let body = initialize_body(id, CLIENT_PROTOCOL_VERSION, json!({}));
@@ -275,10 +305,22 @@ impl Upstream {
         let init = tokio::time::timeout(LIST_TIMEOUT, init)
             .await
             .map_err(|_| UpstreamError::Timeout)??;
-        self.sessions
-            .lock()
-            .await
-            .insert(target.connection_id.clone(), init.clone());
+        let mut sessions = self.sessions.lock().await;
+        if sessions.len() >= MAX_SHARED_SESSIONS && !sessions.contains_key(&key) {
+            sessions.retain(|_, s| s.used.elapsed() < SHARED_SESSION_IDLE);
+            let oldest = sessions.iter().min_by_key(|(_, s)| s.used);
+            if let Some(oldest) = oldest.map(|(k, _)| k.clone()) {
+                sessions.remove(&oldest);
+            }
+        }
+        let used = Instant::now();
+        sessions.insert(
+            key,
+            Shared {
+                session: init.clone(),
+                used,
+            },
+        );
         Ok(init)
     }
 

@@ -162,3 +162,42 @@ async fn gateway_composes_connections(backend: Backend) {
         .await;
     assert_eq!(s, 404);
 }
+
+both_backends!(gateway_keys_do_not_share_upstream_sessions);
+
+async fn gateway_keys_do_not_share_upstream_sessions(backend: Backend) {
+    let api = Api::start(backend).await;
+    let upstream = mcp_double::start(false).await;
+    let conn = api
+        .connection(&api.owner, &upstream.mode_url("tasks"), json!({}))
+        .await;
+    let out = api
+        .ok(
+            &api.owner,
+            "COLLECTION_VIRTUAL_MCP_CREATE",
+            json!({ "data": { "title": "g", "connections": [{ "connection_id": conn }] } }),
+        )
+        .await;
+    let agent = out["item"]["id"].as_str().unwrap().to_string();
+    let path = format!("/api/acme/mcp/gateway/{agent}");
+    let (_, one) = api.key(json!({ conn.clone(): ["session"] })).await;
+    let (_, two) = api.key(json!({ conn.clone(): ["session"] })).await;
+    // The `session` tool answers the upstream session it ran in.
+    let upstream_session = |key: String| {
+        let (api, path) = (&api, &path);
+        async move {
+            let (status, _, body) = api.rpc(path, Some(&key), call("session", json!({}))).await;
+            assert_eq!(status, 200, "{body}");
+            body["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    let first = upstream_session(one.clone()).await;
+    let second = upstream_session(two.clone()).await;
+    assert!(!first.is_empty() && !second.is_empty());
+    assert_ne!(first, second, "two keys share an upstream session");
+    assert_eq!(upstream_session(one).await, first);
+    assert_eq!(upstream_session(two).await, second);
+}

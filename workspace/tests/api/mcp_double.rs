@@ -43,6 +43,8 @@ struct Double {
     sse: bool,
     stream_ended: Arc<tokio::sync::Notify>,
     answered: Arc<tokio::sync::Notify>,
+    /// The session that created each task (`task-1` first): a task is known only there.
+    tasks: Arc<Mutex<Vec<String>>>,
 }
 
 /// A running MCP double.
@@ -257,6 +259,11 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
             json!({ "tools": tools })
         }
         "tools/list" => json!({ "tools": tools() }),
+        "tasks/get" | "tasks/result" if !own_task(&d, &msg, session.as_deref()) => {
+            let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32602,
+                "message": "Unknown task" } });
+            return axum::Json(body).into_response();
+        }
         "tasks/get" => json!({ "taskId": msg["params"]["taskId"], "status": "completed",
             "createdAt": "2026-11-24T00:00:00Z", "lastUpdatedAt": "2026-11-24T00:00:01Z", "ttl": 60000 }),
         "tasks/result" => json!({ "content": [{ "type": "text", "text": "task done" }],
@@ -313,9 +320,11 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
                 }
                 "public_ping" | "legacy_ping" => text("pong".into()),
                 "task_only" => match msg["params"].get("task") {
-                    Some(task) => json!({ "task": { "taskId": "task-1", "status": "working",
+                    Some(task) => {
+                        json!({ "task": { "taskId": new_task(&d, session.as_deref()), "status": "working",
                         "ttl": task["ttl"], "createdAt": "2026-11-24T00:00:00Z",
-                        "lastUpdatedAt": "2026-11-24T00:00:00Z", "pollInterval": 100 } }),
+                        "lastUpdatedAt": "2026-11-24T00:00:00Z", "pollInterval": 100 } })
+                    }
                     None => {
                         let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32601,
                             "message": "task_only must be called as a task" } });
@@ -464,6 +473,25 @@ async fn listen_mode(
         .into_response()
 }
 
+/// Records a task created in `session`; its id.
+fn new_task(d: &Double, session: Option<&str>) -> String {
+    let mut tasks = d.tasks.lock().unwrap();
+    tasks.push(session.unwrap_or_default().to_string());
+    format!("task-{}", tasks.len())
+}
+
+/// Whether the task `msg` names was created in `session`.
+fn own_task(d: &Double, msg: &Value, session: Option<&str>) -> bool {
+    let number = msg["params"]["taskId"]
+        .as_str()
+        .and_then(|t| t.strip_prefix("task-"))
+        .and_then(|n| n.parse::<usize>().ok());
+    let tasks = d.tasks.lock().unwrap();
+    number
+        .and_then(|n| tasks.get(n.wrapping_sub(1)))
+        .is_some_and(|s| Some(s.as_str()) == session)
+}
+
 fn app(sse: bool) -> (Router, Arc<Mutex<Seen>>, Sessions, Arc<tokio::sync::Notify>) {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let sessions = Sessions::default();
@@ -474,6 +502,7 @@ fn app(sse: bool) -> (Router, Arc<Mutex<Seen>>, Sessions, Arc<tokio::sync::Notif
         sse,
         stream_ended: stream_ended.clone(),
         answered: Arc::new(tokio::sync::Notify::new()),
+        tasks: Arc::default(),
     };
     (
         Router::new()

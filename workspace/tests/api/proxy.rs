@@ -447,6 +447,16 @@ async fn proxy_forwards_params_and_speaks_the_upstream_version(backend: Backend)
         assert_eq!(status, 200, "{method}: {body}");
         assert!(body.get("result").is_some(), "{method}: {body}");
     }
+    // Another key, granted the same tool, cannot read nor await that task by its id: its
+    // requests run in its own upstream session, where the task does not exist.
+    let (_, other) = api.key(json!({ conn.clone(): ["task_only"] })).await;
+    for method in ["tasks/get", "tasks/result"] {
+        let message = json!({ "jsonrpc": "2.0", "id": 4, "method": method,
+            "params": { "taskId": "task-1" } });
+        let (_, _, body) = api.rpc(&path, Some(&other), message).await;
+        assert_eq!(body["error"]["message"], "Unknown task", "{method}: {body}");
+        assert!(body.get("result").is_none(), "{method}: {body}");
+    }
     assert_eq!(
         api.rpc(&path, Some(&key), request("tasks/list")).await.0,
         403
@@ -591,6 +601,15 @@ async fn proxy_sessions_are_per_client(backend: Backend) {
     assert_eq!(status, 200, "stateless callers keep working");
     assert!(!u0.is_empty() && !u1.is_empty() && !u2.is_empty());
     assert!(u0 != u1 && u1 != u2 && u0 != u2, "{u0} {u1} {u2}");
+    // Stateless calls of different keys never share an upstream session; one key's
+    // stateless calls keep theirs.
+    let (status, u3) = upstream_session(&api, &path, &two, None).await;
+    assert_eq!(status, 200);
+    assert!(
+        !u3.is_empty() && u3 != u0 && u3 != u1 && u3 != u2,
+        "{u0} {u3}"
+    );
+    assert_eq!(upstream_session(&api, &path, &one, None).await.1, u0);
     assert_eq!(upstream_session(&api, &path, &one, Some(&s1)).await.1, u1);
     // A session is its key's, on its connection: anything else is 404 (start a new one).
     assert_eq!(upstream_session(&api, &path, &two, Some(&s1)).await.0, 404);
