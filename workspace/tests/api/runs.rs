@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
+use sitefile_workspace::clock::{ManualClock, now_ms};
 
 use crate::both_backends;
 use crate::common::{Api, Backend, read_chunks, wait_settled};
@@ -18,7 +19,10 @@ both_backends!(
     queue_is_bounded,
     keepalive_comments,
     resume_without_a_run_is_204,
-    a_starting_server_leaves_live_runs_alone
+    a_starting_server_leaves_live_runs_alone,
+    a_thread_running_on_another_server_is_busy,
+    a_run_taken_over_keeps_the_status_set_by_the_taker,
+    lease_renewal_keeps_a_long_run_alive
 );
 
 pub(crate) fn user(text: &str) -> Value {
@@ -604,6 +608,169 @@ async fn a_starting_server_leaves_live_runs_alone(backend: Backend) {
     assert!(chunks.iter().all(|c| c["type"] != "error"), "{chunks:?}");
     assert_eq!(
         wait_settled(&second, &second.owner, thread).await,
+        "completed"
+    );
+}
+
+/// The number of messages in the thread's transcript.
+async fn transcript_len(api: &Api, thread: &str) -> usize {
+    let out = api
+        .ok(
+            &api.owner,
+            "COLLECTION_THREAD_MESSAGES_LIST",
+            json!({ "thread_id": thread, "limit": 50 }),
+        )
+        .await;
+    out["items"].as_array().unwrap().len()
+}
+
+/// Waits until the thread's last assistant message has parts (its run saved its answer).
+async fn assistant_answered(api: &Api, thread: &str) {
+    for _ in 0..200 {
+        let out = api
+            .ok(
+                &api.owner,
+                "COLLECTION_THREAD_MESSAGES_LIST",
+                json!({ "thread_id": thread, "limit": 50 }),
+            )
+            .await;
+        let items = out["items"].as_array().unwrap();
+        if items.last().is_some_and(|m| m["parts"] != json!([])) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the run never saved its answer");
+}
+
+/// A post to a thread whose run is in progress on another live server is refused with 409
+/// (nothing is stored: the transcript does not grow), so two servers never run one thread
+/// at once; once that run is over, the same post is accepted and runs.
+async fn a_thread_running_on_another_server_is_busy(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, agent, thread) = (&s.api, &s.agent, &s.thread);
+    let body = json!({ "messages": [user("hold on")], "agent": { "id": agent } });
+    assert_eq!(post(api, &api.owner, thread, body).await.0, 202);
+    provider_requests(&s.llm, 1).await;
+    let second = api.another_server(|_| {}).await;
+    let again = json!({ "messages": [user("hello")], "agent": { "id": agent } });
+    let (status, refused) = post(&second, &second.owner, thread, again.clone()).await;
+    assert_eq!(status, 409, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("in progress on this thread on another server"),
+        "{refused}"
+    );
+    assert_eq!(
+        transcript_len(api, thread).await,
+        2,
+        "the refused post stored nothing"
+    );
+    s.llm.provider.release.notify_one();
+    assert_eq!(wait_settled(api, &api.owner, thread).await, "completed");
+    assert_eq!(post(&second, &second.owner, thread, again).await.0, 202);
+    assert_eq!(
+        wait_settled(&second, &second.owner, thread).await,
+        "completed"
+    );
+    assert_eq!(transcript_len(api, thread).await, 4);
+    assert_eq!(s.llm.provider.max_active.load(Ordering::SeqCst), 1);
+}
+
+/// A server whose clock runs ahead by less than a lease leaves a live run alone; one that
+/// finds the owner's lease lapsed (here: its clock runs three leases ahead, as a stalled
+/// owner would look) marks the run `failed`. The owner's run then finishes, and its final
+/// status does not overwrite the taker's: the thread stays `failed`.
+async fn a_run_taken_over_keeps_the_status_set_by_the_taker(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, agent, thread) = (&s.api, &s.agent, &s.thread);
+    let body = json!({ "messages": [user("hold on")], "agent": { "id": agent } });
+    assert_eq!(post(api, &api.owner, thread, body).await.0, 202);
+    provider_requests(&s.llm, 1).await;
+    let lease = std::time::Duration::from_secs(30);
+    let skewed = ManualClock::new(now_ms());
+    skewed.advance(lease + lease / 2);
+    let near = api
+        .another_server(|c| {
+            c.run_lease = lease;
+            c.clock = skewed.clock();
+        })
+        .await;
+    let got = near
+        .ok(
+            &near.owner,
+            "COLLECTION_THREADS_GET",
+            json!({ "id": thread }),
+        )
+        .await;
+    assert_eq!(got["item"]["status"], "in_progress", "skew under a lease");
+    let ahead = ManualClock::new(now_ms());
+    ahead.advance(3 * lease);
+    let taker = api
+        .another_server(|c| {
+            c.run_lease = lease;
+            c.clock = ahead.clock();
+        })
+        .await;
+    let got = taker
+        .ok(
+            &taker.owner,
+            "COLLECTION_THREADS_GET",
+            json!({ "id": thread }),
+        )
+        .await;
+    assert_eq!(
+        got["item"]["status"], "failed",
+        "the lapsed run is taken over"
+    );
+    s.llm.provider.release.notify_one();
+    // The owner saves the run's answer, then writes its final status.
+    assistant_answered(api, thread).await;
+    for _ in 0..10 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let got = taker
+            .ok(
+                &taker.owner,
+                "COLLECTION_THREADS_GET",
+                json!({ "id": thread }),
+            )
+            .await;
+        assert_eq!(got["item"]["status"], "failed", "not overwritten");
+    }
+}
+
+/// With a short lease (300 ms) the owner's renewals keep a run held for 2 s alive: another
+/// server sees it `in_progress` all along, and it completes with no `error` chunk.
+async fn lease_renewal_keeps_a_long_run_alive(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, agent, thread) = (&s.api, &s.agent, &s.thread);
+    // The first server's lease is the default: restart its side with the short one.
+    let lease = std::time::Duration::from_millis(300);
+    let owner = api.another_server(|c| c.run_lease = lease).await;
+    let watcher = api.another_server(|c| c.run_lease = lease).await;
+    let stream = open_stream(&owner, &owner.owner, thread).await;
+    let reader = tokio::spawn(read_chunks(stream, |c| c["type"] == "finish"));
+    let body = json!({ "messages": [user("hold on")], "agent": { "id": agent } });
+    assert_eq!(post(&owner, &owner.owner, thread, body).await.0, 202);
+    provider_requests(&s.llm, 1).await;
+    for _ in 0..10 {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let got = watcher
+            .ok(
+                &watcher.owner,
+                "COLLECTION_THREADS_GET",
+                json!({ "id": thread }),
+            )
+            .await;
+        assert_eq!(got["item"]["status"], "in_progress", "held for 2 s");
+    }
+    s.llm.provider.release.notify_one();
+    let (chunks, _) = reader.await.unwrap();
+    assert!(chunks.iter().all(|c| c["type"] != "error"), "{chunks:?}");
+    assert_eq!(
+        wait_settled(&watcher, &watcher.owner, thread).await,
         "completed"
     );
 }
