@@ -524,6 +524,43 @@ async fn sigterm_exit_is_bounded_by_the_shutdown_timeout() {
     assert!(log.contains("shutdown deadline"), "{log}");
 }
 
+/// SIGTERM while the database hangs (another connection holds SQLite's write lock, so the
+/// server's writes wait for its 5 s busy timeout): stopping the runs is abandoned after the
+/// shutdown timeout (300 ms), logged, and the process exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_exit_is_bounded_when_the_database_hangs() {
+    use sqlx::Connection;
+    let db = database(Backend::Sqlite).await;
+    assert!(init(&db, "acme").status.success());
+    let env = [("PLATFORM_SHUTDOWN_TIMEOUT_MS", "300".to_string())];
+    let mut server = serve(&db, &env).await;
+    let mut lock = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+    sqlx::raw_sql("BEGIN EXCLUSIVE")
+        .execute(&mut lock)
+        .await
+        .unwrap();
+    let term = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let mut exit = None;
+    for _ in 0..200 {
+        exit = server.child.try_wait().unwrap();
+        if exit.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(exit.expect("the process exits").success());
+    let log = std::fs::read_to_string(&server.stderr).unwrap();
+    assert!(
+        log.contains("the database did not answer within the shutdown timeout"),
+        "{log}"
+    );
+    sqlx::raw_sql("ROLLBACK").execute(&mut lock).await.unwrap();
+}
+
 /// The database's absolute location is logged at start, a database that cannot be opened is
 /// named in the error, and a storage failure while serving is logged with the database's
 /// location while the client gets only "internal error".
