@@ -104,11 +104,23 @@ impl Workspace {
     }
 
     /// Before the server stops: this server's runs are marked failed and every run stream
-    /// ends.
+    /// ends. The database writes get at most the shutdown timeout
+    /// (`PLATFORM_SHUTDOWN_TIMEOUT_MS`), so a hung database cannot hold the exit; the
+    /// streams end either way.
     pub async fn stop(&self) {
-        if let Err(error) = crate::pilot::lease::stop(&self.state).await {
-            let error = self.state.store.error(error);
-            tracing::error!(%error, "runs not stopped cleanly");
+        let timeout = self.state.config.limits.shutdown_timeout;
+        match tokio::time::timeout(timeout, crate::pilot::lease::stop(&self.state)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                let error = self.state.store.error(error);
+                tracing::error!(%error, "runs not stopped cleanly");
+            }
+            Err(_) => tracing::error!(
+                database = %self.state.store.location(),
+                ?timeout,
+                "runs not stopped: the database did not answer within the shutdown timeout; \
+                 other servers fail them when this server's lease lapses"
+            ),
         }
         self.state.pilot.shutdown.cancel();
     }

@@ -14,15 +14,16 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::Pilot;
+use super::lease::live_after;
 use super::queue::MAX_QUEUED_RUNS;
 use super::request::validate;
 use super::run::{RunJob, execute};
 use crate::auth::{Principal, authenticate};
-use crate::clock::{new_id, now_ms};
+use crate::clock::new_id;
 use crate::error::ApiError;
 use crate::http::{accepts_event_stream, parse_json, reject_nul};
 use crate::state::AppState;
-use crate::storage::{Message, Thread, ThreadStatus};
+use crate::storage::{Message, StoreResult, Thread, ThreadStatus};
 
 /// Authenticates a member of `org` (any valid key of the organization) and loads the thread.
 async fn member_thread(
@@ -71,7 +72,7 @@ pub async fn post_message(
         .ok_or_else(|| ApiError::Unavailable("no language model is configured".into()))?;
     let key = format!("{}:{}", principal.org.id, thread.id);
     let task_id = uuid::Uuid::new_v4().to_string();
-    let now = now_ms();
+    let now = state.config.clock.now_ms();
     let user_message = Message {
         id: new_id("msg"),
         thread_id: thread.id.clone(),
@@ -102,15 +103,31 @@ pub async fn post_message(
             )));
         }
         let org_id = &principal.org.id;
-        state.store.upsert_message(org_id, &user_message).await?;
-        state
+        let pilot_id = &state.pilot.server_id;
+        let claimed = state
             .store
-            .upsert_message(org_id, &assistant_message)
+            .claim_thread_runs(org_id, &thread.id, pilot_id, now, live_after(&state, now))
             .await?;
-        state
-            .store
-            .claim_thread_runs(org_id, &thread.id, &state.pilot.server_id)
-            .await?;
+        if !claimed {
+            return Err(ApiError::Conflict(
+                "a run is in progress on this thread on another server; \
+                 post again when it has finished"
+                    .into(),
+            ));
+        }
+        if let Err(error) =
+            save_messages(&state, org_id, &[&user_message, &assistant_message]).await
+        {
+            if !queue.running(&key) {
+                // No run will follow this post: the thread gets back the status it had.
+                let previous = match thread.status {
+                    ThreadStatus::InProgress => ThreadStatus::Failed,
+                    status => status,
+                };
+                settle(&state, org_id, &thread.id, previous).await;
+            }
+            return Err(error.into());
+        }
         queue.push(
             &key,
             RunJob {
@@ -155,15 +172,39 @@ async fn worker(state: AppState, key: String) {
         let status = supervised(&state.pilot, &key, run).await;
         let _admission = queue.admit(&key).await;
         if queue.finish_if_idle(&key) {
-            if let Err(error) = state
-                .store
-                .set_thread_status(&org_id, &thread_id, status)
-                .await
-            {
-                let error = state.store.error(error);
-                tracing::error!(%error, "thread status not saved");
-            }
+            settle(&state, &org_id, &thread_id, status).await;
             return;
+        }
+    }
+}
+
+/// Stores the messages of a post, in order.
+async fn save_messages(state: &AppState, org_id: &str, messages: &[&Message]) -> StoreResult<()> {
+    for message in messages {
+        state.store.upsert_message(org_id, message).await?;
+    }
+    Ok(())
+}
+
+/// Writes the thread's final `status`, unless another server took its runs over (this
+/// server's lease lapsed while they ran): that server's status then stands, and it is logged.
+async fn settle(state: &AppState, org_id: &str, thread_id: &str, status: ThreadStatus) {
+    let now = state.config.clock.now_ms();
+    match state
+        .store
+        .set_thread_status(org_id, thread_id, status, &state.pilot.server_id, now)
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(
+            thread.id = %thread_id,
+            status = status.as_str(),
+            "the thread's runs were taken over by another server (this server's run lease \
+             lapsed): its status is left as that server set it"
+        ),
+        Err(error) => {
+            let error = state.store.error(error);
+            tracing::error!(%error, "thread status not saved");
         }
     }
 }

@@ -4,6 +4,12 @@
 //! died with it: the first server to notice (at its start, then at each renewal) marks the
 //! thread `failed` and ends the run's stream. A run whose server is alive is left alone, so
 //! several servers can share one database.
+//!
+//! Leases are written by the clock of the server holding them and read by the clocks of the
+//! others: a lease counts as lapsed only one whole lease after its end, so clocks that
+//! disagree by less than a lease never fail a live run. A server that stalls longer than
+//! that may find its runs taken over: its final status is then not written
+//! ([`crate::storage::Store::set_thread_status`] is fenced by the owner).
 
 use std::time::Duration;
 
@@ -17,12 +23,15 @@ use crate::storage::StoreResult;
 pub async fn recover(state: &AppState) -> StoreResult<()> {
     let pilot = &state.pilot;
     let now = state.config.clock.now_ms();
-    let lease = i64::try_from(state.config.run_lease.as_millis()).unwrap_or(i64::MAX);
+    let lease = lease_ms(&state.config);
     state
         .store
         .renew_server_lease(&pilot.server_id, now.saturating_add(lease))
         .await?;
-    let orphaned = state.store.fail_orphaned_runs(now).await?;
+    let orphaned = state
+        .store
+        .fail_orphaned_runs(now, live_after(state, now))
+        .await?;
     if !orphaned.is_empty() {
         tracing::warn!(
             orphaned = orphaned.len(),
@@ -36,7 +45,11 @@ pub async fn recover(state: &AppState) -> StoreResult<()> {
 /// Stops this server's runs: marks them `failed`, ends their streams and gives up the
 /// lease, so no other server waits for it to lapse. For a server that is shutting down.
 pub async fn stop(state: &AppState) -> StoreResult<()> {
-    let stopped = state.store.fail_runs_of(&state.pilot.server_id).await?;
+    let now = state.config.clock.now_ms();
+    let stopped = state
+        .store
+        .fail_runs_of(&state.pilot.server_id, now)
+        .await?;
     if !stopped.is_empty() {
         tracing::warn!(
             stopped = stopped.len(),
@@ -48,6 +61,17 @@ pub async fn stop(state: &AppState) -> StoreResult<()> {
         .store
         .release_server_lease(&state.pilot.server_id)
         .await
+}
+
+/// The earliest lease end that still counts as live at `now` (epoch ms): one lease before
+/// it, the margin for clock skew between servers.
+pub fn live_after(state: &AppState, now: i64) -> i64 {
+    now.saturating_sub(lease_ms(&state.config))
+}
+
+/// The lease length in milliseconds.
+fn lease_ms(config: &Config) -> i64 {
+    i64::try_from(config.run_lease.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// Ends the run streams of `threads` (`(org id, thread id)`) with an error `message`.

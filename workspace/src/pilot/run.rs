@@ -5,7 +5,6 @@ use serde_json::{Value, json};
 
 use super::llm::LlmEvent;
 use super::queue::MAX_QUEUED_RUNS;
-use crate::clock::now_ms;
 use crate::mcp::{CallContext, Catalog, Resolved, call_tool, compose};
 use crate::state::AppState;
 use crate::storage::{Agent, Message, ThreadStatus};
@@ -84,7 +83,7 @@ impl Transcript<'_> {
     }
 
     async fn save(&mut self) {
-        self.message.updated_at = now_ms();
+        self.message.updated_at = self.state.config.clock.now_ms();
         if let Err(error) = self
             .state
             .store

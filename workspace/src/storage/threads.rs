@@ -6,7 +6,6 @@ use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row};
 
 use super::{Store, StoreResult};
-use crate::clock::now_ms;
 
 /// Where a thread's runs stand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -196,40 +195,60 @@ impl Store {
         Ok((items, total))
     }
 
-    /// Sets the final status of a thread's runs (`completed` or `failed`); no server owns
-    /// a run on it any more.
+    /// Sets the final status of a thread's runs (`completed` or `failed`) at `now` (epoch ms),
+    /// if the server `owner` still owns them; no server owns a run on it any more. `false`
+    /// when another server took the runs over (it found `owner`'s lease lapsed): nothing is
+    /// written, the other server's decision stands.
     pub async fn set_thread_status(
         &self,
         org_id: &str,
         id: &str,
         status: ThreadStatus,
-    ) -> StoreResult<()> {
-        sqlx::query(
+        owner: &str,
+        now: i64,
+    ) -> StoreResult<bool> {
+        let changed = sqlx::query(
             "UPDATE threads SET status = $3, run_owner = NULL, updated_at = $4 \
-             WHERE org_id = $1 AND id = $2",
+             WHERE org_id = $1 AND id = $2 AND run_owner = $5",
         )
         .bind(org_id)
         .bind(id)
         .bind(status.as_str())
-        .bind(now_ms())
+        .bind(now)
+        .bind(owner)
         .execute(&self.pool)
-        .await?;
-        Ok(())
+        .await?
+        .rows_affected();
+        Ok(changed > 0)
     }
 
-    /// Marks a thread `in_progress`, its runs owned by the server `owner`.
-    pub async fn claim_thread_runs(&self, org_id: &str, id: &str, owner: &str) -> StoreResult<()> {
-        sqlx::query(
+    /// Marks a thread `in_progress` at `now` (epoch ms), its runs owned by the server
+    /// `owner`, unless another server whose lease lasts until `live_after` or later runs
+    /// it: then nothing is written and `false` is returned.
+    pub async fn claim_thread_runs(
+        &self,
+        org_id: &str,
+        id: &str,
+        owner: &str,
+        now: i64,
+        live_after: i64,
+    ) -> StoreResult<bool> {
+        let changed = sqlx::query(
             "UPDATE threads SET status = 'in_progress', run_owner = $3, updated_at = $4 \
-             WHERE org_id = $1 AND id = $2",
+             WHERE org_id = $1 AND id = $2 AND (status <> 'in_progress' \
+             OR run_owner IS NULL OR run_owner = $3 OR NOT EXISTS \
+             (SELECT 1 FROM workspace_servers s WHERE s.id = threads.run_owner \
+              AND s.lease_until >= $5))",
         )
         .bind(org_id)
         .bind(id)
         .bind(owner)
-        .bind(now_ms())
+        .bind(now)
+        .bind(live_after)
         .execute(&self.pool)
-        .await?;
-        Ok(())
+        .await?
+        .rows_affected();
+        Ok(changed > 0)
     }
 
     /// Renews the lease of the server `id` until `until` (epoch ms).
@@ -254,39 +273,45 @@ impl Store {
         Ok(())
     }
 
-    /// Marks `failed` every `in_progress` thread owned by the server `owner` (which is
-    /// stopping) and returns them as `(org id, thread id)`.
-    pub async fn fail_runs_of(&self, owner: &str) -> StoreResult<Vec<(String, String)>> {
+    /// Marks `failed` at `now` (epoch ms) every `in_progress` thread owned by the server
+    /// `owner` (which is stopping) and returns them as `(org id, thread id)`.
+    pub async fn fail_runs_of(&self, owner: &str, now: i64) -> StoreResult<Vec<(String, String)>> {
         let rows = sqlx::query(
             "UPDATE threads SET status = 'failed', run_owner = NULL, updated_at = $2 \
              WHERE status = 'in_progress' AND run_owner = $1 RETURNING org_id, id",
         )
         .bind(owner)
-        .bind(now_ms())
+        .bind(now)
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(thread_key).collect()
     }
 
-    /// Marks `failed` every `in_progress` thread that no server holding a lease at `now`
-    /// owns (its runs died with their server), forgets the lapsed leases, and returns the
-    /// threads as `(org id, thread id)`.
-    pub async fn fail_orphaned_runs(&self, now: i64) -> StoreResult<Vec<(String, String)>> {
+    /// Marks `failed` at `now` (epoch ms) every `in_progress` thread that no server holding
+    /// a lease until `live_after` or later owns (its runs died with their server), forgets
+    /// the leases that lapsed before `live_after`, and returns the threads as
+    /// `(org id, thread id)`.
+    pub async fn fail_orphaned_runs(
+        &self,
+        now: i64,
+        live_after: i64,
+    ) -> StoreResult<Vec<(String, String)>> {
         let orphaned = sqlx::query(
             "UPDATE threads SET status = 'failed', run_owner = NULL, updated_at = $1 \
              WHERE status = 'in_progress' AND (run_owner IS NULL OR NOT EXISTS \
              (SELECT 1 FROM workspace_servers s WHERE s.id = threads.run_owner \
-              AND s.lease_until >= $1)) \
+              AND s.lease_until >= $2)) \
              RETURNING org_id, id",
         )
         .bind(now)
+        .bind(live_after)
         .fetch_all(&self.pool)
         .await?
         .iter()
         .map(thread_key)
         .collect::<StoreResult<_>>()?;
         sqlx::query("DELETE FROM workspace_servers WHERE lease_until < $1")
-            .bind(now)
+            .bind(live_after)
             .execute(&self.pool)
             .await?;
         Ok(orphaned)

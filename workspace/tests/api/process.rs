@@ -51,6 +51,26 @@ impl Drop for Server {
     }
 }
 
+/// Sends SIGTERM to the server.
+fn sigterm(server: &Server) {
+    let term = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+}
+
+/// Waits for the server's process to exit (10 s at most) and returns its status.
+async fn exited(server: &mut Server) -> std::process::ExitStatus {
+    for _ in 0..200 {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            return status;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the process did not exit");
+}
+
 // `Server::drop` kills and waits for the child; clippy cannot see through the drop.
 #[allow(clippy::zombie_processes)]
 async fn serve(db: &Db, extra: &[(&str, String)]) -> Server {
@@ -439,11 +459,7 @@ async fn sigterm_ends_streams_and_exits() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let term = Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(term.success());
+    sigterm(&server);
     let whole = |response: reqwest::Response| async move {
         tokio::time::timeout(Duration::from_secs(10), response.text())
             .await
@@ -460,15 +476,7 @@ async fn sigterm_ends_streams_and_exits() {
     assert_eq!(types.first(), Some(&"start"), "{types:?}");
     assert_eq!(&types[types.len() - 2..], ["error", "finish"], "{types:?}");
     assert!(!whole(idle).await.contains("data:"));
-    let mut exit = None;
-    for _ in 0..200 {
-        exit = server.child.try_wait().unwrap();
-        if exit.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(exit.expect("the process exits").success());
+    assert!(exited(&mut server).await.success());
     // Marked failed at once, with its lease given up: a new server need not wait for it.
     let server = serve(&db, &env).await;
     let (_, got) = tool(
@@ -506,22 +514,35 @@ async fn sigterm_exit_is_bounded_by_the_shutdown_timeout() {
     hanging.write_all(head.as_bytes()).await.unwrap();
     // The request is being served (its handler waits for the body) before the signal.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let term = Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(term.success());
-    let mut exit = None;
-    for _ in 0..200 {
-        exit = server.child.try_wait().unwrap();
-        if exit.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(exit.expect("the process exits").success());
+    sigterm(&server);
+    assert!(exited(&mut server).await.success());
     let log = std::fs::read_to_string(&server.stderr).unwrap();
     assert!(log.contains("shutdown deadline"), "{log}");
+}
+
+/// SIGTERM while the database hangs (another connection holds SQLite's write lock, so the
+/// server's writes wait for its 5 s busy timeout): stopping the runs is abandoned after the
+/// shutdown timeout (300 ms), logged, and the process exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_exit_is_bounded_when_the_database_hangs() {
+    use sqlx::Connection;
+    let db = database(Backend::Sqlite).await;
+    assert!(init(&db, "acme").status.success());
+    let env = [("PLATFORM_SHUTDOWN_TIMEOUT_MS", "300".to_string())];
+    let mut server = serve(&db, &env).await;
+    let mut lock = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+    sqlx::raw_sql("BEGIN EXCLUSIVE")
+        .execute(&mut lock)
+        .await
+        .unwrap();
+    sigterm(&server);
+    assert!(exited(&mut server).await.success());
+    let log = std::fs::read_to_string(&server.stderr).unwrap();
+    assert!(
+        log.contains("the database did not answer within the shutdown timeout"),
+        "{log}"
+    );
+    sqlx::raw_sql("ROLLBACK").execute(&mut lock).await.unwrap();
 }
 
 /// The database's absolute location is logged at start, a database that cannot be opened is

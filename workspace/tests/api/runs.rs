@@ -2,9 +2,11 @@
 //! before the post, the transcript, failures and per-thread serialization.
 
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
+use sitefile_workspace::clock::{ManualClock, now_ms};
 
 use crate::both_backends;
 use crate::common::{Api, Backend, read_chunks, wait_settled};
@@ -18,7 +20,10 @@ both_backends!(
     queue_is_bounded,
     keepalive_comments,
     resume_without_a_run_is_204,
-    a_starting_server_leaves_live_runs_alone
+    a_starting_server_leaves_live_runs_alone,
+    a_thread_running_on_another_server_is_busy,
+    a_run_taken_over_keeps_the_status_set_by_the_taker,
+    lease_renewal_keeps_a_long_run_alive
 );
 
 pub(crate) fn user(text: &str) -> Value {
@@ -137,14 +142,7 @@ async fn run_validation(backend: Backend) {
         404
     );
     // None of these touched the thread.
-    let got = api
-        .ok(
-            &api.owner,
-            "COLLECTION_THREADS_GET",
-            json!({ "id": thread }),
-        )
-        .await;
-    assert_eq!(got["item"]["status"], "completed");
+    assert_eq!(status_on(api, thread).await, "completed");
     assert!(s.llm.provider.requests.lock().unwrap().is_empty());
 }
 
@@ -167,15 +165,9 @@ async fn full_run_with_tool_call(backend: Backend) {
     assert_eq!(status, 202, "{out}");
     assert!(out["taskId"].is_string());
     assert_eq!(out.as_object().unwrap().len(), 1);
-    let got = api
-        .ok(
-            &api.owner,
-            "COLLECTION_THREADS_GET",
-            json!({ "id": thread }),
-        )
-        .await;
     assert_eq!(
-        got["item"]["status"], "in_progress",
+        status_on(api, thread).await,
+        "in_progress",
         "in_progress before the 202 is read"
     );
     let (chunks, keepalives) = reader.await.unwrap();
@@ -228,14 +220,7 @@ async fn full_run_with_tool_call(backend: Backend) {
             .contains("Be brief.\n\nExtra rule.")
     );
     // The durable transcript.
-    let messages = api
-        .ok(
-            &api.owner,
-            "COLLECTION_THREAD_MESSAGES_LIST",
-            json!({ "thread_id": thread, "limit": 10 }),
-        )
-        .await;
-    let items = messages["items"].as_array().unwrap();
+    let items = transcript(api, thread).await;
     assert_eq!(items.len(), 2);
     assert_eq!(items[0]["role"], "user");
     assert_eq!(
@@ -332,27 +317,14 @@ async fn failed_run_and_serialized_runs(backend: Backend) {
         .await;
         assert_eq!(status, 202);
     }
-    let got = api
-        .ok(
-            &api.owner,
-            "COLLECTION_THREADS_GET",
-            json!({ "id": thread }),
-        )
-        .await;
-    assert_eq!(got["item"]["status"], "in_progress");
+    assert_eq!(status_on(api, thread).await, "in_progress");
     assert_eq!(wait_settled(api, &api.owner, thread).await, "completed");
     assert_eq!(
         s.llm.provider.max_active.load(Ordering::SeqCst),
         1,
         "runs of one thread are serialized"
     );
-    let messages = api
-        .ok(
-            &api.owner,
-            "COLLECTION_THREAD_MESSAGES_LIST",
-            json!({ "thread_id": thread }),
-        )
-        .await;
+    let messages = transcript_page(api, thread).await;
     assert_eq!(
         messages["totalCount"], 8,
         "4 user messages and 4 assistant messages"
@@ -366,7 +338,7 @@ async fn failed_run_and_serialized_runs(backend: Backend) {
     )
     .await;
     assert_eq!(status, 202);
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
     let late = open_stream(api, &api.owner, thread).await;
     let (chunks, _) = read_chunks(late, |c| c["type"] == "finish").await;
     assert_eq!(chunks[0]["type"], "start");
@@ -390,19 +362,12 @@ async fn queued_runs_keep_post_order(backend: Backend) {
         assert_eq!(post(api, &member, thread, body).await.0, 202);
     }
     assert_eq!(wait_settled(api, &api.owner, thread).await, "completed");
-    let messages = api
-        .ok(
-            &api.owner,
-            "COLLECTION_THREAD_MESSAGES_LIST",
-            json!({ "thread_id": thread }),
-        )
-        .await;
-    let items = messages["items"].as_array().unwrap();
+    let items = transcript(api, thread).await;
     let roles: Vec<&str> = items.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(
         roles,
         ["user", "assistant", "user", "assistant"],
-        "{messages}"
+        "{items:?}"
     );
     assert_eq!(text_of(&items[0]), "one please use tool");
     assert_eq!(text_of(&items[1]), "Tool said: hello");
@@ -450,7 +415,7 @@ async fn queued_runs_keep_post_order(backend: Backend) {
         if rows.iter().any(|r| r["surface"] == "run") {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let run_row = rows
         .iter()
@@ -470,7 +435,7 @@ async fn queue_is_bounded(backend: Backend) {
         if !s.llm.provider.requests.lock().unwrap().is_empty() {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     for i in 0..16 {
         let (status, out) = post(api, &api.owner, thread, body(&format!("q{i}"))).await;
@@ -479,13 +444,7 @@ async fn queue_is_bounded(backend: Backend) {
     let (status, out) = post(api, &api.owner, thread, body("one too many")).await;
     assert_eq!(status, 429, "{out}");
     assert!(out["error"].as_str().unwrap().contains("16 runs"), "{out}");
-    let messages = api
-        .ok(
-            &api.owner,
-            "COLLECTION_THREAD_MESSAGES_LIST",
-            json!({ "thread_id": thread, "limit": 100 }),
-        )
-        .await;
+    let messages = transcript_page(api, thread).await;
     assert_eq!(
         messages["totalCount"], 34,
         "the refused post left no message"
@@ -499,7 +458,7 @@ async fn keepalive_comments(backend: Backend) {
     assert_eq!(stream.status(), 200);
     let mut bytes = stream.bytes_stream();
     let mut seen = Vec::new();
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while !String::from_utf8_lossy(&seen).contains("\n\n") {
         let next = tokio::time::timeout_at(deadline, bytes.next()).await;
         let Ok(Some(Ok(chunk))) = next else {
@@ -532,7 +491,7 @@ pub(crate) async fn resume_stream(api: &Api, key: &str, thread: &str) -> reqwest
 
 /// The `data:` chunks of a whole response body, which must end within 10 s.
 pub(crate) async fn whole_stream(response: reqwest::Response) -> Vec<Value> {
-    let body = tokio::time::timeout(std::time::Duration::from_secs(10), response.text())
+    let body = tokio::time::timeout(Duration::from_secs(10), response.text())
         .await
         .expect("the stream ends")
         .unwrap();
@@ -544,13 +503,22 @@ pub(crate) async fn whole_stream(response: reqwest::Response) -> Vec<Value> {
 
 /// Waits until the provider double has received `n` requests.
 pub(crate) async fn provider_requests(llm: &llm_double::LlmDouble, n: usize) {
+    let what = format!("the provider receiving {n} requests");
+    poll_until(&what, async || {
+        llm.provider.requests.lock().unwrap().len() >= n
+    })
+    .await;
+}
+
+/// Checks `done` every 50 ms until it holds; panics naming `what` after 10 s.
+async fn poll_until(what: &str, mut done: impl AsyncFnMut() -> bool) {
     for _ in 0..200 {
-        if llm.provider.requests.lock().unwrap().len() >= n {
+        if done().await {
             return;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("the provider never received {n} requests");
+    panic!("never happened: {what}");
 }
 
 /// A reconnection (the AI SDK's resume) gets 204 when no run is in progress, and the run in
@@ -591,19 +559,161 @@ async fn a_starting_server_leaves_live_runs_alone(backend: Backend) {
     assert_eq!(post(api, &api.owner, thread, body).await.0, 202);
     provider_requests(&s.llm, 1).await;
     let second = api.another_server(|_| {}).await;
-    let got = second
-        .ok(
-            &second.owner,
-            "COLLECTION_THREADS_GET",
-            json!({ "id": thread }),
-        )
-        .await;
-    assert_eq!(got["item"]["status"], "in_progress");
+    assert_eq!(status_on(&second, thread).await, "in_progress");
     s.llm.provider.release.notify_one();
     let (chunks, _) = reader.await.unwrap();
     assert!(chunks.iter().all(|c| c["type"] != "error"), "{chunks:?}");
     assert_eq!(
         wait_settled(&second, &second.owner, thread).await,
+        "completed"
+    );
+}
+
+/// The first page (100 messages) of the thread's transcript, with its `totalCount`.
+async fn transcript_page(api: &Api, thread: &str) -> Value {
+    api.ok(
+        &api.owner,
+        "COLLECTION_THREAD_MESSAGES_LIST",
+        json!({ "thread_id": thread, "limit": 100 }),
+    )
+    .await
+}
+
+/// The thread's transcript (its first 100 messages).
+async fn transcript(api: &Api, thread: &str) -> Vec<Value> {
+    let page = transcript_page(api, thread).await;
+    page["items"].as_array().unwrap().clone()
+}
+
+/// Posts a run that the provider holds until released, through `api`, and waits until the
+/// provider has it.
+async fn post_held_run(s: &Setup, api: &Api) {
+    let body = json!({ "messages": [user("hold on")], "agent": { "id": s.agent } });
+    assert_eq!(post(api, &api.owner, &s.thread, body).await.0, 202);
+    provider_requests(&s.llm, 1).await;
+}
+
+/// Waits until the thread's last assistant message has parts (its run saved its answer).
+async fn assistant_answered(api: &Api, thread: &str) {
+    poll_until("the run saving its answer", async || {
+        let items = transcript(api, thread).await;
+        items.last().is_some_and(|m| m["parts"] != json!([]))
+    })
+    .await;
+}
+
+/// Another server with run lease `lease`, whose clock runs `ahead` of the others.
+async fn skewed_server(api: &Api, lease: Duration, ahead: Duration) -> Api {
+    let clock = ManualClock::new(now_ms());
+    clock.advance(ahead);
+    api.another_server(|c| {
+        c.run_lease = lease;
+        c.clock = clock.clock();
+    })
+    .await
+}
+
+/// The thread's status as `api` reads it.
+async fn status_on(api: &Api, thread: &str) -> Value {
+    let got = api
+        .ok(
+            &api.owner,
+            "COLLECTION_THREADS_GET",
+            json!({ "id": thread }),
+        )
+        .await;
+    got["item"]["status"].clone()
+}
+
+/// A post to a thread whose run is in progress on another live server is refused with 409
+/// (nothing is stored: the transcript does not grow), so two servers never run one thread
+/// at once; once that run is over, the same post is accepted and runs.
+async fn a_thread_running_on_another_server_is_busy(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, agent, thread) = (&s.api, &s.agent, &s.thread);
+    post_held_run(&s, api).await;
+    let second = api.another_server(|_| {}).await;
+    let again = json!({ "messages": [user("hello")], "agent": { "id": agent } });
+    let (status, refused) = post(&second, &second.owner, thread, again.clone()).await;
+    assert_eq!(status, 409, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("in progress on this thread on another server"),
+        "{refused}"
+    );
+    assert_eq!(
+        transcript(api, thread).await.len(),
+        2,
+        "the refused post stored nothing"
+    );
+    s.llm.provider.release.notify_one();
+    assert_eq!(wait_settled(api, &api.owner, thread).await, "completed");
+    assert_eq!(post(&second, &second.owner, thread, again).await.0, 202);
+    assert_eq!(
+        wait_settled(&second, &second.owner, thread).await,
+        "completed"
+    );
+    assert_eq!(transcript(api, thread).await.len(), 4);
+    assert_eq!(s.llm.provider.max_active.load(Ordering::SeqCst), 1);
+}
+
+/// A server whose clock runs ahead by less than a lease leaves a live run alone; one that
+/// finds the owner's lease lapsed (here: its clock runs three leases ahead, as a stalled
+/// owner would look) marks the run `failed`. The owner's run then finishes, and its final
+/// status does not overwrite the taker's: the thread stays `failed`.
+async fn a_run_taken_over_keeps_the_status_set_by_the_taker(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, thread) = (&s.api, &s.thread);
+    post_held_run(&s, api).await;
+    let lease = Duration::from_secs(30);
+    let near = skewed_server(api, lease, lease + lease / 2).await;
+    assert_eq!(
+        status_on(&near, thread).await,
+        "in_progress",
+        "skew under a lease"
+    );
+    let taker = skewed_server(api, lease, 3 * lease).await;
+    assert_eq!(
+        status_on(&taker, thread).await,
+        "failed",
+        "the lapsed run is taken over"
+    );
+    s.llm.provider.release.notify_one();
+    // The owner saves the run's answer, then writes its final status.
+    assistant_answered(api, thread).await;
+    for _ in 0..10 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(status_on(&taker, thread).await, "failed", "not overwritten");
+    }
+}
+
+/// With a short lease (300 ms) the owner's renewals keep a run held for 2 s alive: another
+/// server sees it `in_progress` all along, and it completes with no `error` chunk.
+async fn lease_renewal_keeps_a_long_run_alive(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, thread) = (&s.api, &s.thread);
+    // The setup's server keeps the default lease; the owner and the watcher have the short one.
+    let lease = Duration::from_millis(300);
+    let owner = api.another_server(|c| c.run_lease = lease).await;
+    let watcher = api.another_server(|c| c.run_lease = lease).await;
+    let stream = open_stream(&owner, &owner.owner, thread).await;
+    let reader = tokio::spawn(read_chunks(stream, |c| c["type"] == "finish"));
+    post_held_run(&s, &owner).await;
+    for _ in 0..10 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(
+            status_on(&watcher, thread).await,
+            "in_progress",
+            "held for 2 s"
+        );
+    }
+    s.llm.provider.release.notify_one();
+    let (chunks, _) = reader.await.unwrap();
+    assert!(chunks.iter().all(|c| c["type"] != "error"), "{chunks:?}");
+    assert_eq!(
+        wait_settled(&watcher, &watcher.owner, thread).await,
         "completed"
     );
 }
