@@ -146,6 +146,11 @@ test("preview GETs redirect (307) to the preview page, which renders the section
   const html = await response.text();
   assert.match(html, /<div data-theme="light" data-platform-preview="">/);
   assert.match(html, /<section data-manifest-key="site\/sections\/Counter.tsx"><section data-section="counter"><button type="button">Preview me<\/button><output data-testid="count">5<\/output>/);
+  // The render shell's stylesheet is linked, and the app serves it.
+  assert.match(html, /<link(?=[^>]*rel="stylesheet")[^>]*href="\/styles.css"/);
+  const css = await get("/styles.css");
+  assert.equal(css.status, 200);
+  assert.match(css.headers.get("content-type"), /^text\/css/);
 
   // A page preview: its sections, each wrapped, its section loaders run for the previewed path.
   response = await get(`/platform/preview/Footer`);
