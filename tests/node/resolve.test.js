@@ -16,9 +16,12 @@ const never = { __resolveType: "website/matchers/never.ts" };
 
 test("a page of examples/storefront resolves with its loaders and matchers", async () => {
   const calls = [];
+  // The header's alert follows a date rule (Black Friday 2026): the clock is the test's.
+  let now = "2026-06-01T12:00:00Z";
   const site = createSiteSetup({
     blocksDir: storefront,
     env: {},
+    now: () => new Date(now),
     loaders: {
       "vtex/loaders/intelligentSearch/productListingPage.ts": (props) => {
         calls.push(props);
@@ -36,6 +39,10 @@ test("a page of examples/storefront resolves with its loaders and matchers", asy
   assert.deepEqual(result.props.page, { products: [{ name: "Runner" }] });
   const header = page.sections.find((s) => s.component === "site/sections/Header/Header.tsx");
   assert.equal(header.props.alert, "Free shipping over $50");
+  now = "2026-11-28T12:00:00Z";
+  const campaign = await resolveDecoPage({ url: "https://storefront.example/shoes" }, site);
+  const alert = campaign.sections.find((s) => s.component === "site/sections/Header/Header.tsx").props.alert;
+  assert.equal(alert, "Black Friday: 30% off everything");
 });
 
 test("the request's headers reach the built-in matchers (a mobile visitor, fetch Request too)", async () => {
