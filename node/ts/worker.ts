@@ -92,6 +92,9 @@ export interface WorkerEntryOptions {
   cacheStorage?: (env: unknown, request: Request) => EdgeCacheStorage | null;
   /** Proxies paths to another origin: a response is returned as is, uncached. */
   proxyHandler?: (request: Request, url: URL) => Response | null | undefined | Promise<Response | null | undefined>;
+  /** More query parameters left out of cache keys besides the built-in tracking ones (names
+   * compared ignoring case; beyond the spec: the reference's `registerTrackingParam`). */
+  trackingParams?: string[];
   /** Assets cached for a year: a RegExp or its source. */
   fingerprintedAssetPattern?: RegExp | string;
   /** `CDN-Cache-Control`: a policy name, or `(profile) => value | null`, asked once per profile. */
