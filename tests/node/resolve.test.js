@@ -520,3 +520,33 @@ test("pageMetadata: the head of a resolved page from its SEO, with the host's de
   assert.deepEqual(pageMetadata(plain, { siteName: "Shop" }), { title: "Shop", description: null, canonical: null, robots: null });
   assert.throws(() => pageMetadata(plain, { colour: "red" }), { code: "INVALID_CONFIG" });
 });
+
+test("x-platform-matchers-override forces a saved matcher's variant, as a header or a query parameter", async () => {
+  const site = createSiteSetup({
+    env: {},
+    blocks: {
+      Mobile: { __resolveType: "website/matchers/device.ts", mobile: true },
+      "Summer Sale": { __resolveType: "website/matchers/never.ts" },
+      "pages-home": {
+        path: "/",
+        sections: [
+          flag(variant({ __resolveType: "Mobile" }, hero("phone")), variant(always, hero("desktop"))),
+          flag(variant({ __resolveType: "Summer Sale" }, hero("sale")), variant(always, hero("regular"))),
+        ],
+      },
+    },
+  });
+  const titles = async (request) => (await resolveDecoPage(request, site)).sections.map((s) => s.props.title);
+  const OVERRIDE = "x-platform-matchers-override";
+  assert.deepEqual(await titles({ url: "https://shop.example/" }), ["desktop", "regular"]);
+  assert.deepEqual(await titles({ url: "https://shop.example/", headers: { [OVERRIDE]: "Mobile=1" } }), ["phone", "regular"]);
+  assert.deepEqual(
+    await titles({ url: "https://shop.example/", headers: { "user-agent": MOBILE, [OVERRIDE]: "Mobile=0" } }),
+    ["desktop", "regular"],
+    "=0 forces false for a visitor the rule matches",
+  );
+  assert.deepEqual(await titles({ url: `https://shop.example/?${OVERRIDE}=Mobile%3D1` }), ["phone", "regular"], "query form");
+  const both = `https://shop.example/?${OVERRIDE}=Mobile%3D1&${OVERRIDE}=${encodeURIComponent("Summer Sale=1")}`;
+  assert.deepEqual(await titles({ url: both }), ["phone", "sale"], "repeated pairs; a name with a space");
+  assert.deepEqual(await titles(new Request("https://shop.example/", { headers: { [OVERRIDE]: "Mobile=1" } })), ["phone", "regular"]);
+});
