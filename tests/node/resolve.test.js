@@ -550,3 +550,48 @@ test("x-platform-matchers-override forces a saved matcher's variant, as a header
   assert.deepEqual(await titles({ url: both }), ["phone", "sale"], "repeated pairs; a name with a space");
   assert.deepEqual(await titles(new Request("https://shop.example/", { headers: { [OVERRIDE]: "Mobile=1" } })), ["phone", "regular"]);
 });
+
+test("sitefile/sdk/experiments: a three-arm experiment splits visitors 20/30/50, each kept on their arm", async () => {
+  const { resolveExperimentVariant } = require("sitefile/sdk/experiments");
+  assert.equal(resolveExperimentVariant, require("sitefile").resolveExperimentVariant, "one module, one scope");
+  const config = {
+    version: 2,
+    experiments: [
+      { key: "layout", variants: [{ id: "a", weight: 20, payload: 1 }, { id: "b", weight: 30, payload: 2 }, { id: "c", weight: 50, payload: 3 }] },
+    ],
+  };
+  let draw = 0;
+  const site = createSiteSetup({
+    env: {},
+    blocks: { "pages-home": { path: "/", sections: [hero({ __resolveType: "site/loaders/layout.ts" })] } },
+    loaders: { "site/loaders/layout.ts": () => resolveExperimentVariant("layout") },
+    experiments: { get: () => config },
+    random: () => draw,
+  });
+  const visit = async (cookies) => {
+    const page = await resolveDecoPage({ url: "https://shop.example/", cookies }, site);
+    const cookie = page.effects.setCookies?.find((c) => c.startsWith("platform_segment="));
+    return { arm: page.sections[0].props.title, cookie: cookie && decodeURIComponent(cookie.split(";")[0].slice("platform_segment=".length)) };
+  };
+  const visitors = 600;
+  const counts = { a: 0, b: 0, c: 0 };
+  const kept = [];
+  for (let i = 0; i < visitors; i += 1) {
+    draw = (i + 0.5) / visitors;
+    const { arm, cookie } = await visit({});
+    assert.equal(arm.isFresh, true);
+    assert.equal(arm.payload, { a: 1, b: 2, c: 3 }[arm.variantId]);
+    counts[arm.variantId] += 1;
+    if (i % 60 === 0) kept.push([arm.variantId, cookie]);
+  }
+  const share = (id) => counts[id] / visitors;
+  assert.ok(Math.abs(share("a") - 0.2) < 0.05 && Math.abs(share("b") - 0.3) < 0.05 && Math.abs(share("c") - 0.5) < 0.05, JSON.stringify(counts));
+  for (const [id, cookie] of kept) {
+    for (const other of [0, 0.5, 0.999]) {
+      draw = other;
+      const again = await visit({ platform_segment: cookie });
+      assert.equal(again.arm.variantId, id, "sticky whatever the new draw");
+      assert.equal(again.arm.isFresh, false);
+    }
+  }
+});
