@@ -273,8 +273,8 @@ export declare class NativeSite {
   /** Whether a schema is set. */
   get hasSchema(): boolean
   /**
-   * Sets the document previews are wrapped in (JSON: `{css?, fonts?, theme?, bodyClass?,
-   * lang?}`).
+   * Changes the document previews are wrapped in (JSON: `{css?, fonts?, theme?, bodyClass?,
+   * lang?}`): the fields given are set, the others kept.
    */
   setRenderShell(shell: string): void
   /** How many body bytes an admin request to `path` may carry; a host stops reading past it. */

@@ -8,7 +8,9 @@ mod admin_site;
 
 use serde_json::{Value as Json, json};
 use sitefile_core::MatcherContext;
-use sitefile_core::admin::{AdminOutcome, AdminRequest, RenderShell, RenderedSection, Schema};
+use sitefile_core::admin::{
+    AdminOutcome, AdminRequest, RenderShellUpdate, RenderedSection, Schema,
+};
 use sitefile_core::content::Snapshot;
 use sitefile_core::edge::{CspNonce, EdgePlan, WorkerOptions};
 use sitefile_core::matchers::ExperimentsConfig;
@@ -454,16 +456,29 @@ fn the_render_shell_wraps_every_preview_and_can_be_set_later() {
             other => panic!("{other:?}"),
         };
     assert!(frame(&site).starts_with("<!DOCTYPE html><html lang=\"en\"><head>"));
-    site.set_render_shell(RenderShell {
+    // `createAdminSetup({css, fonts})`, then `setRenderShell({theme, lang})`: the second call
+    // sets only what it gives.
+    site.set_render_shell(RenderShellUpdate {
         css: Some("/styles.css".into()),
+        fonts: Some(vec!["https://fonts.example/inter.css".into()]),
+        ..RenderShellUpdate::default()
+    });
+    site.set_render_shell(RenderShellUpdate {
         theme: Some("light".into()),
-        ..RenderShell::default()
+        lang: Some("pt-BR".into()),
+        ..RenderShellUpdate::default()
     });
     let html = frame(&site);
-    assert!(html.contains("data-theme=\"light\""), "{html}");
     assert!(
-        html.contains("<link rel=\"stylesheet\" href=\"/styles.css\">"),
+        html.starts_with("<!DOCTYPE html><html lang=\"pt-BR\" data-theme=\"light\">"),
         "{html}"
+    );
+    assert!(
+        html.contains(
+            "<link rel=\"stylesheet\" href=\"https://fonts.example/inter.css\">\
+             <link rel=\"stylesheet\" href=\"/styles.css\">"
+        ),
+        "the fonts and the stylesheet are kept: {html}"
     );
     let request = AdminRequest::new("GET", "/live/previews/site/sections/Hero.tsx");
     let job = preview_job(&site, &request);
@@ -683,9 +698,9 @@ fn worker_options_given_after_setup_replace_the_edge_policy_and_the_purge_token(
         site.handle_edge_admin(&purge_request, now()),
         AdminOutcome::Respond(_)
     ));
-    site.set_render_shell(RenderShell {
+    site.set_render_shell(RenderShellUpdate {
         lang: Some("pt".into()),
-        ..RenderShell::default()
+        ..RenderShellUpdate::default()
     });
     let options = WorkerOptions::from_json(&json!({
         "extraBypassPaths": ["/blog/"], "purgeTokenEnv": "OTHER_TOKEN"

@@ -11,7 +11,9 @@ use chrono::{DateTime, Utc};
 use napi::Env;
 use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
-use sitefile_core::admin::{self, AdminRequest, AdminSite, MatcherSchema, RenderShell, Schema};
+use sitefile_core::admin::{
+    self, AdminRequest, AdminSite, MatcherSchema, RenderShellUpdate, Schema,
+};
 use sitefile_core::content::Snapshot;
 use sitefile_core::draft::{ApiDomains, DraftPointer};
 use sitefile_core::edge::WorkerOptions;
@@ -417,12 +419,12 @@ impl NativeSite {
         AdminSite::schema(self.site.as_ref()).is_some()
     }
 
-    /// Sets the document previews are wrapped in (JSON: `{css?, fonts?, theme?, bodyClass?,
-    /// lang?}`).
+    /// Changes the document previews are wrapped in (JSON: `{css?, fonts?, theme?, bodyClass?,
+    /// lang?}`): the fields given are set, the others kept.
     #[napi]
     pub fn set_render_shell(&self, shell: String) -> Result<(), napi::Error<Code>> {
         guarded(|| {
-            let shell: RenderShell = serde_json::from_str(&shell).map_err(|e| {
+            let shell: RenderShellUpdate = serde_json::from_str(&shell).map_err(|e| {
                 fail(
                     ErrorCode::InvalidConfig,
                     format!("invalid render shell: {e}"),

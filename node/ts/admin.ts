@@ -51,7 +51,8 @@ function checkSite(site: unknown, who: string): asserts site is Site {
 
 /**
  * Sets the document previews are rendered in (spec `setRenderShell`); `theme` becomes
- * `data-theme`, so component-library colour variables apply.
+ * `data-theme`, so component-library colour variables apply. Only the fields given change:
+ * those left out keep what `createAdminSetup` or an earlier call set.
  */
 export function setRenderShell(shell: RenderShellOptions, site: Site = currentSite()): void {
   checkSite(site, "setRenderShell");

@@ -295,6 +295,28 @@ test("previews render React sections in the render shell, errors inline", async 
   assert.match(await response.text(), /Loading preview/);
 });
 
+test("setRenderShell sets only the fields it is given: createAdminSetup's fonts survive", async () => {
+  setup();
+  createAdminSetup({ css: "/styles.css", fonts: ["https://fonts.example/a.css", "/fonts/b.css"] });
+  setRenderShell({ theme: "dark", bodyClass: "bg-base-100", lang: "pt-BR" });
+  const preview = async () =>
+    (await handleRender(request(`/live/previews/site/sections/Hero.tsx?props=${encodeURIComponent(JSON.stringify({ title: "x" }))}`))).text();
+  let html = await preview();
+  assert.match(html, /^<!DOCTYPE html><html lang="pt-BR" data-theme="dark">/);
+  assert.match(
+    html,
+    /<link rel="stylesheet" href="https:\/\/fonts.example\/a.css"><link rel="stylesheet" href="\/fonts\/b.css"><link rel="stylesheet" href="\/styles.css"><\/head>/,
+    "fonts, then the stylesheet, as createAdminSetup set them",
+  );
+  assert.match(html, /<body class="bg-base-100">/);
+
+  setRenderShell({ css: "/v2.css" });
+  html = await preview();
+  assert.match(html, /<link rel="stylesheet" href="\/fonts\/b.css"><link rel="stylesheet" href="\/v2.css"><\/head>/);
+  assert.match(html, /data-theme="dark"/, "the theme set before is kept");
+  assert.match(await (await handleRender(request("/live/previews"))).text(), /<body class="bg-base-100">.*Loading preview/s, "the empty frame too");
+});
+
 test("liveness, OPTIONS, CORS, unknown routes", async () => {
   setup();
   let response = await handleAdminRequest(request("/platform/_liveness"));

@@ -45,7 +45,7 @@ pub use preview::{
 };
 pub use preview_page::{PREVIEW_PAGE_PATH, preview_page_admin_path, preview_page_redirect};
 pub use purge::PurgeJob;
-pub use render_shell::RenderShell;
+pub use render_shell::{RenderShell, RenderShellUpdate};
 pub use request::AdminRequest;
 pub use response::AdminResponse;
 pub use route::{is_admin_route, is_purge_route, is_speculation_rules_route};

@@ -25,7 +25,56 @@ pub struct RenderShell {
     pub lang: Option<String>,
 }
 
+/// What `setRenderShell` changes: each field given replaces the shell's, each one left out (or
+/// `null`) keeps what it was, so `setRenderShell({theme})` after `createAdminSetup({css, fonts})`
+/// keeps the stylesheet and fonts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RenderShellUpdate {
+    /// Replaces [`RenderShell::css`].
+    #[serde(default)]
+    pub css: Option<String>,
+    /// Replaces [`RenderShell::fonts`] (the whole list).
+    #[serde(default)]
+    pub fonts: Option<Vec<String>>,
+    /// Replaces [`RenderShell::theme`].
+    #[serde(default)]
+    pub theme: Option<String>,
+    /// Replaces [`RenderShell::body_class`].
+    #[serde(default)]
+    pub body_class: Option<String>,
+    /// Replaces [`RenderShell::lang`].
+    #[serde(default)]
+    pub lang: Option<String>,
+}
+
 impl RenderShell {
+    /// Sets the fields `update` gives and keeps the others.
+    pub fn apply(&mut self, update: RenderShellUpdate) {
+        let RenderShellUpdate {
+            css,
+            fonts,
+            theme,
+            body_class,
+            lang,
+        } = update;
+        if css.is_some() {
+            self.css = css;
+        }
+        if let Some(fonts) = fonts {
+            self.fonts = fonts;
+        }
+        if theme.is_some() {
+            self.theme = theme;
+        }
+        if body_class.is_some() {
+            self.body_class = body_class;
+        }
+        if lang.is_some() {
+            self.lang = lang;
+        }
+    }
+
     /// A whole document around `body`; every attribute value is escaped.
     pub(crate) fn document(&self, body: &str) -> String {
         let lang = escape(self.lang.as_deref().unwrap_or("en"));
@@ -76,5 +125,40 @@ mod tests {
         assert!(plain.starts_with("<!DOCTYPE html><html lang=\"en\"><head>"));
         assert!(plain.contains("<body></body>"));
         assert!(serde_json::from_value::<RenderShell>(serde_json::json!({"colour": 1})).is_err());
+    }
+
+    #[test]
+    fn an_update_sets_the_fields_it_gives_and_keeps_the_others() {
+        let mut shell = RenderShell {
+            css: Some("/styles.css".into()),
+            fonts: vec!["https://fonts.example/a.css".into()],
+            ..RenderShell::default()
+        };
+        let update: RenderShellUpdate = serde_json::from_value(serde_json::json!({
+            "theme": "dark", "bodyClass": "bg-base-100", "lang": "pt-BR", "css": null
+        }))
+        .unwrap();
+        shell.apply(update);
+        assert_eq!(
+            shell,
+            RenderShell {
+                css: Some("/styles.css".into()),
+                fonts: vec!["https://fonts.example/a.css".into()],
+                theme: Some("dark".into()),
+                body_class: Some("bg-base-100".into()),
+                lang: Some("pt-BR".into()),
+            }
+        );
+        shell.apply(RenderShellUpdate {
+            css: Some("/v2.css".into()),
+            fonts: Some(Vec::new()),
+            ..RenderShellUpdate::default()
+        });
+        assert_eq!(shell.css.as_deref(), Some("/v2.css"));
+        assert!(shell.fonts.is_empty(), "a list given replaces the list");
+        assert_eq!(shell.theme.as_deref(), Some("dark"), "kept");
+        assert!(
+            serde_json::from_value::<RenderShellUpdate>(serde_json::json!({"colour": 1})).is_err()
+        );
     }
 }

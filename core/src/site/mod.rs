@@ -17,7 +17,8 @@ pub use setup_form::{AdminForm, FreshnessForm, SetupForm};
 use edge::ReadHints;
 
 use crate::admin::{
-    self, AdminConfig, AdminOutcome, AdminRequest, AdminSettings, AdminSite, RenderShell, Schema,
+    self, AdminConfig, AdminOutcome, AdminRequest, AdminSettings, AdminSite, RenderShellUpdate,
+    Schema,
 };
 use crate::check::{Problem, check};
 use crate::config::{ConfigError, PlatformConfig};
@@ -203,12 +204,14 @@ impl Site {
         self.admin.read().clone()
     }
 
-    /// Sets the document previews and renders are wrapped in (`setRenderShell`); later
-    /// previews use it.
-    pub fn set_render_shell(&self, shell: RenderShell) {
+    /// Changes the document previews and renders are wrapped in (`setRenderShell`): the fields
+    /// `update` gives are set, the others keep what the setup or an earlier call set (the
+    /// stylesheet and fonts of `createAdminSetup` survive a later `setRenderShell({theme})`).
+    /// Later previews use it.
+    pub fn set_render_shell(&self, update: RenderShellUpdate) {
         let mut admin = self.admin.write();
         let mut config = AdminConfig::clone(&admin);
-        config.render_shell = shell;
+        config.render_shell.apply(update);
         *admin = Arc::new(config);
     }
 
