@@ -81,19 +81,26 @@ test("the schema: section keys, labels from doc comments, optional props, nested
     Object.fromEntries(sections.map((s) => [`site/sections/${s}.tsx`, { $ref: `#/definitions/${b64(`site/sections/${s}.tsx`)}` }])),
   );
 
-  // `@title` is the label; an optional prop is not required; a literal union is an enum; the
-  // doc comment's text is the description.
+  // The label rule: a prop's `@title` tag, else its name in words — never the comment's text,
+  // which is the description. `subtitle`'s tag differs from its name (`Tagline`) and its comment
+  // has text besides; an optional prop is not required; a literal union is an enum.
   assert.deepEqual(def(meta, "site/sections/Hero.tsx"), {
     title: "Hero",
     type: "object",
     properties: {
       title: { type: "string", title: "Title" },
-      subtitle: { type: "string", title: "Subtitle" },
+      subtitle: { type: "string", title: "Tagline", description: "Shown under the title." },
       align: { type: "string", enum: ["left", "center", "right"], title: "Align", description: "Where the title sits." },
     },
     required: ["title"],
   });
-  // Without `@title` the label is the prop's name; the comment describes it.
+  // A doc comment without a tag: the label is the prop's name split into words (`loadedFor` →
+  // `Loaded For`), the comment's text the description.
+  assert.deepEqual(def(meta, "site/sections/Reviews.tsx").properties.loadedFor, {
+    type: "string",
+    title: "Loaded For",
+    description: "Set by the section loader: the path the section was loaded for.",
+  });
   assert.deepEqual(def(meta, "site/sections/Spacer.tsx").properties.height, {
     type: "number",
     title: "Height",
