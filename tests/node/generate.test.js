@@ -37,8 +37,12 @@ function app({ example = true, files = {} } = {}) {
   return dir;
 }
 
+/** Runs `sitefile generate ...args` in `cwd`, with the environment less `PLATFORM_SITE_NAME`
+ * (which names the site in the schema) and plus `env`. */
 function generate(cwd, ...args) {
-  const run = spawnSync(process.execPath, [CLI, "generate", ...args], { cwd, encoding: "utf8" });
+  const env = typeof args[0] === "object" ? args.shift() : {};
+  const { PLATFORM_SITE_NAME: _, ...inherited } = process.env;
+  const run = spawnSync(process.execPath, [CLI, "generate", ...args], { cwd, encoding: "utf8", env: { ...inherited, ...env } });
   return { status: run.status, stderr: run.stderr, stdout: run.stdout };
 }
 
@@ -77,19 +81,26 @@ test("the schema: section keys, labels from doc comments, optional props, nested
     Object.fromEntries(sections.map((s) => [`site/sections/${s}.tsx`, { $ref: `#/definitions/${b64(`site/sections/${s}.tsx`)}` }])),
   );
 
-  // `@title` is the label; an optional prop is not required; a literal union is an enum; the
-  // doc comment's text is the description.
+  // The label rule: a prop's `@title` tag, else its name in words — never the comment's text,
+  // which is the description. `subtitle`'s tag differs from its name (`Tagline`) and its comment
+  // has text besides; an optional prop is not required; a literal union is an enum.
   assert.deepEqual(def(meta, "site/sections/Hero.tsx"), {
     title: "Hero",
     type: "object",
     properties: {
       title: { type: "string", title: "Title" },
-      subtitle: { type: "string", title: "Subtitle" },
+      subtitle: { type: "string", title: "Tagline", description: "Shown under the title." },
       align: { type: "string", enum: ["left", "center", "right"], title: "Align", description: "Where the title sits." },
     },
     required: ["title"],
   });
-  // Without `@title` the label is the prop's name; the comment describes it.
+  // A doc comment without a tag: the label is the prop's name split into words (`loadedFor` →
+  // `Loaded For`), the comment's text the description.
+  assert.deepEqual(def(meta, "site/sections/Reviews.tsx").properties.loadedFor, {
+    type: "string",
+    title: "Loaded For",
+    description: "Set by the section loader: the path the section was loaded for.",
+  });
   assert.deepEqual(def(meta, "site/sections/Spacer.tsx").properties.height, {
     type: "number",
     title: "Height",
@@ -160,6 +171,47 @@ test("the example's committed meta.gen.json and sections.gen.ts are what generat
   assert.equal(generate(dir).status, 0);
   assert.deepEqual(readJson(path.join(EXAMPLE, ".platform", "meta.gen.json")), readJson(path.join(dir, ".platform", "meta.gen.json")));
   assert.equal(fs.readFileSync(path.join(EXAMPLE, "sections.gen.ts"), "utf8"), fs.readFileSync(path.join(dir, "sections.gen.ts"), "utf8"));
+});
+
+test("--site NAME names the site in meta.gen.json and /live/_meta; PLATFORM_SITE_NAME is its default", async () => {
+  const dir = app();
+  const metaFile = path.join(dir, ".platform", "meta.gen.json");
+  let run = generate(dir);
+  assert.equal(run.status, 0, run.stderr);
+  const unnamed = readJson(metaFile);
+  assert.ok(!("site" in unnamed), "no site without --site or PLATFORM_SITE_NAME");
+  assert.match(run.stderr, /^sitefile generate: 9 section\(s\) in sections, 1 loader\(s\)$/m);
+
+  run = generate(dir, { PLATFORM_SITE_NAME: " shop-env " });
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stderr, /^sitefile generate: 9 section\(s\) in sections, 1 loader\(s\), site shop-env$/m);
+  assert.equal(readJson(metaFile).site, "shop-env", "PLATFORM_SITE_NAME, trimmed");
+
+  run = generate(dir, { PLATFORM_SITE_NAME: "shop-env" }, "--site", "storefront");
+  assert.equal(run.status, 0, run.stderr);
+  const named = readJson(metaFile);
+  assert.equal(named.site, "storefront", "--site wins over PLATFORM_SITE_NAME");
+  // Only `site` changes, and it comes after `namespace` as in the reference's meta response.
+  const { site: _, ...rest } = named;
+  assert.deepEqual(rest, unnamed);
+  assert.deepEqual(Object.keys(named).slice(0, 3), ["version", "namespace", "site"]);
+
+  run = generate(dir, { PLATFORM_SITE_NAME: "  " });
+  assert.equal(run.status, 0, run.stderr);
+  assert.ok(!("site" in readJson(metaFile)), "a blank PLATFORM_SITE_NAME is unset");
+  for (const args of [["--site"], ["--site", " "]]) {
+    run = generate(dir, ...args);
+    assert.equal(run.status, 2, args.join(" "));
+    assert.match(run.stderr, /^sitefile generate: --site needs a value$/m);
+  }
+
+  // The runtime serves the name: /live/_meta answers the document with its `site`.
+  const { createSiteSetup, createAdminSetup, handleMeta } = require("sitefile");
+  generate(dir, "--site", "storefront");
+  createSiteSetup({ env: {}, blocks: {} });
+  createAdminSetup({ meta: () => readJson(metaFile) });
+  const served = await (await handleMeta(new Request("https://shop.example/live/_meta"))).json();
+  assert.equal(served.site, "storefront");
 });
 
 test("the registry: one lazy import per section, conventions from the sections' own exports, the loaders", async () => {

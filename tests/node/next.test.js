@@ -626,6 +626,43 @@ test("createDecoPage: the path and user agent only by default; fullRequest passe
   assert.match((await renderPage(full, `${ORIGIN}/?x=1`)).html, /<p>hello everyone via \/<\/p>/, "the section loader ran");
 });
 
+test("createNextSetup: customMatchers register a matcher for that set-up, once, and it decides a variant", async () => {
+  const { registerMatcher } = require("sitefile");
+  const blocks = {
+    "pages-home": {
+      path: "/",
+      sections: {
+        __resolveType: "website/flags/multivariate.ts",
+        variants: [
+          { rule: { __resolveType: "site/matchers/language.ts", language: "pt" }, value: [hero("Olá")] },
+          { rule: { __resolveType: "website/matchers/always.ts" }, value: [hero("Hello")] },
+        ],
+      },
+    },
+  };
+  let registered = 0;
+  const rules = [];
+  const registerLanguage = () => {
+    registered += 1;
+    registerMatcher("site/matchers/language.ts", (rule, ctx) => {
+      rules.push(rule.language);
+      return (ctx.headers["accept-language"] ?? "").startsWith(String(rule.language));
+    });
+  };
+  const page = createDecoPage({ siteName: "Shop", setup: pageSite(blocks, { customMatchers: [registerLanguage] }), fullRequest: true });
+  assert.equal(registered, 0, "nothing is registered before the set-up runs");
+  const heading = async (language) => /<h1>([^<]*)<\/h1>/.exec((await renderPage(page, `${ORIGIN}/`, language ? { "accept-language": language } : {})).html)[1];
+  assert.equal(await heading("pt-BR,pt;q=0.9"), "Olá", "the matcher is true: its variant");
+  assert.equal(await heading("en-US"), "Hello", "the matcher is false: the next variant");
+  assert.equal(await heading(undefined), "Hello");
+  assert.deepEqual(rules, ["pt", "pt", "pt"], "called with the rule, once per request");
+  assert.equal(registered, 1, "customMatchers run once, at the set-up");
+  // Registered for that set-up only: the same content set up without it never picks the variant.
+  const without = createDecoPage({ siteName: "Shop", setup: pageSite(blocks), fullRequest: true });
+  assert.match((await renderPage(without, `${ORIGIN}/`, { "accept-language": "pt" })).html, /<h1>Hello<\/h1>/);
+  assert.equal(rules.length, 3);
+});
+
 test("preview GETs redirect (307) to the preview page, which renders the previewed section, block or page", async () => {
   const ensureSetup = pageSite(
     {

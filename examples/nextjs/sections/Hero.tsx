@@ -1,7 +1,10 @@
 export interface Props {
   /** @title Title */
   title: string;
-  /** @title Subtitle */
+  /**
+   * Shown under the title.
+   * @title Tagline
+   */
   subtitle?: string;
   /** Where the title sits. */
   align?: "left" | "center" | "right";

@@ -4,17 +4,26 @@
  * Exit codes: 0 written, 1 failed (the message on standard error), 2 a usage error.
  */
 
-import { generate } from "./index";
+import { type GenerateOptions, generate } from "./index";
 
-const USAGE = `usage: sitefile generate [--root DIR] [--sections DIR] [--strict]
+const USAGE = `usage: sitefile generate [--root DIR] [--sections DIR] [--site NAME] [--strict]
 
 Run in a Next.js app's root. Writes .platform/meta.gen.json (the schema of the sections'
 exported Props), sections.gen.ts beside the sections directory (the sections, conventions
 and loaders createNextSetup takes) and .platform/blocks.gen.json (the content bundle, as \`sitefile bundle\` writes it).
   --root DIR      the app's root (default: the working directory)
   --sections DIR  the sections directory (default: src/sections, else sections)
+  --site NAME     the site's name, written as \`site\` in meta.gen.json (default:
+                  PLATFORM_SITE_NAME when set; without either there is no \`site\`)
   --strict        fail when a content file is skipped or a section has no exported Props
 `;
+
+/** The options that take a value, and the {@link GenerateOptions} field each sets. */
+const VALUE_OPTIONS = new Map<string, "root" | "sections" | "site">([
+  ["--root", "root"],
+  ["--sections", "sections"],
+  ["--site", "site"],
+]);
 
 /** Parses the arguments and runs the command; returns the exit code. */
 function main(args: string[]): number {
@@ -27,15 +36,17 @@ function main(args: string[]): number {
     process.stderr.write(`sitefile: ${command === undefined ? "no command" : `unknown command ${command}`}\n${USAGE}`);
     return 2;
   }
-  const options: { root?: string; sections?: string; strict?: boolean } = {};
+  const options: GenerateOptions = {};
   for (let i = 0; i < rest.length; i += 1) {
-    const arg = rest[i];
+    const arg = rest[i]!;
+    const field = VALUE_OPTIONS.get(arg);
+    const value = rest[i + 1];
     if (arg === "--strict") options.strict = true;
-    else if ((arg === "--root" || arg === "--sections") && rest[i + 1] !== undefined) {
-      options[arg === "--root" ? "root" : "sections"] = rest[i + 1];
+    else if (field !== undefined && value !== undefined && value.trim() !== "") {
+      options[field] = value;
       i += 1;
     } else {
-      process.stderr.write(`sitefile generate: unexpected argument ${arg}\n${USAGE}`);
+      process.stderr.write(`sitefile generate: ${field !== undefined ? `${arg} needs a value` : `unexpected argument ${arg}`}\n${USAGE}`);
       return 2;
     }
   }

@@ -18,6 +18,9 @@ export interface GenerateOptions {
   root?: string;
   /** The sections directory (default: `src/sections`, else `sections`, under `root`). */
   sections?: string;
+  /** The site's name, written as `site` in the schema document (what `/live/_meta` answers);
+   * default: `PLATFORM_SITE_NAME` when set, else the document has no `site`. */
+  site?: string;
   /** Fail when a content file is skipped, or a section has no exported `Props`. */
   strict?: boolean;
   /** Progress and warnings, one line each (default: standard error). */
@@ -62,11 +65,23 @@ function packageVersion(): string {
   return manifest.version;
 }
 
+/** The site's name: `site`, else `PLATFORM_SITE_NAME`, trimmed; `undefined` when neither is
+ * set (or the variable is blank). A blank `site` is `INVALID_CONFIG`. */
+function siteName(site: string | undefined): string | undefined {
+  if (site !== undefined) {
+    if (site.trim() === "") throw new SitefileError("INVALID_CONFIG", "the site name is empty");
+    return site.trim();
+  }
+  const fromEnv = process.env["PLATFORM_SITE_NAME"]?.trim();
+  return fromEnv === "" ? undefined : fromEnv;
+}
+
 /** Runs the generator. Throws a {@link SitefileError} `NOT_FOUND` when there is no sections
  * directory (the message names where it looked), `INVALID_CONTENT` under `strict` when
- * something was skipped. */
+ * something was skipped, `INVALID_CONFIG` for a blank `site`. */
 export function generate(options: GenerateOptions = {}): GenerateReport {
   const root = path.resolve(options.root ?? ".");
+  const site = siteName(options.site);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const candidates = options.sections !== undefined ? [options.sections] : SECTIONS_DIRS;
   const sectionsDir = candidates.map((dir) => path.resolve(root, dir)).find((dir) => fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory());
@@ -78,14 +93,17 @@ export function generate(options: GenerateOptions = {}): GenerateReport {
   const sections = blockModules(sectionsDir, "sections", ".tsx");
   const loadersDir = path.join(sourceRoot, "loaders");
   const loaders = fs.existsSync(loadersDir) ? blockModules(loadersDir, "loaders", ".ts") : [];
-  log(`sitefile generate: ${sections.length} section(s) in ${path.relative(root, sectionsDir) || "."}, ${loaders.length} loader(s)`);
+  log(
+    `sitefile generate: ${sections.length} section(s) in ${path.relative(root, sectionsDir) || "."}, ${loaders.length} loader(s)` +
+      (site === undefined ? "" : `, site ${site}`),
+  );
 
   const warnings: string[] = [];
   const warn = (message: string) => {
     warnings.push(message);
     log(`warning: ${message}`);
   };
-  const { meta, warnings: schemaWarnings } = buildMeta({ root, sourceRoot, sections, loaders, version: packageVersion() });
+  const { meta, warnings: schemaWarnings } = buildMeta({ root, sourceRoot, sections, loaders, version: packageVersion(), site });
   schemaWarnings.forEach(warn);
 
   const bundle = bundleOf(root, log, warn);

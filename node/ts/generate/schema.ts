@@ -23,6 +23,8 @@ export interface MetaDocument {
   version: string;
   /** The app's namespace (`site`). */
   namespace: string;
+  /** The site's name (`--site`, `PLATFORM_SITE_NAME`), when given. */
+  site?: string;
   /** Every block key by group (`sections`, `loaders`, `pages`, `flags`, `matchers`), each
    * `{"$ref": "#/definitions/<id>"}`. */
   manifest: { blocks: Record<string, Record<string, JsonSchema>> };
@@ -241,6 +243,8 @@ export interface MetaInput {
   loaders: BlockModule[];
   /** The `sitefile` package version. */
   version: string;
+  /** The site's name, written as the document's `site` when given. */
+  site?: string | undefined;
 }
 
 /** The schema document of an app, and a warning per block module without an exported `Props`
@@ -293,6 +297,7 @@ export function buildMeta(input: MetaInput): { meta: MetaDocument; warnings: str
     meta: {
       version: input.version,
       namespace: "site",
+      ...(input.site === undefined ? {} : { site: input.site }),
       manifest: { blocks: manifest },
       schema: { definitions: writer.definitions, root },
     },
