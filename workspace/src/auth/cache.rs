@@ -8,9 +8,7 @@ use std::sync::Mutex;
 use super::Principal;
 use super::revision::RevisionReader;
 use crate::error::ApiError;
-use crate::storage::{
-    ApiKeyRecord, Connection, Organization, RevisionConnection, Store, StoreResult,
-};
+use crate::storage::{ApiKeyRecord, Connection, Organization, Store, StoreResult};
 
 /// Most copies kept; past it they are all dropped and read again as requests need them.
 const MAX_ENTRIES: usize = 65_536;
@@ -63,7 +61,7 @@ impl AuthCache {
     /// A cache over `store`, with its revision reader started (inside a tokio runtime).
     pub fn start(store: Store) -> Self {
         Self {
-            reader: RevisionReader::start(RevisionConnection::new(store.clone())),
+            reader: RevisionReader::start(&store),
             store,
             entries: Mutex::default(),
         }

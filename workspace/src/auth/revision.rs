@@ -1,12 +1,12 @@
-//! The authorization revision as requests see it: one database read answers every request
-//! that was waiting when the read started.
+//! The authorization revision as requests see it: read afresh for every request, so a write
+//! committed on any server before the request arrived is seen by it.
 
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::ApiError;
-use crate::storage::RevisionConnection;
+use crate::storage::{RevisionConnection, SqliteRevision, Store};
 
 /// Most requests one read answers (and so how many may wait for the next one before the
 /// queue pushes back).
@@ -15,22 +15,40 @@ const BATCH: usize = 4096;
 /// Where a read's outcome goes.
 type Reply = oneshot::Sender<Result<i64, Arc<sqlx::Error>>>;
 
-/// Reads the authorization revision ([`RevisionConnection`]) for requests, one read at a time, each answering all
-/// the requests queued before it began. So every answer comes from a read that started
-/// after its request asked: a write committed on any server before a request arrived is
-/// seen by it, while concurrent requests share one round trip to the database.
+/// Reads the authorization revision for requests, by the cheapest way the backend allows.
 #[derive(Clone)]
-pub struct RevisionReader {
-    tx: mpsc::Sender<Reply>,
-    location: Arc<str>,
+pub enum RevisionReader {
+    /// SQLite: read on the request's own thread ([`SqliteRevision`]), no round trip.
+    Local {
+        /// The reading connection.
+        revision: Arc<SqliteRevision>,
+        /// Where the database is, for errors.
+        location: Arc<str>,
+    },
+    /// A database server: one read at a time by a task ([`RevisionConnection`]), each
+    /// answering all the requests queued before it began. So every answer comes from a read
+    /// that started after its request asked, while concurrent requests share one round trip.
+    Batched {
+        /// The queue of requests waiting for the next read.
+        tx: mpsc::Sender<Reply>,
+        /// Where the database is, for errors.
+        location: Arc<str>,
+    },
 }
 
 impl RevisionReader {
-    /// Starts the reading task over `connection` (inside a tokio runtime); it ends with
-    /// the last clone of the reader.
-    pub fn start(mut connection: RevisionConnection) -> Self {
+    /// A reader of `store`'s revision; on a database server its reading task is started
+    /// (inside a tokio runtime), and ends with the last clone of the reader.
+    pub fn start(store: &Store) -> Self {
+        let location: Arc<str> = store.location().into();
+        if let Some(revision) = SqliteRevision::of(store) {
+            return Self::Local {
+                revision: Arc::new(revision),
+                location,
+            };
+        }
+        let mut connection = RevisionConnection::new(store.clone());
         let (tx, mut rx) = mpsc::channel::<Reply>(BATCH);
-        let location = connection.location().into();
         tokio::spawn(async move {
             let mut waiting = Vec::with_capacity(BATCH);
             while rx.recv_many(&mut waiting, BATCH).await > 0 {
@@ -40,20 +58,28 @@ impl RevisionReader {
                 }
             }
         });
-        Self { tx, location }
+        Self::Batched { tx, location }
     }
 
     /// The revision, from a read that began after this call.
     pub async fn read(&self) -> Result<i64, ApiError> {
-        let stopped = || ApiError::Internal("the authorization revision reader stopped".into());
-        let (reply, answer) = oneshot::channel();
-        self.tx.send(reply).await.map_err(|_| stopped())?;
-        match answer.await.map_err(|_| stopped())? {
-            Ok(revision) => Ok(revision),
-            Err(error) => Err(ApiError::Internal(format!(
-                "database {}: {error}",
-                self.location
-            ))),
+        let failed = |location: &str, error: &dyn std::fmt::Display| {
+            ApiError::Internal(format!("database {location}: {error}"))
+        };
+        match self {
+            Self::Local { revision, location } => {
+                revision.read().map_err(|error| failed(location, &error))
+            }
+            Self::Batched { tx, location } => {
+                let stopped =
+                    || ApiError::Internal("the authorization revision reader stopped".into());
+                let (reply, answer) = oneshot::channel();
+                tx.send(reply).await.map_err(|_| stopped())?;
+                answer
+                    .await
+                    .map_err(|_| stopped())?
+                    .map_err(|error| failed(location, &error))
+            }
         }
     }
 }

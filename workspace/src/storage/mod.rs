@@ -21,7 +21,7 @@ use sqlx::{AnyPool, Executor};
 pub use agents::{Agent, AgentMember};
 pub use api_keys::ApiKeyRecord;
 pub use audit::AuditEntry;
-pub use auth_revision::RevisionConnection;
+pub use auth_revision::{RevisionConnection, SqliteRevision};
 pub use connections::{Connection, ConnectionStatus, DEFAULT_TOOL_TIMEOUT_MS};
 pub use orgs::{Member, Organization};
 pub use threads::{Message, Thread, ThreadStatus};
@@ -166,6 +166,14 @@ impl Store {
     /// The engine behind this store.
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The SQLite database file (absolute), or `None` on PostgreSQL.
+    pub fn sqlite_file(&self) -> Option<&Path> {
+        match self.backend {
+            Backend::Sqlite => self.location.strip_prefix("sqlite://").map(Path::new),
+            Backend::Postgres => None,
+        }
     }
 }
 
