@@ -83,16 +83,21 @@ stop() {
 }
 trap stop EXIT
 
-# build_and_test BUNDLER [BUILD-ARGS...]: a clean `next build`, `next start` on a free loopback
-# port, a page as the first request, the HTTP and browser tests against it, then the server
-# stopped.
+# build_and_test BUNDLER DEPLOY [BUILD-ARGS...]: a clean `next build` (DEPLOY `seeded`: with
+# PLATFORM_SEEDED_DEPLOY set, so `fastDeploy: "auto"` keeps the content out of the server
+# output; `bundled`: without it), `next start` on a free loopback port, a page as the first
+# request, the HTTP and browser tests against it, then the server stopped.
 build_and_test() {
-  local bundler=$1
-  shift
-  echo "=== examples/nextjs with $bundler"
+  local bundler=$1 deploy=$2
+  shift 2
+  echo "=== examples/nextjs with $bundler ($deploy content)"
   rm -rf .next
-  "$node24" node_modules/next/dist/bin/next build "$@"
-  SITEFILE_NEXT_APP=$PWD node --test "$root/tests/nextjs/output.test.js"
+  if [ "$deploy" = seeded ]; then
+    PLATFORM_SEEDED_DEPLOY=1 "$node24" node_modules/next/dist/bin/next build "$@"
+  else
+    env -u PLATFORM_SEEDED_DEPLOY "$node24" node_modules/next/dist/bin/next build "$@"
+  fi
+  SITEFILE_NEXT_APP=$PWD SITEFILE_NEXT_DEPLOY=$deploy node --test "$root/tests/nextjs/output.test.js"
   local port token url status=0
   port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
   token=$(node -e 'console.log(require("crypto").randomBytes(16).toString("hex"))')
@@ -137,9 +142,11 @@ build_and_test() {
   stop
 }
 
-# Next 16 builds with Turbopack by default; `--webpack` checks the wrapper's webpack side.
-if selected turbopack; then build_and_test turbopack; fi
-if selected webpack; then build_and_test webpack --webpack; fi
+# Next 16 builds with Turbopack by default; `--webpack` checks the wrapper's webpack side, as
+# a seeded deployment's build (the server still reads .platform/blocks from the app's
+# directory at run time, so every check below holds).
+if selected turbopack; then build_and_test turbopack bundled; fi
+if selected webpack; then build_and_test webpack seeded --webpack; fi
 rm -rf .next
 selected next15 || exit 0
 
@@ -157,4 +164,4 @@ npm install --no-save --no-audit --no-fund --loglevel=error "next@$NEXT15_VERSIO
   echo "next@$NEXT15_VERSION was not installed in $next15" >&2
   exit 1
 }
-build_and_test next15
+build_and_test next15 bundled
