@@ -51,6 +51,28 @@ pub struct OAuthConfig {
     /// a token for it is accepted on every endpoint, and the only one the non-MCP endpoints
     /// (`/tools`, `/pilot`) accept; an MCP resource also accepts a token for its own URL.
     pub audience: Option<String>,
+    /// This service's client credentials at the authorization server
+    /// (`PLATFORM_OAUTH_CLIENT_ID`, `PLATFORM_OAUTH_CLIENT_SECRET`): with them, tokens that
+    /// are not JWTs are checked by its introspection endpoint (RFC 7662).
+    pub client: Option<OAuthClient>,
+}
+
+/// A confidential client's credentials (HTTP Basic at the introspection endpoint).
+#[derive(Clone)]
+pub struct OAuthClient {
+    /// `client_id`.
+    pub id: String,
+    /// `client_secret`: never logged (see the `Debug` impl).
+    pub secret: String,
+}
+
+impl std::fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("id", &self.id)
+            .field("secret", &"***")
+            .finish()
+    }
 }
 
 /// Everything the workspace service needs to start.
@@ -180,11 +202,31 @@ impl Config {
                     .map(|_| value)
                     .map_err(|e| ConfigError::Invalid(name, e.to_string()))
             };
+            let client = match (
+                lookup("PLATFORM_OAUTH_CLIENT_ID"),
+                lookup("PLATFORM_OAUTH_CLIENT_SECRET"),
+            ) {
+                (Some(id), Some(secret)) => Some(OAuthClient { id, secret }),
+                (None, None) => None,
+                (Some(_), None) => {
+                    return Err(ConfigError::Invalid(
+                        "PLATFORM_OAUTH_CLIENT_SECRET",
+                        "required with PLATFORM_OAUTH_CLIENT_ID".into(),
+                    ));
+                }
+                (None, Some(_)) => {
+                    return Err(ConfigError::Invalid(
+                        "PLATFORM_OAUTH_CLIENT_ID",
+                        "required with PLATFORM_OAUTH_CLIENT_SECRET".into(),
+                    ));
+                }
+            };
             config.oauth = Some(OAuthConfig {
                 issuer: url("PLATFORM_OAUTH_ISSUER", issuer)?,
                 audience: lookup("PLATFORM_OAUTH_AUDIENCE")
                     .map(|aud| url("PLATFORM_OAUTH_AUDIENCE", aud))
                     .transpose()?,
+                client,
             });
         }
         Ok(config)
@@ -322,6 +364,37 @@ mod tests {
         assert!(matches!(
             Config::from_lookup(lookup(&[KEY, ("PLATFORM_OAUTH_ISSUER", "not a url")])),
             Err(ConfigError::Invalid("PLATFORM_OAUTH_ISSUER", _))
+        ));
+        assert!(
+            oauth.client.is_none(),
+            "no introspection without credentials"
+        );
+        const ISSUER: (&str, &str) = ("PLATFORM_OAUTH_ISSUER", "https://as.example/");
+        let with_client = Config::from_lookup(lookup(&[
+            KEY,
+            ISSUER,
+            ("PLATFORM_OAUTH_CLIENT_ID", "workspace"),
+            ("PLATFORM_OAUTH_CLIENT_SECRET", "s3cret"),
+        ]))
+        .unwrap();
+        let client = with_client.oauth.unwrap().client.unwrap();
+        assert_eq!(
+            (client.id.as_str(), client.secret.as_str()),
+            ("workspace", "s3cret")
+        );
+        assert!(
+            !format!("{client:?}").contains("s3cret"),
+            "the secret is not logged"
+        );
+        let id_alone = lookup(&[KEY, ISSUER, ("PLATFORM_OAUTH_CLIENT_ID", "x")]);
+        assert!(matches!(
+            Config::from_lookup(id_alone),
+            Err(ConfigError::Invalid("PLATFORM_OAUTH_CLIENT_SECRET", _))
+        ));
+        let secret_alone = lookup(&[KEY, ISSUER, ("PLATFORM_OAUTH_CLIENT_SECRET", "x")]);
+        assert!(matches!(
+            Config::from_lookup(secret_alone),
+            Err(ConfigError::Invalid("PLATFORM_OAUTH_CLIENT_ID", _))
         ));
     }
 }

@@ -1,13 +1,18 @@
-//! OAuth access tokens: JWTs signed by the configured authorization server, checked for
-//! signature, issuer, audience (the service-wide audience, or the exact resource the request
-//! is for: RFC 8707/9728) and validity period.
+//! OAuth access tokens of the configured authorization server: JWTs, checked for signature
+//! against its keys, and, when the service has client credentials, opaque tokens, checked by
+//! its introspection endpoint (RFC 7662). Either way the issuer, the audience (the
+//! service-wide audience, or the exact resource the request is for: RFC 8707/9728) and the
+//! validity period are checked here.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 
+use super::authorization_server::AuthorizationServer;
+use super::introspection::Introspection;
 use super::jwks::Jwks;
 use crate::clock::Clock;
 use crate::config::OAuthConfig;
@@ -21,6 +26,8 @@ pub struct OAuth {
     /// The service-wide audience, accepted on every endpoint; without a trailing slash.
     audience: String,
     jwks: Jwks,
+    /// The introspection client, when the service has client credentials.
+    introspection: Option<Introspection>,
     /// The service's clock, which `exp` and `nbf` are checked against.
     clock: Clock,
 }
@@ -36,13 +43,27 @@ struct Claims {
 }
 
 /// `aud`: one value or several.
-#[derive(Deserialize, Default)]
+#[derive(Clone, Deserialize, Default)]
 #[serde(untagged)]
-enum Audience {
+pub enum Audience {
+    /// No audience.
     #[default]
     None,
+    /// One audience.
     One(String),
+    /// Several audiences.
     Many(Vec<String>),
+}
+
+impl Audience {
+    /// Every audience named.
+    fn all(&self) -> &[String] {
+        match self {
+            Audience::None => &[],
+            Audience::One(aud) => std::slice::from_ref(aud),
+            Audience::Many(auds) => auds.as_slice(),
+        }
+    }
 }
 
 impl OAuth {
@@ -50,8 +71,13 @@ impl OAuth {
     /// are fetched on first use.
     pub fn new(config: &OAuthConfig, public_url: &str, clock: Clock) -> Result<Self, String> {
         let audience = config.audience.as_deref().unwrap_or(public_url);
+        let server = Arc::new(AuthorizationServer::new(&config.issuer)?);
         Ok(Self {
-            jwks: Jwks::new(&config.issuer, clock.clone())?,
+            jwks: Jwks::new(server.clone(), clock.clone()),
+            introspection: config
+                .client
+                .clone()
+                .map(|client| Introspection::new(server, client, clock.clone())),
             clock,
             issuer: config.issuer.clone(),
             audience: audience.trim_end_matches('/').to_string(),
@@ -63,15 +89,37 @@ impl OAuth {
         &self.issuer
     }
 
-    /// Whether `token` has the shape of a JWT (three dot-separated parts); API keys do not.
-    pub fn is_jwt(token: &str) -> bool {
-        token.split('.').count() == 3
+    /// Whether `token` is one of this authorization server's to check: a JWT (three
+    /// dot-separated parts), or, when the service can introspect, any token that is not one
+    /// of its own API keys (`sfk_...`, which never leave the service).
+    pub fn takes(&self, token: &str) -> bool {
+        is_jwt(token) || (self.introspection.is_some() && !crate::crypto::is_api_key(token))
     }
 
     /// The subject of a valid access token meant for `resource` (the URL of the MCP resource
     /// the request is for; `None` where only the service-wide audience is accepted), or why
     /// it is refused (an RFC 6750 `error_description`, naming no secret).
     pub async fn subject(&self, token: &str, resource: Option<&str>) -> Result<String, String> {
+        match &self.introspection {
+            Some(introspection) if !is_jwt(token) => {
+                let answer = introspection.introspect(token).await?;
+                if !answer.active {
+                    return Err("the token is not active".into());
+                }
+                if answer.iss.as_deref().is_some_and(|iss| iss != self.issuer) {
+                    return Err(describe(&ErrorKind::InvalidIssuer));
+                }
+                let (Some(sub), Some(exp)) = (answer.sub, answer.exp) else {
+                    return Err(describe(&ErrorKind::MissingRequiredClaim(String::new())));
+                };
+                self.admit(sub, exp, answer.nbf, &answer.aud, resource)
+            }
+            _ => self.signed_subject(token, resource).await,
+        }
+    }
+
+    /// [`OAuth::subject`] of a JWT: its signature checked against the issuer's keys.
+    async fn signed_subject(&self, token: &str, resource: Option<&str>) -> Result<String, String> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| "the token is malformed")?;
         if matches!(
             header.alg,
@@ -97,26 +145,35 @@ impl OAuth {
         let claims = jsonwebtoken::decode::<Claims>(token, &key, &validation)
             .map_err(|e| describe(e.kind()))?
             .claims;
+        self.admit(claims.sub, claims.exp, claims.nbf, &claims.aud, resource)
+    }
+
+    /// `sub` when the token's validity period (with [`LEEWAY_SECS`] of skew, by the
+    /// service's clock) holds and one of its audiences is accepted for `resource`.
+    fn admit(
+        &self,
+        sub: String,
+        exp: i64,
+        nbf: Option<i64>,
+        aud: &Audience,
+        resource: Option<&str>,
+    ) -> Result<String, String> {
         let now = self.clock.now_ms() / 1000;
         let leeway = LEEWAY_SECS as i64;
-        if claims.exp + leeway <= now {
+        if exp + leeway <= now {
             return Err(describe(&ErrorKind::ExpiredSignature));
         }
-        if claims.nbf.is_some_and(|nbf| nbf - leeway > now) {
+        if nbf.is_some_and(|nbf| nbf - leeway > now) {
             return Err(describe(&ErrorKind::ImmatureSignature));
         }
-        let audiences = match &claims.aud {
-            Audience::None => &[][..],
-            Audience::One(aud) => std::slice::from_ref(aud),
-            Audience::Many(auds) => auds.as_slice(),
-        };
-        if !audiences
+        if !aud
+            .all()
             .iter()
             .any(|aud| self.accepts_audience(aud, resource))
         {
             return Err("the token is not meant for this resource (aud)".into());
         }
-        Ok(claims.sub)
+        Ok(sub)
     }
 
     /// Whether `aud` is the service-wide audience or exactly `resource` (a token a client
@@ -125,6 +182,11 @@ impl OAuth {
         let aud = aud.trim_end_matches('/');
         aud == self.audience || resource.is_some_and(|r| aud == r.trim_end_matches('/'))
     }
+}
+
+/// Whether `token` has the shape of a JWT (three dot-separated parts).
+fn is_jwt(token: &str) -> bool {
+    token.split('.').count() == 3
 }
 
 /// The `error_description` of a rejected token.

@@ -1,6 +1,6 @@
 //! Bearer authentication: an API key, looked up by hash, checked for expiry; or, when an
-//! authorization server is configured, an OAuth access token (a JWT) whose subject is a
-//! member.
+//! authorization server is configured, an OAuth access token (a JWT, or an opaque token it
+//! introspects) whose subject is a member.
 
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
@@ -110,7 +110,7 @@ pub async fn authenticate(
         return Ok(Credential::Invalid("not a Bearer token".into()));
     };
     if let Some(oauth) = &state.oauth
-        && OAuth::is_jwt(token)
+        && oauth.takes(token)
     {
         return access_token(state, oauth, token, resource).await;
     }

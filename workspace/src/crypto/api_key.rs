@@ -14,6 +14,12 @@ pub fn generate_api_key() -> String {
     format!("{KEY_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes))
 }
 
+/// Whether `value` has the shape of one of this service's API keys (its prefix): such a
+/// value is never sent to an authorization server for introspection.
+pub fn is_api_key(value: &str) -> bool {
+    value.starts_with(KEY_PREFIX)
+}
+
 /// The stored form of a key value: hex SHA-256.
 pub fn hash_api_key(value: &str) -> String {
     let digest = Sha256::digest(value.as_bytes());

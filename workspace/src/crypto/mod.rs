@@ -3,7 +3,7 @@
 mod api_key;
 mod vault;
 
-pub use api_key::{generate_api_key, hash_api_key, hashes_equal};
+pub use api_key::{generate_api_key, hash_api_key, hashes_equal, is_api_key};
 pub use vault::{Vault, VaultError};
 
 /// Fills a buffer with operating-system randomness.

@@ -6,14 +6,15 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sitefile_workspace::clock::ManualClock;
-use sitefile_workspace::config::OAuthConfig;
+use sitefile_workspace::config::{OAuthClient, OAuthConfig};
 
 use crate::both_backends;
 use crate::common::{Api, Backend, request};
-use crate::oauth_double::{AuthServer, SigningKey};
+use crate::oauth_double::{AuthServer, CLIENT_ID, CLIENT_SECRET, SigningKey};
 
 both_backends!(oauth_tokens_map_to_members);
 both_backends!(oauth_audience_is_the_resource);
+both_backends!(oauth_opaque_tokens_are_introspected);
 
 /// The `WWW-Authenticate` of a 401 on `path` with `token`.
 async fn refusal(api: &Api, path: &str, token: &str) -> String {
@@ -33,6 +34,7 @@ async fn start(
         config.oauth = Some(OAuthConfig {
             issuer,
             audience: None,
+            client: None,
         });
         if let Some(clock) = clock {
             config.clock = clock.clock();
@@ -298,6 +300,7 @@ async fn oauth_jwks_ages_out() {
         config.oauth = Some(OAuthConfig {
             issuer,
             audience: None,
+            client: None,
         });
         config.clock = clock.clock();
     })
@@ -345,4 +348,153 @@ async fn oauth_jwks_ages_out() {
     assert_eq!(rpc_status(&api, path, &new_token).await.0, 200);
     clock.advance(Duration::from_secs(2));
     assert_eq!(rpc_status(&api, path, &new_token).await.0, 401);
+}
+
+/// A server of `issuer`'s tokens that introspects opaque ones as the client `secret`, on
+/// `clock`.
+async fn start_introspecting(
+    backend: Backend,
+    issuer: &str,
+    secret: &str,
+    clock: &ManualClock,
+) -> Api {
+    let (issuer, secret) = (issuer.to_string(), secret.to_string());
+    Api::start_with(backend, |config| {
+        config.oauth = Some(OAuthConfig {
+            issuer,
+            audience: None,
+            client: Some(OAuthClient {
+                id: CLIENT_ID.into(),
+                secret,
+            }),
+        });
+        config.clock = clock.clock();
+    })
+    .await
+}
+
+/// RFC 7662: with client credentials, a token that is not a JWT is checked by the
+/// authorization server's introspection endpoint (discovered from its metadata), under the
+/// same rules as a JWT (active, issuer, audience bound to the resource, expiry, subject a
+/// member); answers are kept for 30 s; API keys are never sent there; JWTs are still
+/// checked locally.
+async fn oauth_opaque_tokens_are_introspected(backend: Backend) {
+    use sitefile_workspace::auth::INTROSPECTION_CACHE_MS;
+    let clock = ManualClock::new(chrono::Utc::now().timestamp_millis());
+    let key = SigningKey::new("k1");
+    let server = AuthServer::start(&key).await;
+    let api = start_introspecting(backend, &server.issuer, CLIENT_SECRET, &clock).await;
+    api.new_org_as("beta", "alice").await;
+    let path = "/api/beta/mcp/self";
+    let answer = |sub: &str, aud: &str| {
+        let mut claims = server.claims(sub, aud);
+        claims["active"] = json!(true);
+        claims
+    };
+    let past_cache = Duration::from_millis(INTROSPECTION_CACHE_MS as u64 + 1000);
+
+    // An active token for this service, then for this very resource: the owner's rights.
+    server.set_opaque("opaque-alice", answer("alice", &api.base));
+    server.set_opaque(
+        "opaque-here",
+        answer("alice", &format!("{}{path}", api.base)),
+    );
+    for token in ["opaque-alice", "opaque-here"] {
+        let (status, out) = rpc_status(&api, path, token).await;
+        assert_eq!(status, 200, "{token}: {out}");
+    }
+    let (status, out) = api
+        .tool_in("beta", "opaque-alice", "COLLECTION_THREADS_LIST", json!({}))
+        .await;
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(
+        server.introspected(),
+        ["opaque-alice", "opaque-here"],
+        "answers are kept"
+    );
+
+    // Revoked at the authorization server: honoured once the kept answer has aged out.
+    server.set_opaque("opaque-alice", json!({ "active": false }));
+    assert_eq!(rpc_status(&api, path, "opaque-alice").await.0, 200);
+    clock.advance(past_cache);
+    let challenge = refusal(&api, path, "opaque-alice").await;
+    assert!(challenge.contains("not active"), "{challenge}");
+    assert_eq!(server.introspected().len(), 3);
+
+    // Refused as a JWT would be: 401 invalid_token with the reason, the token not echoed.
+    let with = |change: &dyn Fn(&mut Value)| {
+        let mut claims = answer("alice", &api.base);
+        change(&mut claims);
+        claims
+    };
+    let cases = [
+        ("opaque-unknown", None, "not active"),
+        (
+            "opaque-nobody",
+            Some(answer("nobody", &api.base)),
+            "not a member",
+        ),
+        (
+            "opaque-elsewhere",
+            Some(answer("alice", "https://elsewhere.example")),
+            "aud",
+        ),
+        (
+            "opaque-expired",
+            Some(with(&|c| {
+                c["exp"] = json!(chrono::Utc::now().timestamp() - 120)
+            })),
+            "expired",
+        ),
+        (
+            "opaque-impostor",
+            Some(with(&|c| c["iss"] = json!("https://impostor.example"))),
+            "issuer",
+        ),
+        (
+            "opaque-no-subject",
+            Some(with(&|c| {
+                c.as_object_mut().unwrap().remove("sub");
+            })),
+            "required claim",
+        ),
+    ];
+    for (token, introspected, reason) in cases {
+        if let Some(introspected) = introspected {
+            server.set_opaque(token, introspected);
+        }
+        let challenge = refusal(&api, path, token).await;
+        assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+        assert!(challenge.contains(reason), "{token}: {challenge}");
+        assert!(!challenge.contains(token), "the token is not echoed");
+    }
+
+    // API keys, known or not, stay here; JWTs are checked against the keys, not introspected.
+    let asked = server.introspected().len();
+    let (status, _, _) = api
+        .rpc(
+            "/api/acme/mcp/self",
+            Some(&api.owner),
+            request("tools/list"),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let challenge = refusal(&api, path, "sfk_not-a-key-of-this-service").await;
+    assert!(challenge.contains("unknown"), "{challenge}");
+    let jwt = key.sign(&server.claims("alice", &api.base));
+    assert_eq!(rpc_status(&api, path, &jwt).await.0, 200);
+    assert_eq!(
+        server.introspected().len(),
+        asked,
+        "nothing more was introspected"
+    );
+    assert!(server.introspected().iter().all(|t| !t.starts_with("sfk_")));
+
+    // Credentials the authorization server refuses: the token cannot be checked, so 401.
+    let wrong = start_introspecting(backend, &server.issuer, "not the secret", &clock).await;
+    wrong.new_org_as("delta", "alice").await;
+    server.set_opaque("opaque-alice", answer("alice", &wrong.base));
+    let challenge = refusal(&wrong, "/api/delta/mcp/self", "opaque-alice").await;
+    assert!(challenge.contains("could not introspect"), "{challenge}");
+    assert_eq!(server.refused(), 1);
 }
