@@ -3,7 +3,9 @@
 // RFC 9728 document, authorization server discovery, dynamic client registration,
 // authorization code with PKCE and a resource indicator, token — ends in `tools/list`; a
 // token of another organization's member or for another audience is refused, and the token
-// the SDK got for one connection is good for that connection only (RFC 8707 audience).
+// the SDK got for one connection is good for that connection only (RFC 8707 audience). The
+// same flow with opaque access tokens, which the service introspects (RFC 7662) as its own
+// confidential client.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { SERVICE_CLIENT, startAuthorizationServer } from './authorization-server.js';
+import { SERVICE_CLIENT, WORKSPACE_CLIENT, startAuthorizationServer } from './authorization-server.js';
 import { start } from './harness.js';
 
 const REDIRECT_URL = 'http://127.0.0.1/callback';
@@ -22,7 +24,11 @@ let env;
 
 before(async () => {
   authServer = await startAuthorizationServer();
-  env = await start({ oauthIssuer: authServer.issuer, oauthSubject: 'alice' });
+  env = await start({
+    oauthIssuer: authServer.issuer,
+    oauthSubject: 'alice',
+    env: { PLATFORM_OAUTH_CLIENT_ID: WORKSPACE_CLIENT.id, PLATFORM_OAUTH_CLIENT_SECRET: WORKSPACE_CLIENT.secret },
+  });
   await env.initOrg('other', 'bob');
 });
 
@@ -164,4 +170,38 @@ test('a token for another audience is refused', async () => {
   const challenge = refused.headers.get('www-authenticate');
   assert.match(challenge, /error="invalid_token"/);
   assert.match(challenge, /aud/);
+});
+
+test('an opaque access token from the same flow is introspected and lists the tools', async (t) => {
+  authServer.opaque = true;
+  t.after(() => { authServer.opaque = false; });
+  const { client, transport, provider } = await signIn('alice');
+  const token = provider.saved.tokens.access_token;
+  assert.equal(token.split('.').length, 1, 'an opaque token, not a JWT');
+  await client.connect(transport);
+  const { tools } = await client.listTools();
+  assert.ok(tools.some((tool) => tool.name === 'echo'));
+  await client.close();
+
+  // Introspection says which resource it is for: another connection refuses it.
+  const refused = await fetch(`${env.proxyUrl}x`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  assert.equal(refused.status, 401);
+  assert.match(refused.headers.get('www-authenticate'), /error="invalid_token".*aud/);
+
+  // A token the authorization server never issued is not active.
+  const forged = await fetch(env.proxyUrl, {
+    method: 'POST',
+    headers: { authorization: 'Bearer not-a-token-it-issued', 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  assert.equal(forged.status, 401);
+  assert.match(forged.headers.get('www-authenticate'), /error="invalid_token".*not active/);
 });
