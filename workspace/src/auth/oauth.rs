@@ -102,20 +102,31 @@ impl OAuth {
     pub async fn subject(&self, token: &str, resource: Option<&str>) -> Result<String, String> {
         match &self.introspection {
             Some(introspection) if !is_jwt(token) => {
-                let answer = introspection.introspect(token).await?;
-                if !answer.active {
-                    return Err("the token is not active".into());
-                }
-                if answer.iss.as_deref().is_some_and(|iss| iss != self.issuer) {
-                    return Err(describe(&ErrorKind::InvalidIssuer));
-                }
-                let (Some(sub), Some(exp)) = (answer.sub, answer.exp) else {
-                    return Err(describe(&ErrorKind::MissingRequiredClaim(String::new())));
-                };
-                self.admit(sub, exp, answer.nbf, &answer.aud, resource)
+                self.introspected_subject(introspection, token, resource)
+                    .await
             }
             _ => self.signed_subject(token, resource).await,
         }
+    }
+
+    /// [`OAuth::subject`] of an opaque token: what the introspection endpoint says of it.
+    async fn introspected_subject(
+        &self,
+        introspection: &Introspection,
+        token: &str,
+        resource: Option<&str>,
+    ) -> Result<String, String> {
+        let answer = introspection.introspect(token).await?;
+        if !answer.active {
+            return Err("the token is not active".into());
+        }
+        if answer.iss.as_deref().is_some_and(|iss| iss != self.issuer) {
+            return Err(describe(&ErrorKind::InvalidIssuer));
+        }
+        let (Some(sub), Some(exp)) = (answer.sub, answer.exp) else {
+            return Err(describe(&ErrorKind::MissingRequiredClaim(String::new())));
+        };
+        self.admit(sub, exp, answer.nbf, &answer.aud, resource)
     }
 
     /// [`OAuth::subject`] of a JWT: its signature checked against the issuer's keys.
