@@ -23,6 +23,15 @@ async fn refusal(api: &Api, path: &str, token: &str) -> String {
     headers["www-authenticate"].to_str().unwrap().to_string()
 }
 
+/// Asserts `token` is refused on `path` with RFC 6750 `invalid_token`, a description
+/// naming `reason`, and without the token echoed.
+async fn assert_invalid_token(api: &Api, path: &str, token: &str, reason: &str) {
+    let challenge = refusal(api, path, token).await;
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    assert!(challenge.contains(reason), "{reason}: {challenge}");
+    assert!(!challenge.contains(token), "the token is not echoed");
+}
+
 async fn start(
     backend: Backend,
     key: &SigningKey,
@@ -128,10 +137,7 @@ async fn oauth_tokens_map_to_members(backend: Backend) {
         ),
     ];
     for (token, reason) in cases {
-        let challenge = refusal(&api, path, &token).await;
-        assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
-        assert!(challenge.contains(reason), "{reason}: {challenge}");
-        assert!(!challenge.contains(&token), "the token is not echoed");
+        assert_invalid_token(&api, path, &token, reason).await;
     }
 
     // The tools endpoints refuse alike.
@@ -463,22 +469,15 @@ async fn oauth_opaque_tokens_are_introspected(backend: Backend) {
         if let Some(introspected) = introspected {
             server.set_opaque(token, introspected);
         }
-        let challenge = refusal(&api, path, token).await;
-        assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
-        assert!(challenge.contains(reason), "{token}: {challenge}");
-        assert!(!challenge.contains(token), "the token is not echoed");
+        assert_invalid_token(&api, path, token, reason).await;
     }
 
     // API keys, known or not, stay here; JWTs are checked against the keys, not introspected.
     let asked = server.introspected().len();
-    let (status, _, _) = api
-        .rpc(
-            "/api/acme/mcp/self",
-            Some(&api.owner),
-            request("tools/list"),
-        )
-        .await;
-    assert_eq!(status, 200);
+    assert_eq!(
+        rpc_status(&api, "/api/acme/mcp/self", &api.owner).await.0,
+        200
+    );
     let challenge = refusal(&api, path, "sfk_not-a-key-of-this-service").await;
     assert!(challenge.contains("unknown"), "{challenge}");
     let jwt = key.sign(&server.claims("alice", &api.base));
