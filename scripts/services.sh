@@ -83,8 +83,16 @@ services_stop() {
   [ "$(id -u)" = 0 ] && as=(runuser -u postgres --)
   "${as[@]}" "$SITEFILE_PGCTL" -D "$SITEFILE_SERVICES_DIR/pgdata" -m immediate stop >/dev/null 2>&1 || true
   if [ -s "$SITEFILE_SERVICES_DIR/redis/redis.pid" ]; then
-    kill "$(cat "$SITEFILE_SERVICES_DIR/redis/redis.pid")" 2>/dev/null || true
+    local pid i
+    pid=$(cat "$SITEFILE_SERVICES_DIR/redis/redis.pid")
+    kill "$pid" 2>/dev/null || true
+    # Redis writes its log while it shuts down: removing the directory under it races.
+    for i in $(seq 100); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
   fi
-  rm -rf "$SITEFILE_SERVICES_DIR"
+  # A straggler's last write must not fail the run that used these services.
+  rm -rf "$SITEFILE_SERVICES_DIR" 2>/dev/null || { sleep 1; rm -rf "$SITEFILE_SERVICES_DIR" || true; }
   unset SITEFILE_SERVICES_DIR SITEFILE_TEST_POSTGRES_URL SITEFILE_TEST_REDIS_URL
 }
