@@ -6,6 +6,7 @@
 //! feeding its stream, and so the upstream request or stream.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -83,8 +84,9 @@ where
         sender,
         journaled: None,
     };
-    let task = AbortOnDropHandle::new(tokio::spawn(work(Some(relay))));
-    let mut outputs = Box::pin(outputs(received, task));
+    // The work runs inside the response (no task of its own, so no hop to another task
+    // per call); a client that goes away drops the response, and so the work.
+    let mut outputs = Box::pin(outputs(received, Box::pin(work(Some(relay)))));
     let first = match outputs.next().await {
         Some(Output::Notification(message)) => message,
         Some(Output::Answer(status, body)) => return reply(status, body),
@@ -109,34 +111,33 @@ enum Output {
     Answer(StatusCode, Value),
 }
 
-/// The notifications relayed by `task`, then its answer. The notifications it sent before
+/// The notifications relayed by `work`, then its answer. The notifications it sent before
 /// its answer are all delivered: the channel is closed when it ends and drained, so no
 /// sender kept elsewhere holds the stream open.
-fn outputs(
-    received: mpsc::Receiver<Numbered>,
-    task: AbortOnDropHandle<(StatusCode, Value)>,
-) -> impl Stream<Item = Output> {
-    let state = (received, Some(task), None);
-    futures_util::stream::unfold(state, |(mut received, mut task, mut answer)| async move {
-        if let Some(running) = task.as_mut() {
+fn outputs<F>(received: mpsc::Receiver<Numbered>, work: Pin<Box<F>>) -> impl Stream<Item = Output>
+where
+    F: Future<Output = (StatusCode, Value)> + Send + 'static,
+{
+    let state = (received, Some(work), None);
+    futures_util::stream::unfold(state, |(mut received, mut work, mut answer)| async move {
+        if let Some(running) = work.as_mut() {
             tokio::select! {
                 biased;
                 Some((_, message)) = received.recv() => {
-                    return Some((Output::Notification(message), (received, task, answer)));
+                    return Some((Output::Notification(message), (received, work, answer)));
                 }
                 done = running => {
-                    // A panicked task has no answer; the stream just ends.
-                    answer = done.ok();
-                    task = None;
+                    answer = Some(done);
+                    work = None;
                     received.close();
                 }
             }
         }
         if let Some((_, message)) = received.recv().await {
-            return Some((Output::Notification(message), (received, task, answer)));
+            return Some((Output::Notification(message), (received, work, answer)));
         }
         let (status, body) = answer.take()?;
-        Some((Output::Answer(status, body), (received, task, answer)))
+        Some((Output::Answer(status, body), (received, work, answer)))
     })
 }
 
