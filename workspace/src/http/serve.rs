@@ -72,7 +72,13 @@ async fn accept(
 ) -> Option<(tokio::net::TcpStream, tokio::sync::OwnedSemaphorePermit)> {
     let slot = slots.clone().acquire_owned().await.ok()?;
     match listener.accept().await {
-        Ok((stream, _)) => Some((stream, slot)),
+        Ok((stream, _)) => {
+            // Answers and stream events go out when written, not held for the peer's ACK.
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "TCP_NODELAY not set");
+            }
+            Some((stream, slot))
+        }
         Err(error) => {
             // Out of descriptors or a connection reset before it was accepted: pause briefly
             // so a persistent failure does not spin.
