@@ -29,16 +29,44 @@ async fn upstream(body: String) -> axum::response::Response {
     axum::Json(json!({ "jsonrpc": "2.0", "id": id, "result": result })).into_response()
 }
 
+/// Serves `router` on a loopback port as `sitefile serve` does; returns its base URL.
 async fn listen(router: Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let limits = sitefile_workspace::http::ConnectionLimits::default();
+    tokio::spawn(async move {
+        sitefile_workspace::http::serve(listener, router, &limits, std::future::pending()).await
+    });
     format!("http://127.0.0.1:{port}")
+}
+
+/// The floor of any HTTP proxy here: a route that forwards the body to `upstream` with a
+/// pooled reqwest client and returns the answer, with no authentication or MCP handling.
+fn bare_forwarder(upstream: String) -> Router {
+    let client = reqwest::Client::new();
+    Router::new().route(
+        "/mcp",
+        post(move |body: axum::body::Bytes| {
+            let (client, upstream) = (client.clone(), upstream.clone());
+            async move {
+                let answer = client
+                    .post(&upstream)
+                    .header("content-type", "application/json")
+                    .body(body)
+                    .send()
+                    .await
+                    .unwrap();
+                let bytes = answer.bytes().await.unwrap();
+                ([("content-type", "application/json")], bytes)
+            }
+        }),
+    )
 }
 
 struct Setup {
     client: reqwest::Client,
     direct: String,
+    bare: String,
     proxied: String,
     key: String,
     _dir: std::path::PathBuf,
@@ -49,6 +77,7 @@ async fn setup() -> Setup {
         "{}/mcp",
         listen(Router::new().route("/mcp", post(upstream))).await
     );
+    let bare = format!("{}/mcp", listen(bare_forwarder(direct.clone())).await);
     let dir = std::env::temp_dir().join(format!("ws-bench-{}", uuid::Uuid::new_v4()));
     let config = Config::new(format!("sqlite://{}/workspace.db", dir.display()), [7; 32]);
     let key = sitefile_workspace::cli::init(&config, "bench")
@@ -76,6 +105,7 @@ async fn setup() -> Setup {
     Setup {
         client,
         direct,
+        bare,
         proxied,
         key,
         _dir: dir,
@@ -143,17 +173,26 @@ fn main() {
     runtime.block_on(async {
         for _ in 0..500 {
             call(setup, &setup.direct).await;
+            call(setup, &setup.bare).await;
             call(setup, &setup.proxied).await;
         }
         let direct = latencies(setup, &setup.direct, 5000).await;
+        let bare = latencies(setup, &setup.bare, 5000).await;
         let proxied = latencies(setup, &setup.proxied, 5000).await;
+        let micros = |d: Duration| d.as_secs_f64() * 1e6;
         for (name, p) in [("p50", 0.50), ("p99", 0.99)] {
-            let (d, x) = (percentile(&direct, p), percentile(&proxied, p));
+            let (d, b, x) = (
+                percentile(&direct, p),
+                percentile(&bare, p),
+                percentile(&proxied, p),
+            );
             println!(
-                "{name}: direct {:>8.1} µs  proxied {:>8.1} µs  added {:>8.1} µs",
-                d.as_secs_f64() * 1e6,
-                x.as_secs_f64() * 1e6,
-                (x.as_secs_f64() - d.as_secs_f64()) * 1e6
+                "{name}: direct {:>6.1} µs  proxied {:>6.1} µs  added {:>6.1} µs  \
+                 (a bare forwarder adds {:>6.1} µs)",
+                micros(d),
+                micros(x),
+                micros(x) - micros(d),
+                micros(b) - micros(d),
             );
         }
         let rate = throughput(setup, 16, Duration::from_secs(5)).await;
