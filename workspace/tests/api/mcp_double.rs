@@ -34,6 +34,23 @@ pub struct Seen {
     pub answers: Vec<Value>,
     /// The methods of the notifications POSTed to the double, in order.
     pub notifications: Vec<String>,
+    /// `slow` calls whose request went away before the double answered.
+    pub abandoned: usize,
+}
+
+/// Counts its call as abandoned when dropped before it is marked answered (axum drops a
+/// handler whose client closed the connection).
+struct Abandonment {
+    seen: Arc<Mutex<Seen>>,
+    answered: bool,
+}
+
+impl Drop for Abandonment {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.seen.lock().unwrap().abandoned += 1;
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -334,7 +351,12 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
                 "meta_echo" => text(msg["params"]["_meta"].to_string()),
                 "session" => text(session.clone().unwrap_or_default()),
                 "slow" => {
+                    let mut call = Abandonment {
+                        seen: d.seen.clone(),
+                        answered: false,
+                    };
                     tokio::time::sleep(Duration::from_secs(5)).await;
+                    call.answered = true;
                     text("late".into())
                 }
                 "whoami" => text(

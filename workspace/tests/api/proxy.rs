@@ -1,5 +1,6 @@
 //! The connection proxy: every row of the status table, credentials, public tools,
-//! argument validation, timeouts, HTTPS, discovery, the legacy route and the audit log.
+//! argument validation, timeouts, a client leaving mid-call, HTTPS, discovery, the legacy
+//! route and the audit log.
 
 use std::time::Duration;
 
@@ -16,7 +17,8 @@ both_backends!(
     proxy_https_and_timeout,
     proxy_forwards_params_and_speaks_the_upstream_version,
     proxy_sessions_are_per_client,
-    proxy_relays_the_session_stream
+    proxy_relays_the_session_stream,
+    proxy_ends_the_upstream_call_when_the_client_leaves
 );
 
 /// Parses `key="value"` / `key=value` auth-params of a challenge.
@@ -802,4 +804,38 @@ async fn proxy_relays_the_session_stream(backend: Backend) {
     let body: Value = plain.json().await.unwrap();
     assert_eq!(body["id"], 7);
     assert_eq!(body["result"]["content"][0]["text"], "hi");
+}
+
+async fn proxy_ends_the_upstream_call_when_the_client_leaves(backend: Backend) {
+    let api = Api::start(backend).await;
+    let upstream = mcp_double::start(false).await;
+    let conn = api.connection(&api.owner, &upstream.url, json!({})).await;
+    let url = format!("{}/api/acme/mcp/{conn}", api.base);
+    // The upstream takes 5 s; the client leaves after 300 ms, taking an event stream (the
+    // answer relayed) or JSON only. Either way the proxy drops its upstream request, so the
+    // upstream sees its caller go long before it would answer.
+    for (n, accept) in ["application/json, text/event-stream", "application/json"]
+        .into_iter()
+        .enumerate()
+    {
+        let left = api
+            .client
+            .post(&url)
+            .bearer_auth(&api.owner)
+            .header("accept", accept)
+            .json(&call("slow", json!({})))
+            .timeout(Duration::from_millis(300))
+            .send()
+            .await;
+        assert!(left.is_err_and(|e| e.is_timeout()), "{accept}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(3);
+        while upstream.seen.lock().unwrap().abandoned <= n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the upstream call outlived its client ({accept})"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    assert_eq!(upstream.calls(), ["slow", "slow"]);
 }
