@@ -6,7 +6,6 @@
 //! feeding its stream, and so the upstream request or stream.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -86,7 +85,7 @@ where
     };
     // The work runs inside the response (no task of its own, so no hop to another task
     // per call); a client that goes away drops the response, and so the work.
-    let mut outputs = Box::pin(outputs(received, Box::pin(work(Some(relay)))));
+    let mut outputs = Box::pin(outputs(received, work(Some(relay))));
     let first = match outputs.next().await {
         Some(Output::Notification(message)) => message,
         Some(Output::Answer(status, body)) => return reply(status, body),
@@ -114,11 +113,11 @@ enum Output {
 /// The notifications relayed by `work`, then its answer. The notifications it sent before
 /// its answer are all delivered: the channel is closed when it ends and drained, so no
 /// sender kept elsewhere holds the stream open.
-fn outputs<F>(received: mpsc::Receiver<Numbered>, work: Pin<Box<F>>) -> impl Stream<Item = Output>
+fn outputs<F>(received: mpsc::Receiver<Numbered>, work: F) -> impl Stream<Item = Output>
 where
     F: Future<Output = (StatusCode, Value)> + Send + 'static,
 {
-    let state = (received, Some(work), None);
+    let state = (received, Some(Box::pin(work)), None);
     futures_util::stream::unfold(state, |(mut received, mut work, mut answer)| async move {
         if let Some(running) = work.as_mut() {
             tokio::select! {
