@@ -4,9 +4,12 @@
 //
 //   npx napi build --platform --release --manifest-path node/Cargo.toml --output-dir node \
 //     --package-json-path package.json && npx tsc -p tsconfig.json
-//   node --expose-gc benches/node/resolve.bench.js [site ...]
+//   node --expose-gc benches/node/resolve.bench.js [--no-memory] [site ...]
 //
 // The corpus is found through SITEFILE_CORPUS, else ../shared/corpus beside the repository.
+// SITEFILE_PACKAGE names an installed package to measure instead of this checkout (the release
+// rehearsal measures the installed one, with NAPI_RS_FORCE_WASI=error for its WebAssembly
+// engine); --no-memory leaves out the memory columns.
 "use strict";
 const fs = require("node:fs");
 const os = require("node:os");
@@ -17,6 +20,7 @@ const ROOT = path.join(__dirname, "..", "..");
 const CORPUS = process.env.SITEFILE_CORPUS ?? path.join(ROOT, "..", "shared", "corpus");
 const DESKTOP = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15";
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
+const PACKAGE = process.env.SITEFILE_PACKAGE ?? ROOT;
 
 function urlsBySite() {
   const bySite = new Map();
@@ -64,7 +68,7 @@ function writtenJson(text) {
 }
 
 async function speed(site, urls) {
-  const { createSiteSetup, resolveDecoPage } = require(ROOT);
+  const { createSiteSetup, resolveDecoPage } = require(PACKAGE);
   const addonSite = createSiteSetup({ blocksDir: path.join(CORPUS, site), env: {}, onDanglingReference: () => null });
   const request = (url) => ({ url, headers: { "user-agent": DESKTOP } });
   const form = (url) =>
@@ -100,7 +104,7 @@ function measureMemory(mode, site) {
   const dir = path.join(CORPUS, site);
   // The addon is loaded, and its loading code run once on a one-block site, before the first
   // reading: its code pages are not the site's cost (as V8's JSON.parse is resident before).
-  const { createSiteSetup } = require(ROOT);
+  const { createSiteSetup } = require(PACKAGE);
   const warm = fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-bench-"));
   const home = JSON.stringify({ __resolveType: "website/pages/Page.tsx", path: "/", sections: [] });
   fs.writeFileSync(path.join(warm, "home.json"), home);
@@ -127,14 +131,16 @@ function measureMemory(mode, site) {
 
 async function main() {
   if (process.argv[2] === "--memory") return measureMemory(process.argv[3], process.argv[4]);
-  const chosen = process.argv.slice(2);
+  const withMemory = !process.argv.includes("--no-memory");
+  const chosen = process.argv.slice(2).filter((arg) => arg !== "--no-memory");
   const rev = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
-  console.log(`sitefile ${rev}, Node ${process.version}, ${ROUNDS} rounds per page`);
+  const engine = process.env.NAPI_RS_FORCE_WASI === "error" ? "WebAssembly" : "native";
+  console.log(`sitefile ${rev} (${PACKAGE}, ${engine} engine), Node ${process.version}, ${ROUNDS} rounds per page`);
   console.log("site             pages  page KB  object µs  text µs  JSON.parse µs  object/parse  RSS MB  parse heap MB");
   for (const [site, urls] of urlsBySite()) {
     if (chosen.length > 0 && !chosen.includes(site)) continue;
     const s = await speed(site, urls);
-    const m = memory(site);
+    const m = withMemory ? memory(site) : undefined;
     console.log(
       [
         site.padEnd(16),
@@ -144,8 +150,7 @@ async function main() {
         s.text.toFixed(1).padStart(8),
         s.parse.toFixed(1).padStart(14),
         (s.object / s.parse).toFixed(2).padStart(13),
-        m.site.rssMB.toFixed(1).padStart(7),
-        m.parse.heapMB.toFixed(1).padStart(14),
+        ...(m ? [m.site.rssMB.toFixed(1).padStart(7), m.parse.heapMB.toFixed(1).padStart(14)] : []),
       ].join(" "),
     );
   }

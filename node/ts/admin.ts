@@ -144,7 +144,13 @@ export function toResponse(output: Native.AdminResponseOutput): Response {
   for (let i = 0; i + 1 < output.headers.length; i += 2) {
     pairs.push([output.headers[i] as string, output.headers[i + 1] as string]);
   }
-  return withHeaders(output.body.length === 0 ? null : output.body, output.status, pairs);
+  return withHeaders(output.body.length === 0 ? null : ownedBytes(output.body), output.status, pairs);
+}
+
+/** The addon's bytes as `Response` takes them: the WebAssembly engine hands out views of its
+ * shared memory, which `Response` refuses, so those are copied; the native addon's are kept. */
+function ownedBytes(bytes: Buffer): Uint8Array {
+  return bytes.buffer instanceof ArrayBuffer ? bytes : new Uint8Array(bytes);
 }
 
 /** A response of `status` with `headers` (names may repeat); no body where HTTP allows none.

@@ -1,7 +1,7 @@
-// `npx sitefile generate` (dist/generate/cli.js) over copies of examples/nextjs: the schema a
+// `npx sitefile generate` (dist/cli.js, the package's `sitefile` command) over copies of examples/nextjs: the schema a
 // user expects from the sections' Props, the section registry, the content bundle byte for byte
 // `sitefile bundle`'s (the Rust CLI, target/debug/sitefile or $SITEFILE_BIN, built when
-// missing), and the documented errors.
+// missing), and the documented errors; the command's other subcommands run that program.
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const fs = require("node:fs");
@@ -10,7 +10,7 @@ const { spawnSync, execFileSync } = require("node:child_process");
 
 const ROOT = path.join(__dirname, "..", "..");
 const EXAMPLE = path.join(ROOT, "examples", "nextjs");
-const CLI = path.join(ROOT, "dist", "generate", "cli.js");
+const CLI = path.join(ROOT, "dist", "cli.js");
 // Copies live under target/ so the sections' imports (react) resolve from the repository's
 // node_modules, as they do in the example.
 const SCRATCH = path.join(ROOT, "target", "generate-test");
@@ -43,8 +43,13 @@ function generate(cwd, ...args) {
   const env = typeof args[0] === "object" ? args.shift() : {};
   const { PLATFORM_SITE_NAME: _, ...inherited } = process.env;
   const run = spawnSync(process.execPath, [CLI, "generate", ...args], { cwd, encoding: "utf8", env: { ...inherited, ...env } });
-  return { status: run.status, stderr: run.stderr, stdout: run.stdout };
+  return { status: run.status, stderr: withoutWasiWarning(run.stderr), stdout: run.stdout };
 }
+
+/** Standard error less the warning Node prints when the WebAssembly engine loads (the suites
+ * also run on it): Node's, not the command's. */
+const withoutWasiWarning = (stderr) =>
+  stderr.replace(/^\(node:\d+\) ExperimentalWarning: WASI is an experimental feature.*\n\(Use `node --trace-warnings .*\n/m, "");
 
 const readJson = (file) => JSON.parse(fs.readFileSync(file, "utf8"));
 
@@ -306,10 +311,37 @@ test("bad inputs: a section without Props warns naming it, no sections directory
   run = generate(dir, "--sections", "app/blocks");
   assert.equal(run.stderr, `error: no sections directory: looked for ${path.join(dir, "app", "blocks")}\n`);
 
-  run = spawnSync(process.execPath, [CLI, "bundle"], { encoding: "utf8" });
+  run = spawnSync(process.execPath, [CLI], { encoding: "utf8" });
   assert.equal(run.status, 2);
-  assert.match(run.stderr, /^sitefile: unknown command bundle$/m);
+  assert.match(run.stderr, /^usage: sitefile <command>/m);
   run = generate(dir, "--nope");
   assert.equal(run.status, 2);
   assert.match(run.stderr, /unexpected argument --nope/);
+});
+
+test("every other command is the native sitefile program: arguments, output and exit code pass through", () => {
+  const program = sitefileBinary();
+  const env = { ...process.env, SITEFILE_BINARY: program };
+  const site = path.join(ROOT, "examples", "storefront");
+  const direct = spawnSync(program, ["check", site, "--json"], { encoding: "utf8" });
+  let run = spawnSync(process.execPath, [CLI, "check", site, "--json"], { encoding: "utf8", env });
+  assert.equal(run.status, direct.status);
+  assert.equal(run.stdout, direct.stdout);
+  assert.equal(run.stdout, "[]\n", "the example has no content problem");
+  run = spawnSync(process.execPath, [CLI, "resolve", site, "not a url"], { encoding: "utf8", env });
+  assert.equal(run.status, 2, "bad input: the program's exit code 2");
+  assert.match(run.stderr, /invalid request URL "not a url"/);
+  run = spawnSync(process.execPath, [CLI, "nope"], { encoding: "utf8", env });
+  assert.equal(run.status, 2, "the program's usage error");
+
+  run = spawnSync(process.execPath, [CLI, "serve", site], {
+    encoding: "utf8",
+    env: { ...process.env, SITEFILE_BINARY: path.join(SCRATCH, "missing") },
+  });
+  assert.equal(run.status, 1);
+  assert.match(run.stderr, /^sitefile serve: SITEFILE_BINARY=.*missing: no such file$/m);
+  const { SITEFILE_BINARY: _, ...bare } = process.env;
+  run = spawnSync(process.execPath, [CLI, "check", site], { encoding: "utf8", env: bare });
+  assert.equal(run.status, 1, "in this checkout no platform package is installed");
+  assert.match(run.stderr, /^sitefile check: the native sitefile program for linux-x64 is not installed: its package \(sitefile-linux-x64-gnu\)/m);
 });

@@ -1,12 +1,13 @@
-#!/usr/bin/env node
 /**
- * The `sitefile` command of the npm package (`npx sitefile generate`): see {@link generate}.
- * Exit codes: 0 written, 1 failed (the message on standard error), 2 a usage error.
+ * `sitefile generate`, the npm package's own command (`npx sitefile generate`): see
+ * {@link generate}. Exit codes: 0 written, 1 failed (the message on standard error), 2 a usage
+ * error. The `sitefile` command (`../cli.ts`) hands it its arguments.
  */
 
 import { type GenerateOptions, generate } from "./index";
 
-const USAGE = `usage: sitefile generate [--root DIR] [--sections DIR] [--site NAME] [--strict]
+/** The usage text of `sitefile generate`. */
+export const GENERATE_USAGE = `usage: sitefile generate [--root DIR] [--sections DIR] [--site NAME] [--strict]
 
 Run in a Next.js app's root. Writes .platform/meta.gen.json (the schema of the sections'
 exported Props), sections.gen.ts beside the sections directory (the sections, conventions
@@ -25,16 +26,12 @@ const VALUE_OPTIONS = new Map<string, "root" | "sections" | "site">([
   ["--site", "site"],
 ]);
 
-/** Parses the arguments and runs the command; returns the exit code. */
-function main(args: string[]): number {
-  const [command, ...rest] = args;
-  if (command === "--help" || command === "-h") {
-    process.stdout.write(USAGE);
+/** Parses `sitefile generate`'s arguments (after the command's name) and runs it; returns the
+ * exit code. */
+export function runGenerate(rest: string[]): number {
+  if (rest[0] === "--help" || rest[0] === "-h") {
+    process.stdout.write(GENERATE_USAGE);
     return 0;
-  }
-  if (command !== "generate") {
-    process.stderr.write(`sitefile: ${command === undefined ? "no command" : `unknown command ${command}`}\n${USAGE}`);
-    return 2;
   }
   const options: GenerateOptions = {};
   for (let i = 0; i < rest.length; i += 1) {
@@ -46,7 +43,7 @@ function main(args: string[]): number {
       options[field] = value;
       i += 1;
     } else {
-      process.stderr.write(`sitefile generate: ${field !== undefined ? `${arg} needs a value` : `unexpected argument ${arg}`}\n${USAGE}`);
+      process.stderr.write(`sitefile generate: ${field !== undefined ? `${arg} needs a value` : `unexpected argument ${arg}`}\n${GENERATE_USAGE}`);
       return 2;
     }
   }
@@ -59,5 +56,3 @@ function main(args: string[]): number {
     return 1;
   }
 }
-
-process.exitCode = main(process.argv.slice(2));
