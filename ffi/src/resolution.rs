@@ -5,6 +5,7 @@ use crate::host::{CHost, optional_host, sitefile_host};
 use crate::response::sitefile_response;
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
+use chrono::Utc;
 use sitefile_core::page_json::PageJsonFinish;
 use sitefile_core::resolve::{LoaderAnswer, Resolution, ResolutionMisuse, Step};
 use sitefile_core::section_loaders::sections_from_json;
@@ -39,16 +40,20 @@ impl sitefile_resolution {
     }
 }
 
-/// A request from its JSON form (`RequestForm`); a bad one is `INVALID_REQUEST`.
+/// A request from its JSON form (`RequestForm`); a bad one is `INVALID_REQUEST`. Without
+/// `"now"` the request happens at the system clock's instant, as a Node host's does.
 pub(crate) fn request_of(json: &str) -> Outcome<Request> {
     RequestForm::from_json(json)
-        .and_then(RequestForm::into_request)
+        .and_then(|mut form| {
+            form.now.get_or_insert_with(Utc::now);
+            form.into_request()
+        })
         .map_err(|e| Failure::of(&e))
 }
 
 /// Begins resolving the page for a request (`request_json`: `{"url", "method"?, "headers"?:
-/// [[name, value]...], "cookies"?: [[name, value]...], "now"?: RFC 3339, "seed"?}`). On
-/// success `*out_resolution` is the resolution, driven with `sitefile_resolution_next` and
+/// [[name, value]...], "cookies"?: [[name, value]...], "now"?: RFC 3339, "seed"?}`; without
+/// `"now"` the request happens at the system clock's instant). On success `*out_resolution` is the resolution, driven with `sitefile_resolution_next` and
 /// `sitefile_resolution_provide` and freed with `sitefile_resolution_free`. A request that is
 /// not JSON, or not of this shape, is `SITEFILE_STATUS_INVALID_REQUEST`. `host` (NULL: no
 /// callbacks) answers the page's custom matchers, feature flags and dangling references: its

@@ -95,6 +95,42 @@ static void bundle_site(void) {
          SITEFILE_STATUS_NULL_ARGUMENT, "out_site is NULL");
 }
 
+/* The page a request resolves to over content whose home page shows a variant inside
+ * 2000-01-01..2999-01-01 (a date rule) and another outside it; `*out` the page's JSON. */
+static void resolve_dated(const char *request_json, char **out) {
+  static const char content[] =
+      "{\"pages-home\": {\"__resolveType\": \"website/pages/Page.tsx\", \"path\": \"/\","
+      " \"sections\": [{\"__resolveType\": \"website/flags/multivariate/section.ts\", \"variants\": ["
+      "{\"rule\": {\"__resolveType\": \"website/matchers/date.ts\", \"start\": \"2000-01-01T00:00:00Z\","
+      " \"end\": \"2999-01-01T00:00:00Z\"}, \"value\": {\"__resolveType\": \"site/sections/Hero.tsx\","
+      " \"title\": \"in the window\"}},"
+      "{\"rule\": {\"__resolveType\": \"website/matchers/always.ts\"}, \"value\": {\"__resolveType\":"
+      " \"site/sections/Hero.tsx\", \"title\": \"outside it\"}}]}]}}";
+  sitefile_site *site = NULL;
+  sitefile_resolution *res = NULL;
+  *out = NULL;
+  EXPECT(sitefile_site_from_content(content, "{}", &site), SITEFILE_STATUS_OK, "");
+  if (site == NULL) return;
+  EXPECT(sitefile_resolve_begin(site, request_json, NULL, &res), SITEFILE_STATUS_OK, "");
+  if (res != NULL) {
+    EXPECT(sitefile_resolution_next(res, out), SITEFILE_STATUS_OK, "");
+    sitefile_resolution_free(res);
+  }
+  sitefile_site_free(site);
+}
+
+/* A request without "now" is resolved at the system clock's instant, as in Node; "now" in the
+ * request wins. */
+static void clock_default(void) {
+  char *page = NULL;
+  resolve_dated("{\"url\": \"https://shop.example/\"}", &page);
+  CHECK(page != NULL && contains(page, "in the window"));
+  sitefile_string_free(page);
+  resolve_dated("{\"url\": \"https://shop.example/\", \"now\": \"1999-06-01T00:00:00Z\"}", &page);
+  CHECK(page != NULL && contains(page, "outside it"));
+  sitefile_string_free(page);
+}
+
 static void site_calls(sitefile_site *site) {
   char *revision = NULL;
   EXPECT(sitefile_site_revision(site, &revision), SITEFILE_STATUS_OK, "");
@@ -174,7 +210,10 @@ static void resolve_errors(sitefile_site *site) {
 
 static void resolve_shoes(sitefile_site *site) {
   sitefile_resolution *res = NULL;
-  EXPECT(sitefile_resolve_begin(site, "{\"url\": \"https://storefront.example/shoes\"}", NULL, &res),
+  /* A fixed instant outside the example's Black Friday campaign, whose header says otherwise. */
+  EXPECT(sitefile_resolve_begin(
+             site, "{\"url\": \"https://storefront.example/shoes\", \"now\": \"2026-06-01T12:00:00Z\"}",
+             NULL, &res),
          SITEFILE_STATUS_OK, "");
   CHECK(res != NULL);
   if (res == NULL) return;
@@ -397,6 +436,7 @@ int main(int argc, char **argv) {
   site_errors(dir);
   content_site();
   bundle_site();
+  clock_default();
 
   sitefile_site *site = NULL;
   EXPECT(sitefile_site_from_dir(dir, NULL, &site), SITEFILE_STATUS_OK, "");
