@@ -15,7 +15,8 @@
 #   - the WebAssembly fallback: the same app built and served with the native addon out of
 #     reach (NAPI_RS_FORCE_WASI=error), checked again; its resolveDecoPage speed beside the
 #     native one on the corpus (benches/node/resolve.bench.js, a report, not a test);
-#   - `npx sitefile serve` of the example site from the installed package.
+#   - `npx sitefile serve` of the example site from the installed package, its first screen
+#     checked in Chromium (tests/release/serve.test.js).
 # With --all it also cross-builds linux-x64-musl, linux-arm64-gnu and linux-arm64-musl,
 # publishes them too and loads the arm64 addon in an arm64 Node under qemu-user-static
 # (scripts/release/cross.sh). Packages under target/release-npm/, the rehearsal's app under
@@ -261,8 +262,10 @@ status=$(curl -s -o "$work/serve-home.html" -w '%{http_code}' "$serve_url/")
 curl -sf "$serve_url/?asJson" | node -e 'const p=JSON.parse(require("fs").readFileSync(0,"utf8")); if(!Array.isArray(p.props.sections)) process.exit(1)' || {
   echo "release: npx sitefile serve gave no page JSON for /?asJson" >&2; exit 1
 }
+SITEFILE_SERVE_URL=$serve_url SITEFILE_PLAYWRIGHT=$playwright CHROMIUM=$(command -v chromium) \
+  node --test tests/release/serve.test.js || { cat "$log" >&2; exit 1; }
 stop_all
-note "npx sitefile serve answered the example's home page and its page JSON"
+note "npx sitefile serve answered the example's pages and page JSON; its first screen passed in Chromium"
 
 if [ "$all" = 1 ]; then cross_check; fi
 

@@ -27,6 +27,10 @@ fn matches(pattern: &LazyLock<Option<Regex>>, text: &str) -> bool {
     pattern.as_ref().is_some_and(|r| r.is_match(text))
 }
 
+const MOBILE_UA: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+const TABLET_UA: &str = "Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/604.1";
+const DESKTOP_UA: &str = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15";
+
 impl Device {
     /// Classifies a user agent: tablet first, then mobile, else desktop.
     pub fn from_user_agent(ua: &str) -> Device {
@@ -52,6 +56,16 @@ impl Device {
         }
     }
 
+    /// A typical user agent of the class: what a preview with `deviceHint`, or `sitefile
+    /// serve`'s page view asked to look as a device, resolves with.
+    pub fn typical_user_agent(self) -> &'static str {
+        match self {
+            Device::Mobile => MOBILE_UA,
+            Device::Tablet => TABLET_UA,
+            Device::Desktop => DESKTOP_UA,
+        }
+    }
+
     /// The class a name of [`Device::as_str`] stands for, ignoring ASCII case (`deviceHint`).
     pub fn from_name(name: &str) -> Option<Device> {
         [Device::Mobile, Device::Tablet, Device::Desktop]
@@ -63,6 +77,13 @@ impl Device {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typical_agents_classify_as_their_class() {
+        for device in [Device::Mobile, Device::Tablet, Device::Desktop] {
+            assert_eq!(Device::from_user_agent(device.typical_user_agent()), device);
+        }
+    }
 
     #[test]
     fn classifies_common_agents() {

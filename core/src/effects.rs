@@ -2,6 +2,7 @@
 //! page varies on. Effects leave the core as data; the host applies them.
 
 use serde::Serialize;
+use std::sync::Arc;
 
 /// One `onResolveError` event: something failed while resolving, the page still renders.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -127,6 +128,37 @@ pub struct Effects {
     /// says how long the page holds, for the page cache).
     #[serde(skip)]
     pub steady: TimeWindow,
+    /// Every multivariate flag decided, in the order resolved (not written: it explains the
+    /// page, as `sitefile serve`'s page view does).
+    #[serde(skip)]
+    pub flags: Vec<FlagChoice>,
+}
+
+/// A multivariate flag the resolution decided: where it sits, the rules it tried and the variant
+/// chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlagChoice {
+    /// The flag's place in the content as the resolution knows it: `<block>@<path>`, the path
+    /// within the block where known (`pages-offers@`, `Header@alert`).
+    pub at: String,
+    /// How many variants the flag has.
+    pub variants: usize,
+    /// Each variant tried, in order up to the chosen one.
+    pub tried: Vec<TriedRule>,
+    /// The chosen variant's index; `None` when no rule matched (the flag resolves to nothing).
+    pub chosen: Option<usize>,
+}
+
+/// One variant's rule, as a flag tried it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TriedRule {
+    /// The variant's index.
+    pub variant: usize,
+    /// The rule's `__resolveType`; `None` for a variant without a rule, which always matches.
+    pub rule: Option<Arc<str>>,
+    /// What forces this rule in `x-platform-matchers-override`: a saved matcher's block name,
+    /// else the inline rule's id (`<block>@<path>`).
+    pub override_name: Option<String>,
 }
 
 /// A span of request instants, in epoch milliseconds: `from` inclusive, `until` exclusive.

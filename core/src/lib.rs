@@ -30,7 +30,7 @@ pub mod uri;
 pub mod value;
 
 pub use device::Device;
-pub use effects::{Effects, ResolveErrorEvent, TimeWindow};
+pub use effects::{Effects, FlagChoice, ResolveErrorEvent, TimeWindow, TriedRule};
 pub use errors::{ErrorBody, ErrorCode, HasErrorCode};
 pub use host::{FeatureFlagAdapter, Host, MatcherContext, NoHost};
 pub use request::{Geo, RandomSource, Request, RequestError, RequestForm};

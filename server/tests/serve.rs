@@ -12,7 +12,7 @@ mod common;
 use common::{STOREFRONT, Server, TOKEN, assert_error, client};
 
 #[tokio::test]
-async fn a_page_is_a_readable_html_view_of_its_sections_and_says_what_failed() {
+async fn a_page_is_a_readable_html_view_that_explains_itself_and_reaches_every_page_and_variant() {
     let server = Server::start(&[]).await;
     let response = client().get(server.url("/")).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
@@ -28,10 +28,51 @@ async fn a_page_is_a_readable_html_view_of_its_sections_and_says_what_failed() {
         "props, escaped"
     );
     assert!(
-        html.contains("degraded") && html.contains("no origin is configured to run the loader"),
-        "without an origin the page says its loaders did not run"
+        !html.contains("degraded")
+            && html.contains("Loaders are not run without an origin")
+            && html.contains("<code>vtex/loaders/intelligentSearch/productList.ts</code>"),
+        "without an origin the page says calmly which loaders did not run: {html}"
     );
     assert!(html.contains("href=\"?asJson\""));
+    // Every page is reachable from the view, a pattern's groups filled in.
+    for link in ["href=\"/slug\"", "href=\"/slug/p\"", "href=\"/s\""] {
+        assert!(html.contains(link), "{link} in {html}");
+    }
+    // The variant each flag chose and why; a saved matcher can be forced.
+    assert!(
+        html.contains("variant 2 of 2 chosen, its rule <code>website/matchers/always.ts</code>")
+            && html.contains("<code>Mobile visitors</code>, did not match")
+            && html.contains("href=\"/?x-platform-matchers-override=Mobile+visitors%3D1\""),
+        "{html}"
+    );
+    // Looking as a phone chooses the mobile variant.
+    let mobile = client()
+        .get(server.url("/?deviceHint=mobile"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        mobile.contains("resolved as a <strong>mobile</strong> visitor")
+            && mobile.contains("variant 1 of 2 chosen, its rule <code>Mobile visitors</code>"),
+        "{mobile}"
+    );
+    // Forcing the saved matcher does the same for a desktop browser.
+    let forced = client()
+        .get(server.url("/?x-platform-matchers-override=Mobile+visitors%3D1"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        forced.contains("resolved as a <strong>desktop</strong> visitor")
+            && forced.contains("variant 1 of 2 chosen, its rule <code>Mobile visitors</code>"),
+        "{forced}"
+    );
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use super::node::{CallId, Node};
 use super::registry::KeyRegistry;
 use crate::config::SecretKey;
 use crate::content::Snapshot;
-use crate::effects::{Effects, Loss};
+use crate::effects::{Effects, FlagChoice, Loss, TriedRule};
 use crate::host::Host;
 use crate::matchers::{BlockLookup, Evaluator, Overrides, Segment};
 use crate::request::Request;
@@ -519,16 +519,28 @@ impl<'a> Resolver<'a> {
         node
     }
 
-    /// The index of the first variant whose rule matches (the origin is at the flag).
+    /// The index of the first variant whose rule matches (the origin is at the flag); the
+    /// choice is recorded in the effects.
     fn chosen_index(&mut self, variants_key: &Key, variants: &[Value]) -> Option<usize> {
+        let at = self.origin.id();
+        let mut tried = Vec::new();
         self.origin.push_key(variants_key);
         let mut chosen = None;
         for (i, variant) in variants.iter().enumerate() {
             let Some(variant) = variant.as_object() else {
                 continue;
             };
+            let rule = variant.get("rule").and_then(Value::resolve_type);
             self.origin.push_index(i);
             self.origin.push_key(&intern("rule"));
+            tried.push(TriedRule {
+                variant: i,
+                rule: rule.map(Arc::from),
+                override_name: rule.and_then(|rt| match self.snapshot.block(rt) {
+                    Some(_) => Some(rt.to_string()),
+                    None => self.origin.track.then(|| self.origin.id()),
+                }),
+            });
             let origin = &self.origin;
             let inline_id = || origin.id();
             let matched = Evaluator {
@@ -550,6 +562,12 @@ impl<'a> Resolver<'a> {
             }
         }
         self.origin.pop();
+        self.effects.flags.push(FlagChoice {
+            at,
+            variants: variants.len(),
+            tried,
+            chosen,
+        });
         chosen
     }
 
@@ -1031,6 +1049,89 @@ mod tests {
 
     fn json(text: &str) -> Value {
         Value::from_json_str(text).expect("test JSON")
+    }
+
+    #[test]
+    fn every_flag_decided_is_recorded_with_the_rules_tried_and_the_variant_chosen() {
+        let blocks = r#"{
+          "pages-home": {"path": "/", "sections": [
+            {"__resolveType": "website/flags/multivariate/section.ts", "variants": [
+              {"rule": {"__resolveType": "Members"}, "value": {"__resolveType": "site/sections/A.tsx"}},
+              {"rule": {"__resolveType": "website/matchers/device.ts", "mobile": true}, "value": {"__resolveType": "site/sections/B.tsx"}},
+              {"value": {"__resolveType": "site/sections/C.tsx"}}
+            ]},
+            {"__resolveType": "website/flags/multivariate/section.ts", "variants": [
+              {"rule": {"__resolveType": "website/matchers/never.ts"}, "value": {"__resolveType": "site/sections/D.tsx"}}
+            ]}
+          ]},
+          "Members": {"__resolveType": "website/matchers/cookie.ts", "name": "member", "value": "1"}
+        }"#;
+        let blocks = match json(blocks) {
+            Value::Object(o) => o.entries().to_vec(),
+            _ => unreachable!("an object"),
+        };
+        let runtime = Runtime::new(
+            Snapshot::from_blocks(blocks),
+            ResolveConfig::by_convention(),
+        );
+        let page = runtime
+            .resolve_page(
+                Request::new("https://shop.example/")
+                    .expect("URL")
+                    .with_header(
+                        "user-agent",
+                        "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Mobile",
+                    ),
+            )
+            .run(|_| Ok(Value::Null));
+        let flags = &page.effects.flags;
+        assert_eq!(flags.len(), 2, "{flags:?}");
+        assert!(flags[0].at.starts_with("pages-home@"), "{}", flags[0].at);
+        assert_eq!(flags[0].variants, 3);
+        assert_eq!(
+            flags[0].chosen,
+            Some(1),
+            "the phone matches the device rule"
+        );
+        let tried: Vec<(usize, Option<&str>, Option<&str>)> = flags[0]
+            .tried
+            .iter()
+            .map(|t| (t.variant, t.rule.as_deref(), t.override_name.as_deref()))
+            .collect();
+        assert_eq!(
+            tried,
+            [
+                (0, Some("Members"), Some("Members")),
+                // An inline rule's id is known only when the request forces matchers.
+                (1, Some("website/matchers/device.ts"), None)
+            ]
+        );
+        // Forcing a saved matcher: the page is resolved with rule ids, and an inline rule's
+        // id forces it in turn (a desktop forced to variant 1).
+        let forced = |pairs: &str| {
+            runtime
+                .resolve_page(Request::new(&format!("https://shop.example/?{pairs}")).expect("URL"))
+                .run(|_| Ok(Value::Null))
+        };
+        let members = forced("x-platform-matchers-override=Members%3D0");
+        let inline = members.effects.flags[0].tried[1]
+            .override_name
+            .clone()
+            .expect("the inline rule's id");
+        assert_eq!(inline, "pages-home@sections.0.variants.1.rule");
+        let page = forced(&format!(
+            "x-platform-matchers-override=Members%3D0&x-platform-matchers-override={}%3D1",
+            inline.replace('@', "%40")
+        ));
+        assert_eq!(page.effects.flags[0].chosen, Some(1));
+        assert_eq!(flags[1].chosen, None, "no rule matched");
+        assert_eq!(
+            page.sections
+                .iter()
+                .map(|s| s.component.as_str())
+                .collect::<Vec<_>>(),
+            ["site/sections/B.tsx"]
+        );
     }
 
     #[test]

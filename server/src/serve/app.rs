@@ -19,7 +19,7 @@ use http_body_util::BodyExt;
 use sitefile_core::admin::{AdminOutcome, AdminRequest, InvokeResult};
 use sitefile_core::page_json::PageJsonOutcome;
 use sitefile_core::resolve::{Resolution, ResolutionMisuse, ResolvedPage, Step};
-use sitefile_core::{NoHost, Request, Site};
+use sitefile_core::{Device, NoHost, Request, Site, Value};
 use sitefile_workspace::cli::{Workspace, owns_path};
 use sitefile_workspace::http::is_body_timeout;
 use std::sync::Arc;
@@ -87,7 +87,13 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
     if is_admin && let Some(response) = admin(&app, &parts, &body).await {
         return response;
     }
-    let request = match core_request(&parts) {
+    // Without an origin this server answers pages itself, and its view may be asked to look as
+    // another device (`?deviceHint=mobile`, as previews are).
+    let device_hint = match &app.edge {
+        Some(_) => None,
+        None => device_hint(&parts),
+    };
+    let request = match core_request(&parts, device_hint) {
         Ok(request) => request,
         Err(message) => return json_error(StatusCode::BAD_REQUEST, "invalid_request", &message),
     };
@@ -127,8 +133,10 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
             .insert("allow", HeaderValue::from_static("GET, HEAD"));
         return response;
     }
-    let page = match resolve(&app, app.site.resolve_page(request, &NoHost)).await {
-        Ok(page) => page,
+    let device = Device::from_user_agent(request.user_agent());
+    let (page, loaders_not_run) = match resolve(&app, app.site.resolve_page(request, &NoHost)).await
+    {
+        Ok(resolved) => resolved,
         Err(misuse) => return resolution_failed(&misuse),
     };
     let status = if page.page.is_some() {
@@ -136,7 +144,16 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
     } else {
         StatusCode::NOT_FOUND
     };
-    let html = page_view::render(&page, parts.uri.path());
+    let snapshot = app.site.snapshot();
+    let mut routes: Vec<_> = snapshot.routes().routes().iter().collect();
+    routes.sort_by(|a, b| a.pattern.cmp(&b.pattern));
+    let view = page_view::View {
+        routes: &routes,
+        device_hint,
+        device,
+        loaders_not_run: &loaders_not_run,
+    };
+    let html = page_view::render(&page, parts.uri.path(), &view);
     (
         status,
         [
@@ -149,11 +166,16 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
 }
 
 /// Drives `resolution` to its page. Each round's loaders run on the origin as one batch; without
-/// an origin each call fails with that reason, so the page is marked degraded and says why.
-async fn resolve(app: &App, mut resolution: Resolution) -> Result<ResolvedPage, ResolutionMisuse> {
+/// an origin no loader runs: each call answers `null`, as `sitefile resolve`'s do, and its key
+/// is returned beside the page (once each, in the order asked).
+async fn resolve(
+    app: &App,
+    mut resolution: Resolution,
+) -> Result<(ResolvedPage, Vec<String>), ResolutionMisuse> {
+    let mut not_run: Vec<String> = Vec::new();
     loop {
         let calls = match resolution.next(&NoHost)? {
-            Step::Done(page) => return Ok(*page),
+            Step::Done(page) => return Ok((*page, not_run)),
             Step::NeedLoaders(calls) => calls,
         };
         let results = match &app.edge {
@@ -161,10 +183,10 @@ async fn resolve(app: &App, mut resolution: Resolution) -> Result<ResolvedPage, 
             None => calls
                 .iter()
                 .map(|call| {
-                    Err(format!(
-                        "no origin is configured to run the loader {}",
-                        call.key
-                    ))
+                    if !not_run.contains(&call.key) {
+                        not_run.push(call.key.clone());
+                    }
+                    Ok(Value::Null)
                 })
                 .collect(),
         };
@@ -204,7 +226,16 @@ fn onward(parts: &Parts, body: Vec<u8>) -> OriginRequest {
 
 /// The core's request for `parts`: the URL from the `Host` header (loopback when absent), the
 /// headers (a `Cookie` header's cookies with them), the wall clock and a random seed.
-fn core_request(parts: &Parts) -> Result<Request, String> {
+/// The device `?deviceHint=` names (`mobile`, `tablet`, `desktop`), if any.
+fn device_hint(parts: &Parts) -> Option<Device> {
+    url::form_urlencoded::parse(parts.uri.query()?.as_bytes())
+        .find(|(name, _)| name == "deviceHint")
+        .and_then(|(_, value)| Device::from_name(&value))
+}
+
+/// The core's request for this HTTP request; with `device_hint`, its user agent is a typical
+/// one of that device instead of the client's.
+fn core_request(parts: &Parts, device_hint: Option<Device>) -> Result<Request, String> {
     let host = parts
         .headers
         .get("host")
@@ -215,7 +246,13 @@ fn core_request(parts: &Parts) -> Result<Request, String> {
         .map_err(|e| e.to_string())?
         .with_method(parts.method.as_str());
     for (name, value) in &parts.headers {
+        if device_hint.is_some() && name == "user-agent" {
+            continue;
+        }
         request = request.with_header(name.as_str(), &header_text::read(value));
+    }
+    if let Some(device) = device_hint {
+        request = request.with_header("user-agent", device.typical_user_agent());
     }
     // The thread's CSPRNG (seeded from the OS, reseeded by `rand`): no system call per request.
     Ok(request.with_now(Utc::now()).with_seed(rand::random()))
@@ -231,7 +268,7 @@ async fn page_json(app: &App, request: Request, outcome: PageJsonOutcome) -> Res
             // This server knows no section modules: none leaves the JSON and none has a loader.
             let resolution = app.site.resolve_page_json(&job, request, &NoHost);
             let page = match resolve(app, resolution).await {
-                Ok(page) => page,
+                Ok((page, _)) => page,
                 Err(misuse) => return resolution_failed(&misuse),
             };
             let response = job.finish(&page, &[]);
