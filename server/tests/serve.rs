@@ -46,11 +46,9 @@ async fn a_page_is_a_readable_html_view_that_explains_itself_and_reaches_every_p
         "{html}"
     );
     // Looking as a phone chooses the mobile variant.
-    let mobile = client()
-        .get(server.url("/?deviceHint=mobile"))
-        .send()
+    let mobile = server
+        .get("/?deviceHint=mobile")
         .await
-        .unwrap()
         .text()
         .await
         .unwrap();
@@ -60,11 +58,9 @@ async fn a_page_is_a_readable_html_view_that_explains_itself_and_reaches_every_p
         "{mobile}"
     );
     // Forcing the saved matcher does the same for a desktop browser.
-    let forced = client()
-        .get(server.url("/?x-platform-matchers-override=Mobile+visitors%3D1"))
-        .send()
+    let forced = server
+        .get("/?x-platform-matchers-override=Mobile+visitors%3D1")
         .await
-        .unwrap()
         .text()
         .await
         .unwrap();

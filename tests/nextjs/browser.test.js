@@ -6,7 +6,6 @@
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const fs = require("node:fs");
-const os = require("node:os");
 const path = require("node:path");
 
 const BASE = process.env.SITEFILE_NEXT_URL;
@@ -15,29 +14,13 @@ const CHROMIUM = process.env.CHROMIUM;
 if (!BASE || !PLAYWRIGHT || !CHROMIUM) {
   throw new Error("SITEFILE_NEXT_URL, SITEFILE_PLAYWRIGHT and CHROMIUM must be set (run scripts/nextjs.sh)");
 }
-const { chromium } = require(PLAYWRIGHT);
+const { launchChromium } = require("../chromium");
 const shots = process.env.SITEFILE_SHOTS ?? path.join(__dirname, "..", "..", "target", "nextjs");
 
 let context;
 test.before(async () => {
   fs.mkdirSync(shots, { recursive: true });
-  context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-chromium-")), {
-    executablePath: CHROMIUM,
-    headless: true,
-    // Headless Chromium's own user agent (HeadlessChrome) is a bot to the core, and bots get
-    // every deferred section at once: browse as a visitor.
-    userAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  context = await launchChromium();
 });
 test.after(async () => {
   await context?.close();

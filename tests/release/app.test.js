@@ -6,9 +6,6 @@
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
-const fs = require("node:fs");
-const os = require("node:os");
-const path = require("node:path");
 
 const BASE = process.env.SITEFILE_APP_URL;
 const TOKEN = process.env.PLATFORM_RELEASE_RELOAD_TOKEN;
@@ -17,7 +14,7 @@ const CHROMIUM = process.env.CHROMIUM;
 if (!BASE || !TOKEN || !PLAYWRIGHT || !CHROMIUM) {
   throw new Error("SITEFILE_APP_URL, PLATFORM_RELEASE_RELOAD_TOKEN, SITEFILE_PLAYWRIGHT and CHROMIUM must be set (run scripts/release.sh)");
 }
-const DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36";
+const { DESKTOP_USER_AGENT: DESKTOP, launchChromium } = require("../chromium");
 const PHONE =
   "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1";
 
@@ -70,28 +67,11 @@ test("a reload with the token changes the page; without it, nothing changes", as
 });
 
 test("in Chromium: a page and the phone variant render", async () => {
-  const { chromium } = require(PLAYWRIGHT);
-  const launch = (userAgent) =>
-    chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-release-chromium-")), {
-      executablePath: CHROMIUM,
-      headless: true,
-      userAgent,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
-    });
   for (const [userAgent, expected] of [
     [DESKTOP, "Seen on a desktop"],
     [PHONE, "Seen on a phone"],
   ]) {
-    const context = await launch(userAgent);
+    const context = await launchChromium({ userAgent });
     try {
       const page = await context.newPage();
       const response = await page.goto(`${BASE}/device`);

@@ -5,9 +5,7 @@
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
-const fs = require("node:fs");
-const os = require("node:os");
-const path = require("node:path");
+const { launchChromium } = require("../chromium");
 
 const BASE = process.env.SITEFILE_SERVE_URL;
 const PLAYWRIGHT = process.env.SITEFILE_PLAYWRIGHT;
@@ -17,13 +15,7 @@ if (!BASE || !PLAYWRIGHT || !CHROMIUM) {
 }
 
 test("the first screen explains itself and reaches every page and variant", async () => {
-  const { chromium } = require(PLAYWRIGHT);
-  const context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-serve-chromium-")), {
-    executablePath: CHROMIUM,
-    headless: true,
-    userAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  const context = await launchChromium();
   try {
     const page = await context.newPage();
     assert.equal((await page.goto(`${BASE}/`)).status(), 200);
