@@ -179,6 +179,14 @@ export declare class NativeSite {
    */
   reload(body: string, nowMs: number, beforeSwap?: ((arg: string) => boolean) | undefined | null): string
   /**
+   * Reads `dir` again as `fromDir` does, lays `overlay` (a content map, JSON; `null` deletes a
+   * block) over it, and serves the result as a full reload at `nowMs`; returns the reload
+   * response as JSON text. What development's watching of the blocks directory calls. A
+   * directory that cannot be read, a file in it that is not JSON, or content that cannot be
+   * served, leaves the content serving.
+   */
+  reloadFromDir(dir: string, overlay: string | undefined | null, nowMs: number): string
+  /**
    * The whole content as JSON text (a JSON object of blocks, what `GET /.sitefile` serves),
    * as a Buffer of its UTF-8 bytes.
    */

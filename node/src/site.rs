@@ -135,6 +135,46 @@ impl NativeSite {
         })
     }
 
+    /// Reads `dir` again as `fromDir` does, lays `overlay` (a content map, JSON; `null` deletes a
+    /// block) over it, and serves the result as a full reload at `nowMs`; returns the reload
+    /// response as JSON text. What development's watching of the blocks directory calls. A
+    /// directory that cannot be read, a file in it that is not JSON, or content that cannot be
+    /// served, leaves the content serving.
+    #[napi]
+    pub fn reload_from_dir(
+        &self,
+        dir: String,
+        overlay: Option<String>,
+        now_ms: f64,
+    ) -> Result<String, napi::Error<Code>> {
+        guarded(|| {
+            let now = instant(now_ms)?;
+            let loaded = sitefile_site_dir::load(Path::new(&dir)).map_err(|e| thrown(&e))?;
+            // A file that does not read (an editor's save half-way) would drop its block: the
+            // content before it keeps serving instead.
+            if !loaded.problems.is_empty() {
+                let problems: Vec<String> = loaded.problems.iter().map(|p| p.to_string()).collect();
+                return Err(fail(ErrorCode::InvalidJson, problems.join("; ")));
+            }
+            let bad = |e: serde_json::Error| fail(ErrorCode::InvalidContent, e);
+            let mut content: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_slice(&loaded.snapshot.canonical_bytes()).map_err(bad)?;
+            if let Some(overlay) = overlay {
+                let overlay: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_str(&overlay).map_err(bad)?;
+                for (name, block) in overlay {
+                    match block {
+                        serde_json::Value::Null => content.remove(&name),
+                        block => content.insert(name, block),
+                    };
+                }
+            }
+            let body = serde_json::to_vec(&content).map_err(bad)?;
+            let response = self.site.reload(&body, now).map_err(|e| thrown(&e))?;
+            serde_json::to_string(&response).map_err(|e| fail(ErrorCode::InvalidContent, e))
+        })
+    }
+
     /// The whole content as JSON text (a JSON object of blocks, what `GET /.sitefile` serves),
     /// as a Buffer of its UTF-8 bytes.
     #[napi]

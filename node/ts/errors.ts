@@ -56,3 +56,10 @@ export function native<T>(call: () => T): T {
     throw error;
   }
 }
+
+/** The message of a thrown value.
+ * @internal */
+export function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

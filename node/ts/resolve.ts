@@ -4,7 +4,7 @@
  * core asks, and parses the finished page.
  */
 
-import { SitefileError, native } from "./errors";
+import { SitefileError, messageOf, native } from "./errors";
 import { experimentScope } from "./experiments";
 import { type MatcherContext, type RequestInput, Site, currentSite } from "./setup";
 import type { HostCallbacks, NativeResolution } from "../index";
@@ -137,11 +137,7 @@ function cookiePairs(cookies: Record<string, unknown> | undefined): Array<[strin
   return pairs;
 }
 
-/** @internal */
-export function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
-}
+export { messageOf } from "./errors";
 
 /**
  * A call's answer as the addon reads it (`{id, value}` or `{id, error}`): what `run` returns,

@@ -3,8 +3,9 @@
  * loaders, custom matchers and environment, over the native core.
  */
 
+import * as fs from "node:fs";
 import * as path from "node:path";
-import { SitefileError, native } from "./errors";
+import { SitefileError, messageOf, native } from "./errors";
 import type * as Native from "../index";
 import type { ExperimentsStore } from "./experiments";
 
@@ -71,6 +72,11 @@ export interface SiteSetupOptions {
   /** A site directory or blocks directory read at setup (`.platform/blocks/`, `blocks/`, a
    * directory of block files, or `.platform/blocks.gen.json`); `false` or absent: none. */
   blocksDir?: string | false;
+  /** Watch `blocksDir` and serve its content again whenever a file in it changes (with
+   * `blocks` laid over it), as `next dev` does for `createNextSetup`. A change that cannot be
+   * served (a file saved half-way, bad JSON) is reported on standard error and the content
+   * before it keeps serving. Default `false`. */
+  watch?: boolean;
   /** Section modules keyed `./sections/<path>.tsx` (registered as `site/sections/<path>.tsx`),
    * or section keys. Absent: every key containing `/sections/` is a section. */
   sections?: Record<string, SectionModule> | string[];
@@ -260,6 +266,19 @@ export class Site {
     return response;
   }
 
+  /** Reads `blocksDir` again, `blocks` laid over it, and serves it (what `watch` calls on a
+   * change). Throws, and leaves the content serving, when it cannot be read or served.
+   * @internal */
+  reloadFromDir(): ReloadResponse {
+    const dir = this.options.blocksDir;
+    if (typeof dir !== "string") throw new SitefileError("INVALID_CONFIG", "the site has no blocksDir to read again");
+    const overlay = this.options.blocks === undefined ? undefined : JSON.stringify(this.options.blocks);
+    const now = this.now().getTime();
+    const response = JSON.parse(native(() => this.native.reloadFromDir(dir, overlay, now))) as ReloadResponse;
+    this.contentChanged();
+    return response;
+  }
+
   /** Tells `initPlatform` of the content (at setup and after every change).
    * @internal */
   contentChanged(): void {
@@ -361,6 +380,32 @@ export function createSiteSetup(options: SiteSetupOptions): Site {
   const site = new Site(nativeSite, matchers, loaders, options);
   site.matcherSchemas = [...new Map([...globalMatcherSchemas, ...scope.matcherSchemas]).values()];
   site.contentChanged();
+  if (options.watch === true && typeof dir === "string") watchBlocks(site, dir);
   current = site;
   return site;
+}
+
+/** How long a burst of file events settles before the directory is read again (an editor's
+ * save is several events). */
+const WATCH_SETTLE_MS = 50;
+
+/** Serves `dir`'s content again whenever a file under it changes; the watcher keeps no process
+ * alive. */
+function watchBlocks(site: Site, dir: string): void {
+  let timer: NodeJS.Timeout | undefined;
+  const reload = () => {
+    timer = undefined;
+    try {
+      const { revision } = site.reloadFromDir();
+      console.error(`sitefile: ${dir} changed; serving revision ${revision.slice(0, 12)}`);
+    } catch (error) {
+      console.error(`sitefile: ${dir} changed but was not served (the content before it still is): ${messageOf(error)}`);
+    }
+  };
+  const watcher = fs.watch(dir, { recursive: true, persistent: false }, () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(reload, WATCH_SETTLE_MS);
+    timer.unref();
+  });
+  watcher.on("error", (error) => console.error(`sitefile: watching ${dir} stopped: ${messageOf(error)}`));
 }

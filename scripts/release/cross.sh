@@ -12,8 +12,14 @@ CARGO_ZIGBUILD_VERSION=0.24.1
 cross_setup() {
   need python3 python3
   need qemu-aarch64-static qemu-user-static
-  [ -d /usr/aarch64-linux-gnu/lib ] && [ -e /usr/aarch64-linux-gnu/lib/libstdc++.so.6 ] ||
-    need_install "libc6-arm64-cross libstdc++6-arm64-cross" "an arm64 Node under qemu"
+  if [ ! -e /usr/aarch64-linux-gnu/lib/libc.so.6 ] || [ ! -e /usr/aarch64-linux-gnu/lib/libstdc++.so.6 ]; then
+    need_install libc6-arm64-cross "an arm64 Node under qemu"
+    need_install libstdc++6-arm64-cross "an arm64 Node under qemu"
+  fi
+  [ -e /usr/aarch64-linux-gnu/lib/libstdc++.so.6 ] || {
+    echo "release: the arm64 C and C++ runtimes are missing (apt-get install libc6-arm64-cross libstdc++6-arm64-cross)" >&2
+    exit 1
+  }
   local venv=$root/target/zig
   if [ ! -x "$venv/bin/cargo-zigbuild" ] || ! "$venv/bin/python" -m ziglang version >/dev/null 2>&1; then
     python3 -m venv "$venv"

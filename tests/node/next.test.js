@@ -81,6 +81,58 @@ test("createNextSetup: blocks laid over blocksDir; blocks alone read no director
   }
 });
 
+/** Resolves `path` on `site` until its first section's title is `want` (a watcher's reload
+ * lands within a moment), or gives up after `ms` and returns the last title. */
+async function titleBecomes(site, path, want, ms = 5000) {
+  const until = Date.now() + ms;
+  let title;
+  for (;;) {
+    title = (await resolveDecoPage({ url: `${ORIGIN}${path}` }, site)).sections[0]?.props.title;
+    if (title === want || Date.now() > until) return title;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+test("createNextSetup under next dev: an edited block file is served without a restart; a bad save keeps the content", async () => {
+  const root = siteDir({
+    "pages-home": { path: "/", sections: [hero("before")] },
+    "pages-about": { path: "/about", sections: [hero("about")] },
+  });
+  const dir = path.join(root, ".platform/blocks");
+  const site = await createNextSetup({ name: uniq(),
+    sections,
+    blocksDir: dir,
+    blocks: { "pages-about": { path: "/about", sections: [hero("laid over")] } },
+    env: { NODE_ENV: "development" },
+  })();
+  const errors = [];
+  const error = console.error;
+  console.error = (...args) => errors.push(args.join(" "));
+  try {
+    fs.writeFileSync(path.join(dir, "pages-home.json"), JSON.stringify({ path: "/", sections: [hero("after")] }));
+    assert.equal(await titleBecomes(site, "/", "after"), "after");
+    assert.equal(await titleBecomes(site, "/about", "laid over"), "laid over", "blocks stay laid over the directory");
+    fs.writeFileSync(path.join(dir, "pages-new.json"), JSON.stringify({ path: "/new", sections: [hero("new page")] }));
+    assert.equal(await titleBecomes(site, "/new", "new page"), "new page", "a new file is a new block");
+
+    const revision = site.revision;
+    fs.writeFileSync(path.join(dir, "pages-home.json"), '{"path": "/", "sections": [');
+    const until = Date.now() + 5000;
+    while (!errors.some((e) => e.includes("was not served")) && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
+    assert.ok(errors.some((e) => e.includes("changed but was not served")), errors.join("\n"));
+    assert.equal(site.revision, revision, "a bad save changes nothing");
+    assert.equal(await titleBecomes(site, "/", "after", 0), "after");
+  } finally {
+    console.error = error;
+  }
+
+  // Outside development nothing is watched.
+  const production = siteDir({ "pages-home": { path: "/", sections: [hero("built")] } });
+  const built = await createNextSetup({ name: uniq(), sections, blocksDir: path.join(production, ".platform/blocks"), env: { NODE_ENV: "production" } })();
+  fs.writeFileSync(path.join(production, ".platform/blocks/pages-home.json"), JSON.stringify({ path: "/", sections: [hero("edited")] }));
+  assert.equal(await titleBecomes(built, "/", "edited", 500), "built");
+});
+
 test("createNextSetup: a rejected set-up is not remembered; the next call tries again", async () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-next-"));
   const dir = path.join(root, "blocks");

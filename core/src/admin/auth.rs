@@ -40,8 +40,22 @@ pub(crate) fn check_reload(config: &AdminConfig, request: &AdminRequest) -> Resu
     };
     match authorization(request) {
         Some(given) if constant_time_eq(given.as_bytes(), token.expose().as_bytes()) => Ok(()),
+        // Said whether or not the rest is the token, so the answer tells nothing about it.
+        Some(given) if has_scheme(given) => Err(unauthorized(
+            "Invalid Authorization header: the reload token is the whole value \
+             (Authorization: <PLATFORM_RELEASE_RELOAD_TOKEN>), without a scheme such as Bearer",
+        )),
         _ => Err(unauthorized("Missing or invalid Authorization header")),
     }
+}
+
+/// Whether an `Authorization` value starts with a scheme word (`Bearer x`, `Basic x`).
+fn has_scheme(value: &str) -> bool {
+    value.trim().split_once(' ').is_some_and(|(scheme, _)| {
+        ["bearer", "basic", "token"]
+            .iter()
+            .any(|known| scheme.eq_ignore_ascii_case(known))
+    })
 }
 
 /// The purge endpoints: `Authorization: Bearer <token>` (scheme in any case).
@@ -73,6 +87,29 @@ pub(crate) fn check_purge(config: &AdminConfig, request: &AdminRequest) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Secret;
+
+    #[test]
+    fn a_reload_with_a_scheme_is_refused_saying_the_token_is_the_whole_value() {
+        let config = AdminConfig {
+            reload_token: Some(Secret::new("s3cret")),
+            ..AdminConfig::default()
+        };
+        let request = |value: &str| {
+            AdminRequest::new("POST", "/.sitefile").with_header("authorization", value)
+        };
+        assert!(check_reload(&config, &request("s3cret")).is_ok());
+        for value in ["Bearer s3cret", "bearer nope", "Basic czNjcmV0"] {
+            let refused = check_reload(&config, &request(value)).expect_err(value);
+            assert_eq!(refused.code, AdminErrorCode::Unauthorized);
+            assert!(
+                refused.message.contains("without a scheme such as Bearer"),
+                "{value}"
+            );
+        }
+        let wrong = check_reload(&config, &request("s3cret2")).expect_err("a wrong token");
+        assert_eq!(wrong.message, "Missing or invalid Authorization header");
+    }
 
     #[test]
     fn equal_only_when_equal() {

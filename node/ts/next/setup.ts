@@ -196,6 +196,8 @@ async function setUp(options: NextSetupOptions): Promise<Site> {
     asyncRendering: options.asyncRendering ?? true,
     resolveGlobals: options.resolveGlobals,
     env: options.env,
+    // `next dev` (NODE_ENV=development): an edited block file is served without a restart.
+    watch: (options.env ?? process.env).NODE_ENV === "development",
   });
   bindModules(site, options);
   if (options.renderShell) {
