@@ -150,7 +150,16 @@ done
 note "published $(node -p "require('$out/dist/packages.json').length") packages to the rehearsal registry"
 
 # --- A user's machine: no Rust anywhere, a home of its own, the registry in the app's .npmrc.
-user_path=$(dirname "$node24"):/usr/local/bin:/usr/bin:/bin
+# The PATH is Node 24 and a directory of links to the system's programs less every Rust tool
+# (Debian's cargo and rustc may be in /usr/bin: scripts/ffi.sh installs them for TSan).
+user_bin=$work/bin
+mkdir -p "$user_bin"
+for program in /usr/local/bin/* /usr/bin/* /bin/*; do
+  name=$(basename "$program")
+  case $name in cargo* | rustc* | rustdoc* | rustup* | rust-* | rls | clippy-driver) continue ;; esac
+  [ -e "$user_bin/$name" ] || ln -s "$program" "$user_bin/$name"
+done
+user_path=$(dirname "$node24"):$user_bin
 as_user() {
   env -i HOME="$work/home" PATH="$user_path" NEXT_TELEMETRY_DISABLED=1 \
     NEXT_IGNORE_INCORRECT_LOCKFILE=1 npm_config_update_notifier=false "$@"
