@@ -128,16 +128,17 @@ fi
 sed "s#UPSTREAM_REGISTRY#$(npm config get registry)#" scripts/release/verdaccio.yaml >"$registry_dir/config.yaml"
 port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 registry=http://127.0.0.1:$port/
+# The servers a step starts (stopped at its end) and the registry (stopped at exit).
 pids=()
 stop_all() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   pids=()
 }
-trap stop_all EXIT
 "$node24" "$tool/node_modules/verdaccio/bin/verdaccio" --config "$registry_dir/config.yaml" \
   --listen "127.0.0.1:$port" >"$registry_dir/log" 2>&1 &
-pids+=($!)
+registry_pid=$!
+trap 'stop_all; kill "$registry_pid" 2>/dev/null || true; wait "$registry_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do curl -sf -o /dev/null "$registry-/ping" && break; sleep 0.2; done
 token=$(curl -sf -X PUT -H 'content-type: application/json' \
   -d '{"name":"rehearsal","password":"rehearsal-password"}' \
