@@ -148,6 +148,10 @@ pub struct WorkerOptions {
     /// Take the request host from `X-Forwarded-Host` (`trustForwardedHost`, not in the spec;
     /// default off): only when the proxy in front sets it and drops any a client sent.
     pub trust_forwarded_host: bool,
+    /// How long the edge waits for the origin, in milliseconds, when a stored copy could stand
+    /// in for a failed answer (`staleIfErrorDeadlineMs`, not in the spec; default 3000): past
+    /// it the copy is served as `STALE-ERROR` instead of waiting out the origin's own timeout.
+    pub stale_if_error_deadline_ms: u32,
 }
 
 impl fmt::Debug for WorkerOptions {
@@ -193,9 +197,13 @@ impl Default for WorkerOptions {
             preview_shell: None,
             profiles: ProfileTable::default(),
             trust_forwarded_host: false,
+            stale_if_error_deadline_ms: DEFAULT_STALE_IF_ERROR_DEADLINE_MS,
         }
     }
 }
+
+/// The default of [`WorkerOptions::stale_if_error_deadline_ms`].
+pub const DEFAULT_STALE_IF_ERROR_DEADLINE_MS: u32 = 3000;
 
 /// The default pattern, compiled once. A constant: `default_fingerprint_pattern_compiles`
 /// proves it compiles; were it ever invalid, no asset would be cached for a year by default.
@@ -389,6 +397,13 @@ impl WorkerOptions {
                     }
                 }
                 "trustForwardedHost" => o.trust_forwarded_host = boolean()?,
+                "staleIfErrorDeadlineMs" => {
+                    o.stale_if_error_deadline_ms = v
+                        .as_u64()
+                        .filter(|ms| (1..=600_000).contains(ms))
+                        .ok_or_else(|| bad("a whole number of milliseconds from 1 to 600000"))?
+                        as u32
+                }
                 "outboundUserAgent" => {
                     o.outbound_user_agent = match v {
                         Json::Bool(false) => OutboundUserAgent::Off,

@@ -7,18 +7,24 @@
 
 mod derived;
 mod edge;
+mod exchange;
+mod flights;
 mod page_json;
 mod preview;
 mod setup_form;
 
 pub use edge::{EdgeDecision, EdgeHints, OriginAnswer, OriginOutcome, StoredCopy};
+pub use exchange::{
+    BodySource, EdgeExchange, ExchangeAnswer, ExchangeError, ExchangeStep, STORED_AT_HEADER,
+    StoreCopy, StoredHead, TimedAnswer,
+};
 pub use setup_form::{AdminForm, FreshnessForm, SetupForm};
 
 use edge::ReadHints;
 
 use crate::admin::{
-    self, AdminConfig, AdminOutcome, AdminRequest, AdminSettings, AdminSite, RenderShellUpdate,
-    Schema,
+    self, AdminConfig, AdminHead, AdminOutcome, AdminRequest, AdminSettings, AdminSite,
+    RenderShellUpdate, Schema,
 };
 use crate::check::{Problem, check};
 use crate::config::{ConfigError, PlatformConfig};
@@ -95,6 +101,7 @@ pub struct Site {
     policy: RwLock<Arc<EdgePolicy>>,
     admin: RwLock<Arc<AdminConfig>>,
     purge_index: PurgeIndex,
+    flights: flights::Flights,
     schema: RwLock<Option<Arc<Schema>>>,
     derived: Arc<DerivedFacts>,
     /// Last, so it drops after the content: lets go of the long strings only it held.
@@ -139,6 +146,7 @@ impl Site {
             policy: RwLock::new(Arc::new(policy)),
             admin: RwLock::new(Arc::new(admin)),
             purge_index: PurgeIndex::new(),
+            flights: flights::Flights::default(),
             schema: RwLock::new(None),
             derived,
             _long_strings: crate::value::LongStringsRelease,
@@ -408,6 +416,23 @@ impl Site {
     /// liveness, purges), or says what the host must do for it.
     pub fn handle_admin(&self, request: &AdminRequest, now: DateTime<Utc>) -> AdminOutcome {
         admin::handle(self, &self.admin_config(), request, now)
+    }
+
+    /// What the head of an admin request (method, path, query, headers; its body is not looked
+    /// at) decides before the host reads any body byte: pass it on, answer it at once (401, 405,
+    /// 413 for a declared `Content-Length` over the limit, ...), or read the body up to the
+    /// route's limit and then call [`Site::handle_admin`].
+    pub fn admin_head(&self, request: &AdminRequest) -> AdminHead {
+        admin::head(&self.admin_config(), request)
+    }
+
+    /// [`Site::admin_head`] as the worker entry serves admin routes (see
+    /// [`Site::handle_edge_admin`]), before it calls [`Site::handle_edge_admin`].
+    pub fn edge_admin_head(&self, request: &AdminRequest) -> AdminHead {
+        if !self.serves_edge_admin(&request.path) {
+            return AdminHead::Pass;
+        }
+        self.admin_head(request)
     }
 
     /// An admin request as the worker entry (`createDecoWorkerEntry`) serves it: without the

@@ -9,6 +9,7 @@
 mod admin_site;
 
 mod admin;
+mod exchange;
 mod page_json;
 mod resolution;
 mod schema;
