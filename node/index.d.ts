@@ -58,6 +58,31 @@ export declare class NativeAdminOutcome {
   finishInvoke(results: string, headers: Array<string>): AdminResponseOutput
 }
 
+/** The edge exchange of one request (see `Site::edge_exchange`). */
+export declare class NativeEdgeExchange {
+  /** The edge plan the exchange follows, as `NativeEdgePlan.json` has it. */
+  get plan(): string
+  /**
+   * The next step as JSON: `{step: "lookup", key}`, `{step: "askOrigin", headers, lead,
+   * deadlineMs}`, `{step: "follow", flight, deadlineMs}`, `{step: "delete", keys}`,
+   * `{step: "refresh"}`, `{step: "respond", status, headers, body: "empty"|"stored"|"origin",
+   * store: {key, status, headers, maxAge}|null}`, `{step: "settle", flight}`,
+   * `{step: "fail", message}` or `{step: "done"}`. A step waiting for its answer comes again.
+   */
+  nextStep(): string
+  /**
+   * Answers the step handed out (JSON `{answer: "lookup"|"origin"|"originFailed"|"followed"|
+   * "kept", ..., nowMs}`); an answer that does not fit it is `UNKNOWN_CALL`, one after the end
+   * `FINISHED`.
+   */
+  answer(answer: string): void
+  /**
+   * The background refresh a `refresh` step announced, to drive beside this exchange; `null`
+   * once taken.
+   */
+  takeRefresh(): NativeEdgeExchange | null
+}
+
 /** The edge plan of one request. */
 export declare class NativeEdgePlan {
   /**
@@ -81,18 +106,6 @@ export declare class NativeEdgePlan {
    * keys to delete). A stored key is recorded for purges.
    */
   afterOrigin(origin: string): string
-  /**
-   * How to serve a stored copy of the plan's key that is `ageSecs` old, before asking the
-   * origin: JSON `{state: "HIT"|"STALE"|"MISS", headers: [[name, value]...]}`. An age that
-   * is no finite number counts as too old.
-   */
-  storedCopy(ageSecs: number): string
-  /**
-   * How to serve a stored copy once the origin answered (JSON `{status, headers}`, the
-   * origin's) or could not be reached (`null`): `STALE-ERROR` when it failed (a 5xx or 429,
-   * no answer, a degraded page) within the profile's stale-if-error window, else `MISS`.
-   */
-  storedCopyAfterOrigin(ageSecs: number, origin?: string | undefined | null): string
 }
 
 /**
@@ -230,6 +243,12 @@ export declare class NativeSite {
    */
   edgePlan(request: string, hints?: string | undefined | null): NativeEdgePlan
   /**
+   * The edge exchange of a request (`RequestForm` JSON) with the site's own functions'
+   * answers (as for `edgePlan`); `cache`: the host has a store. An unknown profile is
+   * `INVALID_CONFIG`.
+   */
+  edgeExchange(request: string, hints: string | undefined | null, cache: boolean): NativeEdgeExchange
+  /**
    * Whether a request (`RequestForm` JSON) is page JSON (`?renderJson`, `?asJson`) and what
    * to do; `null` when it is not (then plan it for the edge). Ask after admin routes.
    */
@@ -251,6 +270,8 @@ export declare class NativeSite {
   purgeLoaders(): void
   /** Entries in the loader cache. */
   get loaderCacheEntries(): number
+  /** Origin requests leading a flight of collapsed misses now (see `edgeExchange`). */
+  get edgeFlightsInAir(): number
   /** Stored edge keys a purge can reach. */
   get edgeCacheEntries(): number
   /**
@@ -264,10 +285,10 @@ export declare class NativeSite {
    */
   handleEdgeAdmin(request: AdminRequestInput, nowMs: number): NativeAdminOutcome
   /**
-   * Whether `path` is an admin route (`as` `"admin"`), or one the worker entry answers itself
-   * (`"edge"`); a host asks before reading the body.
+   * What the head of an admin request decides before its body is read (a `body` given is not
+   * looked at): as the admin handlers serve it, or as the worker entry does (`edge`).
    */
-  answersAdmin(path: string, edge: boolean): boolean
+  adminHead(request: AdminRequestInput, edge: boolean): AdminHeadOutput
   /**
    * Replaces the `createDecoWorkerEntry` options (JSON, their JSON spelling): the edge
    * policy, purge token and preview frame follow them. A bad option is `INVALID_CONFIG`.
@@ -285,10 +306,26 @@ export declare class NativeSite {
    * lang?}`): the fields given are set, the others kept.
    */
   setRenderShell(shell: string): void
-  /** How many body bytes an admin request to `path` may carry; a host stops reading past it. */
-  bodyLimit(path: string): number
   /** The registered section key a resolved section's `component` names, or `null`. */
   registeredSection(component: string): string | null
+}
+
+/**
+ * What the head of an admin request (its method, path, query and headers) decides before any
+ * body byte is read.
+ */
+export interface AdminHeadOutput {
+  /**
+   * `pass`: no admin route here, leave the request (and its body) alone; `respond`: send
+   * `response` and read no body (401, 405, 413 for a declared `Content-Length` over the
+   * limit, a preflight...); `handle`: hand the request over without reading its body; `read`:
+   * read the body up to `limit` bytes (stop one past it), then hand it over.
+   */
+  kind: string
+  /** For `read`, the route's body limit in bytes. */
+  limit?: number
+  /** For `respond`, the response. */
+  response?: AdminResponseOutput
 }
 
 /** An HTTP request as the admin protocol reads it. */

@@ -6,8 +6,9 @@ mod admin_site;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use sitefile_core::admin::{
-    AdminConfig, AdminErrorCode, AdminOutcome, AdminRequest, AdminResponse, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_RELOAD_MAX_BYTES, InvokeResult, PurgeToken, Schema, SchemaError, handle,
+    AdminConfig, AdminErrorCode, AdminHead, AdminOutcome, AdminRequest, AdminResponse,
+    AdminSettings, DEFAULT_MAX_BODY_BYTES, DEFAULT_RELOAD_MAX_BYTES, InvokeResult, PurgeToken,
+    Schema, SchemaError, handle,
 };
 use sitefile_core::config::PlatformConfig;
 use sitefile_core::edge::WorkerOptions;
@@ -88,9 +89,8 @@ fn config_comes_from_the_environment_and_options() {
         config_for(&[("PURGE_TOKEN", "p")], &off).purge_token,
         PurgeToken::Disabled
     );
-    assert_eq!(c.body_limit("/.sitefile"), DEFAULT_RELOAD_MAX_BYTES);
-    assert_eq!(c.body_limit("/platform/sitefile"), DEFAULT_RELOAD_MAX_BYTES);
-    assert_eq!(c.body_limit("/platform/invoke"), DEFAULT_MAX_BODY_BYTES);
+    assert_eq!(c.reload_max_bytes, DEFAULT_RELOAD_MAX_BYTES);
+    assert_eq!(c.max_body_bytes, DEFAULT_MAX_BODY_BYTES);
 }
 
 #[test]
@@ -292,4 +292,116 @@ fn reload_and_purge_loaders_clear_the_loader_cache_but_not_the_schema_etag() {
         200
     );
     assert_eq!(site.runtime().loader_cache().stats().entries, 0);
+}
+
+/// The answer the head check gave, or a panic.
+fn answered(head: AdminHead) -> AdminResponse {
+    match head {
+        AdminHead::Respond(response) => response,
+        other => panic!("expected an answer from the head, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_head_decides_tokens_methods_and_declared_lengths_before_any_body_byte() {
+    let settings = AdminSettings {
+        reload_max_bytes: 100,
+        max_body_bytes: 10,
+        ..AdminSettings::default()
+    };
+    let env = vars(&[
+        ("PLATFORM_RELEASE_RELOAD_TOKEN", "s3cret"),
+        ("PURGE_TOKEN", "p"),
+    ]);
+    let site = admin_site::site(
+        &json!({}),
+        ResolveConfig::by_convention(),
+        WorkerOptions::default(),
+        env,
+        settings,
+    );
+    let post = |path: &str| AdminRequest::new("POST", path);
+    let huge = |r: AdminRequest| r.with_header("Content-Length", "68719476736");
+
+    // No token and a huge declared body: 401 from the head (the token is checked first).
+    let refused = answered(site.admin_head(&huge(post("/.sitefile"))));
+    assert_eq!(refused.status, 401);
+    let body: serde_json::Value = serde_json::from_slice(&refused.body).unwrap();
+    assert_eq!(body["error"]["code"], "unauthorized", "{body}");
+    assert_eq!(refused.header("Access-Control-Allow-Origin"), Some("*"));
+    // The purge routes say which scheme they take.
+    let purge = answered(site.admin_head(&huge(post("/_cache/purge"))));
+    assert_eq!(purge.status, 401);
+    assert_eq!(purge.header("WWW-Authenticate"), Some("Bearer"));
+
+    // Authorized, declared over the route's limit: 413 before the body.
+    let reload = || post("/.sitefile").with_header("Authorization", "s3cret");
+    let too_large = answered(site.admin_head(&reload().with_header("Content-Length", "101")));
+    assert_eq!(too_large.status, 413);
+    let body: serde_json::Value = serde_json::from_slice(&too_large.body).unwrap();
+    assert_eq!(body["error"]["code"], "body_too_large", "{body}");
+    let invoke = || post("/platform/invoke/site/loaders/x.ts");
+    assert_eq!(
+        answered(site.admin_head(&invoke().with_header("content-length", "11"))).status,
+        413
+    );
+
+    // Within the limit, or no declared length (a chunked body): read up to the route's limit.
+    assert_eq!(
+        site.admin_head(&reload().with_header("Content-Length", "100")),
+        AdminHead::ReadBody { limit: 100 }
+    );
+    assert_eq!(
+        site.admin_head(&reload()),
+        AdminHead::ReadBody { limit: 100 }
+    );
+    assert_eq!(
+        site.admin_head(&invoke()),
+        AdminHead::ReadBody { limit: 10 }
+    );
+    assert_eq!(
+        site.admin_head(&post("/live/previews/site/sections/Hero.tsx")),
+        AdminHead::ReadBody { limit: 10 }
+    );
+    // Routes that read no body: not even a large declared one is refused, none is read.
+    for request in [
+        huge(AdminRequest::new("GET", "/.sitefile")),
+        huge(AdminRequest::new(
+            "GET",
+            "/live/previews/site/sections/Hero.tsx",
+        )),
+        huge(post("/_cache/purge-loaders").with_header("Authorization", "Bearer p")),
+    ] {
+        assert_eq!(
+            site.admin_head(&request),
+            AdminHead::WithoutBody,
+            "{request:?}"
+        );
+    }
+    // Preflights, wrong methods and other paths, as the full handler answers them.
+    assert_eq!(
+        answered(site.admin_head(&huge(AdminRequest::new("OPTIONS", "/.sitefile")))).status,
+        204
+    );
+    let put = answered(site.admin_head(&huge(AdminRequest::new("PUT", "/.sitefile"))));
+    assert_eq!(
+        (put.status, put.header("Allow")),
+        (405, Some("GET, POST, OPTIONS"))
+    );
+    assert_eq!(site.admin_head(&post("/")), AdminHead::Pass);
+    // The worker entry without its `admin` option answers only the purge routes.
+    assert_eq!(site.edge_admin_head(&reload()), AdminHead::Pass);
+    assert_eq!(
+        answered(site.edge_admin_head(&post("/_cache/purge"))).status,
+        401
+    );
+
+    // The full handler applies the same check: a declared length over the limit is 413 even
+    // with the body in hand, and a wrong token is 401 whatever the body.
+    let lying = reload()
+        .with_header("Content-Length", "101")
+        .with_body(r#"{"blocks":{}}"#);
+    assert_eq!(respond(&site, site.handle_admin(&lying, now())).status, 413);
+    let wrong = huge(post("/.sitefile").with_header("Authorization", "nope"));
+    assert_eq!(respond(&site, site.handle_admin(&wrong, now())).status, 401);
 }

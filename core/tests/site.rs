@@ -816,13 +816,21 @@ fn the_sites_own_functions_reach_the_edge_plan_as_data() {
     assert_eq!(unknown.code(), ErrorCode::InvalidConfig);
     assert!(unknown.to_string().contains("forever"), "{unknown}");
 
-    // The nonce's bytes come from the host; an uncached page carries it in its CSP.
+    // The nonce's bytes come from the host; an uncached page carries it in its CSP, which an
+    // HTML answer gets once the origin answered (a JSON one gets no CSP at all).
     let nonce = [7u8; 16];
+    let answered = |plan: &EdgePlan, content_type: &str| {
+        let origin = OriginAnswer {
+            status: 200,
+            headers: vec![("Content-Type".into(), content_type.into())],
+        };
+        site.after_origin(plan, &origin).plan.headers
+    };
     let csp = |plan: &EdgePlan| {
-        plan.headers
-            .iter()
+        answered(plan, "text/html; charset=utf-8")
+            .into_iter()
             .find(|(n, _)| n.eq_ignore_ascii_case("content-security-policy"))
-            .map(|(_, v)| v.clone())
+            .map(|(_, v)| v)
     };
     let uncached = site
         .edge_plan_with(&cart, &hints(json!({"nonce": nonce})))
@@ -831,7 +839,13 @@ fn the_sites_own_functions_reach_the_edge_plan_as_data() {
     assert!(
         csp(&uncached).is_some_and(|v| v.contains(&expected)),
         "{:?}",
-        uncached.headers
+        uncached.html_headers
+    );
+    assert!(
+        !answered(&uncached, "application/json")
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("content-security-policy")),
+        "a JSON answer gets no CSP"
     );
     let cached = site
         .edge_plan_with(&home, &hints(json!({"nonce": nonce})))

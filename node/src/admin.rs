@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
 use sitefile_core::admin::{
-    AdminOutcome, AdminRequest, AdminResponse, InvokeAnswer, InvokeResult, RenderAnswer,
+    AdminHead, AdminOutcome, AdminRequest, AdminResponse, InvokeAnswer, InvokeResult, RenderAnswer,
 };
 use sitefile_core::{ErrorCode, Site};
 use std::sync::Arc;
@@ -38,6 +38,37 @@ pub struct AdminResponseOutput {
     pub headers: Vec<String>,
     /// The body bytes (empty for 204 and 304).
     pub body: Buffer,
+}
+
+/// What the head of an admin request (its method, path, query and headers) decides before any
+/// body byte is read.
+#[napi(object)]
+pub struct AdminHeadOutput {
+    /// `pass`: no admin route here, leave the request (and its body) alone; `respond`: send
+    /// `response` and read no body (401, 405, 413 for a declared `Content-Length` over the
+    /// limit, a preflight...); `handle`: hand the request over without reading its body; `read`:
+    /// read the body up to `limit` bytes (stop one past it), then hand it over.
+    pub kind: String,
+    /// For `read`, the route's body limit in bytes.
+    pub limit: Option<f64>,
+    /// For `respond`, the response.
+    pub response: Option<AdminResponseOutput>,
+}
+
+impl From<AdminHead> for AdminHeadOutput {
+    fn from(head: AdminHead) -> AdminHeadOutput {
+        let (kind, limit, response) = match head {
+            AdminHead::Pass => ("pass", None, None),
+            AdminHead::Respond(response) => ("respond", None, Some(response.into())),
+            AdminHead::WithoutBody => ("handle", None, None),
+            AdminHead::ReadBody { limit } => ("read", Some(limit as f64), None),
+        };
+        AdminHeadOutput {
+            kind: kind.to_string(),
+            limit,
+            response,
+        }
+    }
 }
 
 /// Alternating names and values as pairs; an odd list is refused.

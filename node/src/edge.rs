@@ -1,11 +1,11 @@
 //! `NativeEdgePlan`: the edge's decision for one request, then the decision once the origin
-//! answered and how to serve a stored copy — the core's edge forms as JSON text.
+//! answered — the core's edge forms as JSON text.
 
 use crate::error::{Code, JsResult, fail, guarded};
 use napi_derive::napi;
 use sitefile_core::draft::DraftState;
 use sitefile_core::edge::{CacheProfile, EdgePlan};
-use sitefile_core::site::{OriginAnswer, OriginOutcome};
+use sitefile_core::site::OriginAnswer;
 use sitefile_core::{ErrorCode, Site};
 use std::sync::Arc;
 
@@ -16,12 +16,12 @@ pub struct NativeEdgePlan {
     pub(crate) plan: EdgePlan,
 }
 
-fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> JsResult<T> {
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> JsResult<T> {
     serde_json::from_str(text)
         .map_err(|e| fail(ErrorCode::InvalidJson, format!("invalid {what}: {e}")))
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> JsResult<String> {
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> JsResult<String> {
     serde_json::to_string(value).map_err(|e| fail(ErrorCode::InvalidContent, e))
 }
 
@@ -67,48 +67,6 @@ impl NativeEdgePlan {
             let origin: OriginAnswer = parse("origin answer", &origin)?;
             to_json(&self.site.after_origin(&self.plan, &origin))
         })
-    }
-
-    /// How to serve a stored copy of the plan's key that is `ageSecs` old, before asking the
-    /// origin: JSON `{state: "HIT"|"STALE"|"MISS", headers: [[name, value]...]}`. An age that
-    /// is no finite number counts as too old.
-    #[napi]
-    pub fn stored_copy(&self, age_secs: f64) -> Result<String, napi::Error<Code>> {
-        guarded(|| to_json(&self.site.stored_copy(&self.plan, age(age_secs), None)))
-    }
-
-    /// How to serve a stored copy once the origin answered (JSON `{status, headers}`, the
-    /// origin's) or could not be reached (`null`): `STALE-ERROR` when it failed (a 5xx or 429,
-    /// no answer, a degraded page) within the profile's stale-if-error window, else `MISS`.
-    #[napi]
-    pub fn stored_copy_after_origin(
-        &self,
-        age_secs: f64,
-        origin: Option<String>,
-    ) -> Result<String, napi::Error<Code>> {
-        guarded(|| {
-            let outcome = match origin {
-                Some(o) => parse::<OriginAnswer>("origin answer", &o)?.outcome(),
-                None => OriginOutcome {
-                    status: None,
-                    degraded: false,
-                },
-            };
-            to_json(
-                &self
-                    .site
-                    .stored_copy(&self.plan, age(age_secs), Some(&outcome)),
-            )
-        })
-    }
-}
-
-/// Whole seconds of an age; not a finite non-negative number: the oldest age there is.
-fn age(secs: f64) -> u64 {
-    if secs.is_finite() && secs >= 0.0 {
-        secs as u64
-    } else {
-        u64::MAX
     }
 }
 

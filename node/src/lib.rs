@@ -1,9 +1,10 @@
 //! The napi-rs addon of the `sitefile` npm package: conversion and I/O over the core's `Site`.
 //!
-//! Four classes: [`NativeSite`] (one site: content, setup, reload, admin requests, edge plans,
+//! Five classes: [`NativeSite`] (one site: content, setup, reload, admin requests, edge plans,
 //! purges), [`NativeResolution`] (one page, value, draft or preview resolution, driven one napi
 //! call per loader round), [`NativeAdminOutcome`] (an admin request's response, or the host work
-//! it needs) and [`NativeEdgePlan`] (one request's edge decision, before and after the origin). Everything crosses as JSON text in
+//! it needs) and [`NativeEdgePlan`] (one request's edge decision, before and after the origin) and
+//! [`NativeEdgeExchange`] (one request through the edge cache, step by step). Everything crosses as JSON text in
 //! the core's serde forms; the TypeScript side runs loaders and custom matchers. Every error
 //! thrown to JS is an `Error` whose `code` is the core's stable code (`INVALID_JSON`, ...), and
 //! a Rust panic becomes such an error (code `PANIC`) rather than aborting the process.
@@ -17,6 +18,7 @@ mod admin;
 mod bundle;
 mod edge;
 mod error;
+mod exchange;
 mod host;
 mod layout;
 mod metadata;
@@ -35,6 +37,7 @@ pub use edge::{
     storage_url,
 };
 pub use error::Code;
+pub use exchange::NativeEdgeExchange;
 pub use host::HostCallbacks;
 pub use layout::root_layout;
 pub use metadata::page_metadata;

@@ -1,8 +1,11 @@
 //! `NativeSite`: one site — its content, setup, reloads and the resolutions started from it.
 
-use crate::admin::{AdminRequestInput, NativeAdminOutcome, flat_headers, header_pairs};
-use crate::edge::NativeEdgePlan;
+use crate::admin::{
+    AdminHeadOutput, AdminRequestInput, NativeAdminOutcome, flat_headers, header_pairs,
+};
+use crate::edge::{NativeEdgePlan, parse};
 use crate::error::{Code, JsResult, fail, guarded, thrown};
+use crate::exchange::NativeEdgeExchange;
 use crate::host::{HostCallbacks, JsHost};
 use crate::page_json::NativePageJson;
 use crate::resolution::{FirstStep, NativeResolution};
@@ -288,9 +291,7 @@ impl NativeSite {
         guarded(|| {
             let request = request_of(&request)?;
             let hints: EdgeHints = match hints {
-                Some(h) => serde_json::from_str(&h).map_err(|e| {
-                    fail(ErrorCode::InvalidJson, format!("invalid edge hints: {e}"))
-                })?,
+                Some(h) => parse("edge hints", &h)?,
                 None => EdgeHints::default(),
             };
             let plan = self
@@ -301,6 +302,30 @@ impl NativeSite {
                 site: self.site.clone(),
                 plan,
             })
+        })
+    }
+
+    /// The edge exchange of a request (`RequestForm` JSON) with the site's own functions'
+    /// answers (as for `edgePlan`); `cache`: the host has a store. An unknown profile is
+    /// `INVALID_CONFIG`.
+    #[napi]
+    pub fn edge_exchange(
+        &self,
+        request: String,
+        hints: Option<String>,
+        cache: bool,
+    ) -> Result<NativeEdgeExchange, napi::Error<Code>> {
+        guarded(|| {
+            let request = request_of(&request)?;
+            let hints: EdgeHints = match hints {
+                Some(h) => parse("edge hints", &h)?,
+                None => EdgeHints::default(),
+            };
+            let exchange = self
+                .site
+                .edge_exchange(&request, &hints, cache)
+                .map_err(|e| thrown(&e))?;
+            Ok(NativeEdgeExchange { exchange })
         })
     }
 
@@ -365,6 +390,12 @@ impl NativeSite {
         u32::try_from(self.site.runtime().loader_cache().stats().entries).unwrap_or(u32::MAX)
     }
 
+    /// Origin requests leading a flight of collapsed misses now (see `edgeExchange`).
+    #[napi(getter)]
+    pub fn edge_flights_in_air(&self) -> u32 {
+        u32::try_from(self.site.edge_flights_in_air()).unwrap_or(u32::MAX)
+    }
+
     /// Stored edge keys a purge can reach.
     #[napi(getter)]
     pub fn edge_cache_entries(&self) -> u32 {
@@ -401,15 +432,23 @@ impl NativeSite {
         })
     }
 
-    /// Whether `path` is an admin route (`as` `"admin"`), or one the worker entry answers itself
-    /// (`"edge"`); a host asks before reading the body.
+    /// What the head of an admin request decides before its body is read (a `body` given is not
+    /// looked at): as the admin handlers serve it, or as the worker entry does (`edge`).
     #[napi]
-    pub fn answers_admin(&self, path: String, edge: bool) -> bool {
-        if edge {
-            self.site.serves_edge_admin(&path)
-        } else {
-            admin::is_admin_route(&path)
-        }
+    pub fn admin_head(
+        &self,
+        request: AdminRequestInput,
+        edge: bool,
+    ) -> Result<AdminHeadOutput, napi::Error<Code>> {
+        guarded(|| {
+            let request = request.into_request()?;
+            let head = if edge {
+                self.site.edge_admin_head(&request)
+            } else {
+                self.site.admin_head(&request)
+            };
+            Ok(head.into())
+        })
     }
 
     /// Replaces the `createDecoWorkerEntry` options (JSON, their JSON spelling): the edge
@@ -473,12 +512,6 @@ impl NativeSite {
             self.site.set_render_shell(shell);
             Ok(())
         })
-    }
-
-    /// How many body bytes an admin request to `path` may carry; a host stops reading past it.
-    #[napi]
-    pub fn body_limit(&self, path: String) -> f64 {
-        self.site.admin_config().body_limit(&path) as f64
     }
 
     /// The registered section key a resolved section's `component` names, or `null`.

@@ -295,16 +295,20 @@ export async function answerAdmin(
   deleteKeys?: (keys: string[]) => Promise<void>,
 ): Promise<Response | null> {
   const url = new URL(request.url);
-  // Asked before anything is read: a request that is no admin route goes on untouched.
-  if (!site.native.answersAdmin(url.pathname, as === "edge")) return null;
-  await ensureSchema(site);
   const input: Native.AdminRequestInput = {
     method: request.method,
     path: url.pathname,
     query: url.search.slice(1),
     headers: flatHeaders(request.headers),
-    body: await readBody(request, site.native.bodyLimit(url.pathname)),
   };
+  // The core decides from the head, before any body byte is read: a request that is no admin
+  // route goes on untouched, a refused one (token, method, a declared Content-Length over the
+  // limit) is answered at once, and an admitted one reads its body up to the route's limit.
+  const head = native(() => site.native.adminHead(input, as === "edge"));
+  if (head.kind === "pass") return null;
+  if (head.response) return toResponse(head.response);
+  await ensureSchema(site);
+  if (head.kind === "read") input.body = await readBody(request, head.limit ?? 0);
   const now = site.now().getTime();
   const outcome = native(() =>
     as === "admin" ? site.native.handleAdmin(input, now) : site.native.handleEdgeAdmin(input, now),

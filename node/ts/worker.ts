@@ -107,9 +107,6 @@ export interface WorkerEntry {
   fetch(request: Request, env?: unknown, ctx?: ExecutionContext): Promise<Response>;
 }
 
-/** The header holding when a copy was stored (milliseconds since the epoch); never served. */
-const STORED_AT = "x-sitefile-stored-at";
-
 /** An in-memory {@link EdgeCacheStorage} holding at most `maxBytes` of bodies (default 64 MiB),
  * the least recently used copies evicted first, and a copy no longer than the `maxAgeSeconds`
  * it was put with (by `now`, default the wall clock). */
@@ -164,26 +161,31 @@ export function createMemoryCacheStorage(options: { maxBytes?: number; now?: () 
 
 interface Plan {
   action: "redirect" | "asset" | "bypass" | "cache";
-  status: number | null;
-  key: string | null;
-  headers: Array<[string, string]>;
   /** Set on the request before it goes on (the visitor's location as cookies). */
   originHeaders: Array<[string, string]>;
 }
 
-interface Decision {
-  originStatus: number;
-  headers: Array<[string, string]>;
-  storeHeaders: Array<[string, string]> | null;
-  /** Seconds a stored copy can still be served. */
-  storeMaxAge: number | null;
-  evict: string[];
-}
+/** A step of the core's edge exchange (`NativeEdgeExchange.nextStep`). */
+type Step =
+  | { step: "lookup"; key: string }
+  | { step: "askOrigin"; headers: Array<[string, string]>; lead: number | null; deadlineMs: number | null }
+  | { step: "follow"; flight: number; deadlineMs: number | null }
+  | { step: "delete"; keys: string[] }
+  | { step: "refresh" }
+  | {
+      step: "respond";
+      status: number;
+      headers: Array<[string, string]>;
+      body: "empty" | "stored" | "origin";
+      store: { key: string; status: number; headers: Array<[string, string]>; maxAge: number | null } | null;
+    }
+  | { step: "settle"; flight: number }
+  | { step: "fail"; message: string }
+  | { step: "done" };
 
-interface StoredCopy {
-  state: "HIT" | "STALE" | "STALE-ERROR" | "MISS";
-  headers: Array<[string, string]>;
-}
+/** The most bytes of one origin answer kept in the cache storage as it streams to the visitor:
+ * past it the copy is given up (the visitor still gets the whole answer). */
+const MAX_STORED_BYTES = 32 * 1024 * 1024;
 
 /** `request` with `headers` set (replacing its own), or `request` itself when there are none;
  * its body goes along unread. */
@@ -197,18 +199,57 @@ function withRequestHeaders(request: Request, headers: Array<[string, string]>):
   return new Request(request, init);
 }
 
-/** What the origin answered, as the core reads it. */
-interface OriginAnswer {
-  status: number;
-  headers: Array<[string, string]>;
+/** What one drive of an exchange holds across its steps (and hands to its continuation). */
+interface Driving {
+  /** A clone of a GET or HEAD request, for a background refresh. */
+  spare: Request | null;
+  /** The copy the storage gave back. */
+  stored?: Response | undefined;
+  /** The origin's answer. */
+  origin?: Response | undefined;
+  /** Why the origin failed. */
+  failure: unknown;
+  /** The flight this exchange leads, until it settles. */
+  leading: number | null;
 }
 
-/** An origin answer once the core decided: the visitor's response, and — when it was stored —
- * the copy, read whole, that collapsed followers are given. */
-interface Answer {
-  origin: OriginAnswer;
-  stored: { status: number; copyHeaders: Array<[string, string]>; body: Uint8Array } | null;
-  response: Response;
+/** The flights in the air of each site, by the core's flight id: a follower waits for its
+ * flight's leader to settle. A flight the map does not hold has settled already. */
+const flightsOf = new WeakMap<Site, Map<number, { settled: Promise<void>; settle: () => void }>>();
+
+function flights(site: Site): Map<number, { settled: Promise<void>; settle: () => void }> {
+  let map = flightsOf.get(site);
+  if (!map) flightsOf.set(site, (map = new Map()));
+  return map;
+}
+
+/** Resolves with `promise`, or rejects once `ms` passed (`null`: no deadline). */
+function withDeadline<T>(promise: Promise<T>, ms: number | null): Promise<T> {
+  if (ms === null) return promise;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** Hands `work` to the host's `ctx.waitUntil`, when it has one, so the host lets it finish. */
+function keepAlive(ctx: ExecutionContext | undefined, work: Promise<unknown>): void {
+  if (typeof ctx?.waitUntil === "function") ctx.waitUntil(work);
+}
+
+/** `body` cut off with an error past `limit` bytes. */
+function bounded(body: ReadableStream<Uint8Array>, limit: number): ReadableStream<Uint8Array> {
+  let seen = 0;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen > limit) controller.error(new Error(`the copy is over ${limit} bytes`));
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
 }
 
 /** Where outgoing fetches get their User-Agent from: the worker entry created last. */
@@ -295,140 +336,157 @@ export function createDecoWorkerEntry(
   native(() => site.native.setWorkerOptions(optionsJson(options)));
   const memory = createMemoryCacheStorage({ now: () => site.now().getTime() });
   addOutboundUserAgent(() => site.native.outboundUserAgent(null));
-  const inflight = new Map<string, Promise<Answer>>();
+  const inAir = flights(site);
 
   const storageOf = (env: unknown, request: Request): EdgeCacheStorage | null =>
     options.cacheStorage ? options.cacheStorage(env, request) : memory;
 
-  async function planOf(request: Request, form: string): Promise<Native.NativeEdgePlan> {
+  async function exchangeOf(request: Request, form: string, cache: boolean): Promise<Native.NativeEdgeExchange> {
     const url = new URL(request.url);
     const hints = {
       segment: options.buildSegment ? await options.buildSegment(request) : undefined,
       profile: options.detectProfile ? (options.detectProfile(url) ?? undefined) : undefined,
       nonce: [...randomBytes(16)],
     };
-    return native(() => site.native.edgePlan(form, JSON.stringify(hints)));
+    return native(() => site.native.edgeExchange(form, JSON.stringify(hints), cache));
   }
 
-  /** Runs a storage call without letting its failure fail the visitor's request. */
-  async function quietly(what: string, call: () => Promise<unknown>): Promise<void> {
+  /** Runs a storage call; its failure is logged and answered by `fallback`, never the visitor's. */
+  async function quietly<T>(what: string, call: () => Promise<T>, fallback: T): Promise<T> {
     try {
-      await call();
+      return await call();
     } catch (error) {
       console.error(`sitefile: cache storage ${what} failed: ${messageOf(error)}`);
+      return fallback;
     }
   }
 
-  /** Asks the origin. What the core says to store is read whole and stored; anything else
-   * streams through to the visitor unread. Keys the purge index evicted are deleted. */
-  async function fromOrigin(
-    plan: Native.NativeEdgePlan,
-    key: string | null,
+  /**
+   * Drives an edge exchange: does the I/O each step names and answers it. Returns the visitor's
+   * response as soon as the exchange responds; what remains (keeping the streamed copy, waking
+   * collapsed followers, a background refresh) goes on beside it, under `ctx.waitUntil`.
+   */
+  async function drive(
+    exchange: Native.NativeEdgeExchange,
     request: Request,
     env: unknown,
     ctx: ExecutionContext | undefined,
     storage: EdgeCacheStorage | null,
-  ): Promise<Answer> {
-    const response = await serverEntry.fetch(request, env, ctx);
-    // The stored-at header is this module's own; an origin's copy of it is never trusted.
-    const origin = { status: response.status, headers: [...response.headers].filter(([n]) => n.toLowerCase() !== STORED_AT) };
-    const decision = JSON.parse(native(() => plan.afterOrigin(JSON.stringify(origin)))) as Decision;
-    if (storage) {
-      for (const evicted of decision.evict) await quietly("delete", () => storage.delete(evicted));
-    }
-    if (!storage || key === null || decision.storeHeaders === null) {
-      return { origin, stored: null, response: withHeaders(response.body, decision.originStatus, decision.headers) };
-    }
-    const body = new Uint8Array(await response.arrayBuffer());
-    const copyHeaders = decision.storeHeaders;
-    const stamped: Array<[string, string]> = [...copyHeaders, [STORED_AT, String(site.now().getTime())]];
-    const kept = { maxAgeSeconds: decision.storeMaxAge ?? undefined };
-    await quietly("put", () => storage.put(key, withHeaders(body.slice(), decision.originStatus, stamped), kept));
-    const stored = { status: decision.originStatus, copyHeaders, body };
-    return { origin, stored, response: withHeaders(body, decision.originStatus, decision.headers) };
-  }
-
-  /** {@link fromOrigin}, one origin request per key at a time. A follower shares the leader's
-   * answer only when it was stored, and then gets the stored copy's headers, never the
-   * leader's own (its cookies); otherwise it asks the origin itself. */
-  async function collapsed(
-    plan: Native.NativeEdgePlan,
-    key: string,
-    request: Request,
-    env: unknown,
-    ctx: ExecutionContext | undefined,
-    storage: EdgeCacheStorage,
-  ): Promise<Answer> {
-    const running = inflight.get(key);
-    if (running) {
-      const shared = await running.catch(() => null);
-      if (shared?.stored) {
-        const { status, copyHeaders, body } = shared.stored;
-        return { ...shared, response: withHeaders(body.slice(), status, copyHeaders) };
-      }
-      return fromOrigin(plan, key, request, env, ctx, storage);
-    }
-    const leader = fromOrigin(plan, key, request, env, ctx, storage);
-    inflight.set(key, leader);
+    state: Driving = {
+      // A refresh clones the request before the visitor's is forwarded (and its body read).
+      spare: request.method === "GET" || request.method === "HEAD" ? request.clone() : null,
+      failure: null,
+      leading: null,
+    },
+  ): Promise<Response | null> {
+    const answer = (form: object): void =>
+      native(() => exchange.answer(JSON.stringify({ ...form, nowMs: site.now().getTime() })));
+    let response: Response | null = null;
+    let handedOn = false;
+    const settle = (flight: number): void => {
+      inAir.get(flight)?.settle();
+      inAir.delete(flight);
+      if (state.leading === flight) state.leading = null;
+    };
     try {
-      return await leader;
+      for (;;) {
+        const step = JSON.parse(native(() => exchange.nextStep())) as Step;
+        switch (step.step) {
+          case "lookup":
+            state.stored = await quietly("match", () => storage?.match(step.key) ?? Promise.resolve(undefined), undefined);
+            const copy = state.stored;
+            answer({ answer: "lookup", copy: copy ? { status: copy.status, headers: [...copy.headers] } : null });
+            break;
+          case "askOrigin":
+            if (step.lead !== null) {
+              let settleFlight = (): void => {};
+              const settled = new Promise<void>((resolve) => (settleFlight = resolve));
+              inAir.set(step.lead, { settled, settle: settleFlight });
+              state.leading = step.lead;
+            }
+            try {
+              const onward = withRequestHeaders(request, step.headers);
+              const origin = await withDeadline(Promise.resolve(serverEntry.fetch(onward, env, ctx)), step.deadlineMs);
+              state.origin = origin;
+              answer({ answer: "origin", status: origin.status, headers: [...origin.headers] });
+            } catch (error) {
+              state.failure = error;
+              answer({ answer: "originFailed", reason: messageOf(error) });
+            }
+            break;
+          case "follow":
+            try {
+              await withDeadline(inAir.get(step.flight)?.settled ?? Promise.resolve(), step.deadlineMs);
+              answer({ answer: "followed" });
+            } catch (error) {
+              answer({ answer: "originFailed", reason: messageOf(error) });
+            }
+            break;
+          case "delete":
+            for (const key of step.keys) await quietly("delete", () => storage?.delete(key) ?? Promise.resolve(false), false);
+            break;
+          case "refresh": {
+            const refresh = exchange.takeRefresh();
+            if (refresh && state.spare) {
+              // The refresh's own background work (keeping its copy) is part of it.
+              const background: Array<Promise<unknown>> = [];
+              const refreshCtx = { waitUntil: (work: Promise<unknown>) => void background.push(work) };
+              const running = drive(refresh, state.spare, env, refreshCtx, storage)
+                .then(async (answered) => {
+                  await answered?.body?.cancel();
+                  await Promise.all(background);
+                })
+                .catch((error: unknown) => console.error(`sitefile: revalidating failed: ${messageOf(error)}`));
+              keepAlive(ctx, running);
+            }
+            break;
+          }
+          case "respond": {
+            const { stored, origin } = state;
+            if (step.body !== "stored") await stored?.body?.cancel();
+            if (step.body !== "origin") await origin?.body?.cancel();
+            const body = step.body === "stored" ? (stored?.body ?? null) : step.body === "origin" ? (origin?.body ?? null) : null;
+            if (!step.store) {
+              response = withHeaders(body, step.status, step.headers);
+              break;
+            }
+            const copy = step.store;
+            const [visitor, kept] = body ? body.tee() : [null, null];
+            response = withHeaders(visitor, step.status, step.headers);
+            const keeping = quietly(
+              "put",
+              async () => {
+                const stream = kept ? bounded(kept, MAX_STORED_BYTES) : null;
+                const put = storage?.put(copy.key, withHeaders(stream, copy.status, copy.headers), {
+                  maxAgeSeconds: copy.maxAge ?? undefined,
+                });
+                await put;
+                return put !== undefined;
+              },
+              false,
+            ).then((wasKept) => {
+              answer({ answer: "kept", kept: wasKept });
+              return drive(exchange, request, env, ctx, storage, state);
+            });
+            keepAlive(ctx, keeping);
+            keeping.catch((error: unknown) => console.error(`sitefile: storing a copy failed: ${messageOf(error)}`));
+            // The rest of the exchange (and the lead of its flight) goes on in `keeping`.
+            handedOn = true;
+            return response;
+          }
+          case "settle":
+            settle(step.flight);
+            break;
+          case "fail":
+            throw state.failure ?? new Error(step.message);
+          case "done":
+            return response;
+        }
+      }
     } finally {
-      inflight.delete(key);
+      // Given up while leading (a thrown error): the followers must not wait for it.
+      if (!handedOn && state.leading !== null) settle(state.leading);
     }
-  }
-
-  function serveStored(stored: Response, copy: StoredCopy): Response {
-    const headers = new Headers(stored.headers);
-    headers.delete(STORED_AT);
-    for (const [name, value] of copy.headers) headers.set(name, value);
-    return new Response(stored.body, { status: stored.status, headers });
-  }
-
-  async function throughCache(
-    plan: Native.NativeEdgePlan,
-    key: string,
-    request: Request,
-    env: unknown,
-    ctx: ExecutionContext | undefined,
-    storage: EdgeCacheStorage,
-  ): Promise<Response> {
-    let stored: Response | undefined;
-    await quietly("match", async () => {
-      stored = await storage.match(key);
-    });
-    // A copy whose stored time cannot be read counts as too old (the core answers MISS).
-    const storedAt = Number(stored?.headers.get(STORED_AT));
-    const age = Number.isFinite(storedAt) ? Math.max(0, (site.now().getTime() - storedAt) / 1000) : Infinity;
-    if (stored) {
-      const copy = JSON.parse(native(() => plan.storedCopy(age))) as StoredCopy;
-      if (copy.state === "HIT") return serveStored(stored, copy);
-      if (copy.state === "STALE") {
-        const refresh = collapsed(plan, key, request.clone(), env, ctx, storage)
-          .then((answer) => answer.response.body?.cancel())
-          .catch((error: unknown) => {
-            console.error(`sitefile: revalidating ${key} failed: ${messageOf(error)}`);
-          });
-        if (ctx) ctx.waitUntil(refresh);
-        return serveStored(stored, copy);
-      }
-    }
-    let answer: Answer | null = null;
-    let failure: unknown = null;
-    try {
-      answer = await collapsed(plan, key, request, env, ctx, storage);
-    } catch (error) {
-      failure = error;
-    }
-    if (stored) {
-      const origin = answer ? JSON.stringify(answer.origin) : null;
-      const copy = JSON.parse(native(() => plan.storedCopyAfterOrigin(age, origin))) as StoredCopy;
-      if (copy.state === "STALE-ERROR") {
-        await answer?.response.body?.cancel();
-        return serveStored(stored, copy);
-      }
-    }
-    if (!answer) throw failure;
-    return answer.response;
   }
 
   async function handle(request: Request, env: unknown, ctx?: ExecutionContext): Promise<Response> {
@@ -441,18 +499,18 @@ export function createDecoWorkerEntry(
     const form = requestJson(request, site);
     const pageJson = native(() => site.native.pageJson(form));
     if (pageJson) return answerPageJson(site, pageJson, request);
-    const planned = await planOf(request, form);
-    const plan = JSON.parse(planned.json) as Plan;
-    if (plan.action === "redirect") return withHeaders(null, plan.status ?? 302, plan.headers);
-    const onward = withRequestHeaders(request, plan.originHeaders);
+    const exchange = await exchangeOf(request, form, storage !== null);
     if (options.proxyHandler) {
-      const proxied = await options.proxyHandler(onward, new URL(onward.url));
-      if (proxied) return proxied;
+      const plan = JSON.parse(native(() => exchange.plan)) as Plan;
+      if (plan.action !== "redirect") {
+        const onward = withRequestHeaders(request, plan.originHeaders);
+        const proxied = await options.proxyHandler(onward, new URL(onward.url));
+        if (proxied) return proxied;
+      }
     }
-    if (plan.action !== "bypass" && plan.key !== null && storage) {
-      return throughCache(planned, plan.key, onward, env, ctx, storage);
-    }
-    return (await fromOrigin(planned, null, onward, env, ctx, null)).response;
+    const response = await drive(exchange, request, env, ctx, storage);
+    if (!response) throw new Error("the edge exchange ended without a response");
+    return response;
   }
 
   return { fetch: (request, env, ctx) => handle(request, env, ctx) };

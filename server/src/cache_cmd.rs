@@ -37,6 +37,10 @@ pub struct CacheArgs {
     /// The origin marks the page degraded (`X-Platform-Degraded: true`; implies `--status 200`).
     #[arg(long)]
     pub degraded: bool,
+    /// The origin's `Content-Type` (implies `--status 200`): `text/html` shows the security
+    /// headers, which only HTML answers get.
+    #[arg(long, value_name = "TYPE")]
+    pub content_type: Option<String>,
 }
 
 /// The plan as this command prints it: `{key, profile, cacheable, reason, headers}`, the
@@ -75,12 +79,21 @@ pub fn run(args: CacheArgs) -> ExitCode {
         Err(e) => return crate::fail(&e),
     };
     let mut plan = site.edge_plan(&request);
-    if args.status.is_some() || !args.set_cookies.is_empty() || args.degraded {
+    if args.status.is_some()
+        || !args.set_cookies.is_empty()
+        || args.degraded
+        || args.content_type.is_some()
+    {
         let mut headers: Vec<(String, String)> = args
-            .set_cookies
+            .content_type
             .iter()
-            .map(|c| ("Set-Cookie".to_string(), c.clone()))
+            .map(|t| ("Content-Type".to_string(), t.clone()))
             .collect();
+        headers.extend(
+            args.set_cookies
+                .iter()
+                .map(|c| ("Set-Cookie".to_string(), c.clone())),
+        );
         if args.degraded {
             headers.push(("X-Platform-Degraded".into(), "true".into()));
         }

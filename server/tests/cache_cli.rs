@@ -180,6 +180,31 @@ fn origin_flags_print_the_decision_after_the_origin() {
         assert_eq!(json["cacheable"], false, "{reason}");
         assert_eq!(json["reason"], reason);
     }
+    // Security headers are decided by the origin's Content-Type: HTML only.
+    let plan = ok(s, &["/camisetas"], &[]);
+    assert!(plan["headers"].get("X-Content-Type-Options").is_none());
+    let html = ok(
+        s,
+        &["/camisetas", "--content-type", "text/html; charset=utf-8"],
+        &[],
+    );
+    assert_eq!(html["cacheable"], true, "--content-type implies status 200");
+    assert_eq!(html["headers"]["X-Content-Type-Options"], "nosniff");
+    assert!(
+        html["headers"]["Content-Security-Policy"]
+            .as_str()
+            .unwrap()
+            .starts_with("frame-ancestors 'self'")
+    );
+    let json = ok(
+        s,
+        &["/camisetas", "--content-type", "application/json"],
+        &[],
+    );
+    assert_eq!(json["headers"]["Content-Type"], "application/json");
+    for name in ["Content-Security-Policy", "Strict-Transport-Security"] {
+        assert!(json["headers"].get(name).is_none(), "{name} on JSON");
+    }
 }
 
 /// The README's example prints the key the README shows.

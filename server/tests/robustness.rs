@@ -162,6 +162,97 @@ async fn malformed_requests_get_a_clear_status() {
     still_serving(&server).await;
 }
 
+/// Sends a request head alone on a fresh connection (its body never comes) and reads the
+/// answer; the server must answer and close within 5 s, far inside its 30 s body timeout.
+async fn head_alone(server: &Server, head: &str) -> String {
+    let mut stream = connect(server).await;
+    stream.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), until_closed(&mut stream))
+        .await
+        .unwrap_or_else(|_| panic!("no prompt answer to {head:?}: the server waits for the body"))
+}
+
+#[tokio::test]
+async fn admin_requests_refused_by_their_head_are_answered_before_any_body_byte() {
+    // The default 30 s body timeout: a server that waited for the body would not answer in time.
+    let server = Server::start(&[
+        ("PLATFORM_RELEASE_RELOAD_TOKEN", TOKEN),
+        ("PURGE_TOKEN", "p-token"),
+    ])
+    .await;
+    // 64 GiB declared, none sent: without the token, 401 at once.
+    let answer = head_alone(
+        &server,
+        "POST /.sitefile HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: 68719476736\r\n\r\n",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert!(answer.contains("\"unauthorized\""), "{answer}");
+    // A wrong purge token: 401 naming the scheme.
+    let answer = head_alone(
+        &server,
+        "POST /_cache/purge HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer nope\r\n\
+         Content-Length: 1048576\r\n\r\n",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("www-authenticate: bearer"),
+        "{answer}"
+    );
+    // With the token, a declared length one byte over the 64 MiB reload limit: 413 at once.
+    let over = 64 * 1024 * 1024 + 1;
+    let answer = head_alone(
+        &server,
+        &format!(
+            "POST /.sitefile HTTP/1.1\r\nHost: x\r\nAuthorization: {TOKEN}\r\n\
+             Content-Type: application/json\r\nContent-Length: {over}\r\n\r\n"
+        ),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("\"body_too_large\""), "{answer}");
+    // An invoke (no token) over the 16 MiB limit of the other routes, the same.
+    let answer = head_alone(
+        &server,
+        "POST /platform/invoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: 16777217\r\n\r\n",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    still_serving(&server).await;
+}
+
+#[tokio::test]
+async fn an_admin_body_streamed_past_the_limit_without_a_declared_length_is_413() {
+    let server = Server::start(&[]).await;
+    let mut stream = connect(&server).await;
+    stream
+        .write_all(
+            b"POST /platform/invoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+              Transfer-Encoding: chunked\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    // One byte past the 16 MiB limit, in 1 MiB chunks; the body never ends.
+    let chunk = vec![b' '; 1024 * 1024];
+    for _ in 0..16 {
+        stream.write_all(b"100000\r\n").await.unwrap();
+        stream.write_all(&chunk).await.unwrap();
+        stream.write_all(b"\r\n").await.unwrap();
+    }
+    stream.write_all(b"1\r\n \r\n").await.unwrap();
+    let answer = tokio::time::timeout(Duration::from_secs(5), until_closed(&mut stream))
+        .await
+        .expect("answered once the body grew past the limit");
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("\"body_too_large\""), "{answer}");
+    still_serving(&server).await;
+}
+
 #[tokio::test]
 async fn absurd_cookies_are_refused_or_served_but_never_hang_the_server() {
     let server = Server::start(&LIMITS).await;

@@ -308,6 +308,16 @@ async fn origin_answer(
     if path == "/slow" {
         state.gate.acquire().await.unwrap().forget();
     }
+    if path == "/trickle" {
+        // The first bytes at once, the last once the test releases the gate.
+        let gate = state.gate.clone();
+        let chunks = trickle(gate);
+        return (
+            [("content-type", "text/html")],
+            axum::body::Body::from_stream(chunks),
+        )
+            .into_response();
+    }
     if path == "/echo-cookie" {
         let cookie = request
             .headers()
@@ -315,6 +325,9 @@ async fn origin_answer(
             .map_or("", |v| v.to_str().unwrap())
             .to_string();
         return ([("content-type", "text/plain")], cookie).into_response();
+    }
+    if path.ends_with(".json") {
+        return axum::Json(json!({"products": [], "count": count})).into_response();
     }
     if path == "/echo-bytes" {
         let note = request.headers().get("x-note").unwrap().clone();
@@ -350,6 +363,25 @@ async fn origin_answer(
         format!("<html>{method} {target} #{count}</html>"),
     )
         .into_response()
+}
+
+/// `first ` at once, `and last` once `gate` lets it.
+fn trickle(
+    gate: Arc<tokio::sync::Semaphore>,
+) -> impl futures_util::Stream<Item = Result<axum::body::Bytes, std::io::Error>> {
+    futures_util::stream::unfold(0, move |step| {
+        let gate = gate.clone();
+        async move {
+            match step {
+                0 => Some((Ok("first ".into()), 1)),
+                1 => {
+                    gate.acquire().await.unwrap().forget();
+                    Some((Ok("and last".into()), 2))
+                }
+                _ => None,
+            }
+        }
+    })
 }
 
 /// A test origin and a server in front of it, started with `args` and `env`.
@@ -523,6 +555,54 @@ async fn the_edge_adds_and_strips_what_the_core_says() {
 }
 
 #[tokio::test]
+async fn security_headers_go_on_the_origins_html_pages_never_on_its_json_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("options.json");
+    std::fs::write(&file, r#"{"csp": ["default-src 'self'"]}"#).unwrap();
+    let (origin, server) = with_origin(&["--options", file.to_str().unwrap()], &[]).await;
+    const SECURITY: [&str; 6] = [
+        "content-security-policy",
+        "content-security-policy-report-only",
+        "strict-transport-security",
+        "x-content-type-options",
+        "referrer-policy",
+        "permissions-policy",
+    ];
+    // Twice each: the origin's answer (a miss), then the stored copy (a hit).
+    for expected in ["MISS", "HIT"] {
+        let page = server.get("/camisetas").await;
+        assert_eq!(header(&page, "x-cache"), expected);
+        assert!(header(&page, "content-type").starts_with("text/html"));
+        for name in SECURITY {
+            assert!(page.headers().get(name).is_some(), "{expected}: {name}");
+        }
+        assert!(header(&page, "content-security-policy").starts_with("frame-ancestors 'self'"));
+        let api = server.get("/products.json").await;
+        assert_eq!(header(&api, "x-cache"), expected);
+        assert_eq!(header(&api, "content-type"), "application/json");
+        for name in SECURITY {
+            assert!(
+                api.headers().get(name).is_none(),
+                "{expected}: {name} on a JSON answer"
+            );
+        }
+        let body: Value = api.json().await.unwrap();
+        assert_eq!(body["count"], 1, "the hit is the stored copy");
+    }
+    assert_eq!(origin.hits("/products.json"), 1);
+    // Not stored (another method): the same rule.
+    let posted = client()
+        .post(server.url("/products.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(header(&posted, "x-cache"), "BYPASS");
+    for name in SECURITY {
+        assert!(posted.headers().get(name).is_none(), "POST: {name}");
+    }
+}
+
+#[tokio::test]
 async fn header_bytes_beyond_ascii_reach_the_origin_and_the_visitor_unchanged() {
     let (_origin, server) = with_origin(&[], &[]).await;
     // Latin-1 and UTF-8 bytes (obs-text) in one value, as HTTP allows.
@@ -555,19 +635,15 @@ async fn worker_options_from_a_file_reach_the_edge_a_fresh_csp_nonce_told_to_the
     let file = dir.path().join("options.json");
     std::fs::write(
         &file,
-        r#"{"csp": ["default-src 'self'"], "cspMode": "enforce", "bypassPaths": ["/echo-bytes"]}"#,
+        r#"{"csp": ["default-src 'self'"], "cspMode": "enforce", "bypassPaths": ["/uncached"]}"#,
     )
     .unwrap();
     let (origin, server) = with_origin(&["--options", file.to_str().unwrap()], &[]).await;
     let mut nonces = Vec::new();
     for _ in 0..2 {
         // A bypass path: never stored, so each answer is uncached HTML with its own nonce.
-        let answer = client()
-            .get(server.url("/echo-bytes"))
-            .header("x-note", "hello")
-            .send()
-            .await
-            .unwrap();
+        let answer = server.get("/uncached").await;
+        assert!(header(&answer, "content-type").starts_with("text/html"));
         assert_eq!(header(&answer, "x-cache"), "BYPASS");
         let csp = header(&answer, "content-security-policy").to_string();
         let nonce = csp
@@ -580,7 +656,7 @@ async fn worker_options_from_a_file_reach_the_edge_a_fresh_csp_nonce_told_to_the
         nonces.push(nonce);
     }
     assert_ne!(nonces[0], nonces[1], "a fresh nonce per response");
-    assert_eq!(origin.hits("/echo-bytes"), 2);
+    assert_eq!(origin.hits("/uncached"), 2);
     let told = origin.state.nonces.lock().unwrap().clone();
     assert_eq!(told, nonces, "the origin was told each nonce (X-Nonce)");
 
@@ -661,15 +737,23 @@ async fn concurrent_misses_for_one_key_are_one_origin_request() {
     // Give the other requests time to reach the server and wait behind the first.
     tokio::time::sleep(Duration::from_millis(500)).await;
     origin.release();
+    let mut states = Vec::new();
     for request in requests {
         let (status, state, body) = request.await.unwrap();
         assert_eq!(status, StatusCode::OK);
+        states.push(state);
         assert_eq!(
-            state, "MISS",
-            "every request was a miss, answered by the one fetch"
+            body, "<html>GET /slow #1</html>",
+            "answered by the one fetch"
         );
-        assert_eq!(body, "<html>GET /slow #1</html>");
     }
+    states.sort();
+    let mut want = vec!["HIT"; 7];
+    want.push("MISS");
+    assert_eq!(
+        states, want,
+        "the leader's MISS, the followers' HITs of its copy"
+    );
     assert_eq!(origin.hits("/slow"), 1);
 }
 
@@ -715,6 +799,11 @@ async fn content_redirects_are_answered_at_the_edge() {
     let moved = server.get("/old?a=1").await;
     assert_eq!(moved.status(), StatusCode::MOVED_PERMANENTLY);
     assert_eq!(header(&moved, "location"), "/new?a=1");
+    assert!(
+        moved.headers().get("strict-transport-security").is_none()
+            && moved.headers().get("content-security-policy").is_none(),
+        "a redirect has no HTML body: no security headers (docs/decisions.md)"
+    );
     assert_eq!(origin.hits("/old?a=1"), 0);
 }
 
@@ -739,13 +828,46 @@ async fn the_cache_keeps_no_more_bytes_than_its_cap() {
 }
 
 #[tokio::test]
-async fn an_origin_answer_over_the_size_cap_is_an_origin_failure() {
-    let (_origin, server) = with_origin(&[], &[]).await;
-    let over = 32 * 1024 * 1024 + 1;
-    let huge = server.get(&format!("/big/{over}")).await;
-    assert_error(huge, StatusCode::BAD_GATEWAY, "origin_unavailable").await;
+async fn an_answer_too_large_to_keep_streams_whole_and_is_not_stored() {
+    let (origin, server) = with_origin(&[], &[]).await;
+    let size = 9 * 1024 * 1024;
+    let path = format!("/big/{size}");
+    for _ in 0..2 {
+        let large = server.get(&path).await;
+        assert_eq!(large.status(), StatusCode::OK);
+        assert_eq!(header(&large, "x-cache"), "MISS");
+        assert_eq!(large.bytes().await.unwrap().len(), size, "every byte");
+    }
+    assert_eq!(origin.hits(&path), 2, "over the per-copy cap: never kept");
     let fits = server.get("/big/10").await;
     assert_eq!(fits.status(), StatusCode::OK, "the server goes on serving");
+}
+
+#[tokio::test]
+async fn a_miss_streams_the_origins_answer_as_it_arrives() {
+    let (origin, server) = with_origin(&[], &[]).await;
+    let mut answer = server.get("/trickle").await;
+    assert_eq!(answer.status(), StatusCode::OK);
+    let first = tokio::time::timeout(Duration::from_secs(20), answer.chunk())
+        .await
+        .expect("the first bytes arrive while the origin still writes")
+        .unwrap()
+        .unwrap();
+    assert!(first.starts_with(b"first"), "{first:?}");
+    origin.release();
+    let mut rest = Vec::new();
+    while let Some(chunk) = answer.chunk().await.unwrap() {
+        rest.extend_from_slice(&chunk);
+    }
+    assert!(
+        rest.ends_with(b"last"),
+        "the rest follows once the origin goes on"
+    );
+    assert_eq!(
+        header(&server.get("/trickle").await, "x-cache"),
+        "HIT",
+        "and it was kept"
+    );
 }
 
 /// The test Redis (`SITEFILE_TEST_REDIS_URL`, set by `scripts/test.sh`). Without it a Redis

@@ -117,6 +117,58 @@ test("reload bodies past the limit are 413 and read no further", async () => {
   assert.equal(site.revision, serving);
 });
 
+test("the token and a declared Content-Length are checked before any body byte is read", async () => {
+  const site = setup({ PLATFORM_RELEASE_RELOAD_TOKEN: "s3cret" });
+  const serving = site.revision;
+  // A body that records whether it was ever pulled (no read-ahead: highWaterMark 0).
+  const recorded = () => {
+    const seen = { pulled: 0 };
+    seen.body = new ReadableStream(
+      {
+        pull(controller) {
+          seen.pulled += 1;
+          controller.enqueue(new Uint8Array(1024 * 1024).fill(32));
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return seen;
+  };
+  const post = (path, body, headers) => request(path, { method: "POST", body, duplex: "half", headers });
+  const errorOf = async (response) => (await response.json()).error.code;
+
+  for (const auth of [{}, { authorization: "wrong" }, { authorization: "Bearer s3cret" }]) {
+    const sent = recorded();
+    const response = await handleDecofileReload(post("/.sitefile", sent.body, { "content-length": String(64 * 1024 ** 3), ...auth }));
+    assert.equal(response.status, 401, JSON.stringify(auth));
+    assert.equal(await errorOf(response), "unauthorized");
+    assert.equal(sent.pulled, 0, `no body byte read without the token (${JSON.stringify(auth)})`);
+  }
+  let sent = recorded();
+  let response = await handleDecofileReload(
+    post("/.sitefile", sent.body, { authorization: "s3cret", "content-length": String(64 * 1024 * 1024 + 1) }),
+  );
+  assert.equal(response.status, 413);
+  assert.equal(await errorOf(response), "body_too_large");
+  assert.equal(sent.pulled, 0, "a declared length over the reload limit is refused unread");
+  sent = recorded();
+  response = await handleInvoke(
+    post("/platform/invoke/site/loaders/items.ts", sent.body, { "content-type": "application/json", "content-length": String(16 * 1024 * 1024 + 1) }),
+  );
+  assert.equal(response.status, 413);
+  assert.equal(await errorOf(response), "body_too_large");
+  assert.equal(sent.pulled, 0, "a declared length over the invoke limit is refused unread");
+  assert.equal(site.revision, serving);
+
+  // Admitted, the body is read as before.
+  const delta = JSON.stringify({ blocks: { "pages-home": { path: "/", sections: [hero("after")] } } });
+  response = await handleDecofileReload(
+    request("/.sitefile", { method: "POST", body: delta, headers: { authorization: "s3cret", "content-length": String(delta.length) } }),
+  );
+  assert.equal(response.status, 200);
+  assert.notEqual(site.revision, serving);
+});
+
 test("content read: ETag is the revision, 304 on a match", async () => {
   const site = setup();
   let response = await handleDecofileRead(request("/.sitefile"));

@@ -579,6 +579,163 @@ function runStepCase(kase) {
   return failures;
 }
 
+// ---- edge exchange cases (README, "Exchange cases") ----------------------------------------
+
+const EXCHANGE_KEYS = ["trace", "status", "headers", "body", "failed", "deadlineMs", "refreshTrace"];
+
+/** Answers a step of `exchange` with the case's time. */
+function exchangeAnswer(exchange, form, now) {
+  exchange.answer(JSON.stringify({ ...form, nowMs: now }));
+}
+
+/** Answers the pending `askOrigin` from the case's `origin`. */
+function askOrigin(exchange, origin, host, driven, now) {
+  host.originRequests += 1;
+  if ("fail" in origin || "hang" in origin) {
+    exchangeAnswer(exchange, { answer: "originFailed", reason: origin.fail ?? "deadline" }, now);
+    return;
+  }
+  driven.originBody = origin.body ?? "";
+  exchangeAnswer(exchange, { answer: "origin", status: origin.status ?? 200, headers: pairs(origin.headers) }, now);
+}
+
+/** Drives an exchange to its end, or (`pauseAtOrigin`) to its first askOrigin or follow. */
+function driveExchange(exchange, origin, step, host, driven, now, pauseAtOrigin) {
+  for (;;) {
+    const next = JSON.parse(exchange.nextStep());
+    driven.trace.push(next.step);
+    switch (next.step) {
+      case "lookup": {
+        const copy = host.store.get(next.key);
+        if (copy) driven.lookedUp = copy.body;
+        exchangeAnswer(exchange, { answer: "lookup", copy: copy ? { status: copy.status, headers: copy.headers } : null }, now);
+        break;
+      }
+      case "askOrigin":
+      case "follow":
+        driven.deadline = next.deadlineMs;
+        if (pauseAtOrigin) return;
+        if (next.step === "follow") throw new Error("a lone exchange follows a flight nobody flies");
+        askOrigin(exchange, origin, host, driven, now);
+        break;
+      case "delete":
+        for (const key of next.keys) host.store.delete(key);
+        break;
+      case "refresh":
+        driven.refresh = exchange.takeRefresh();
+        break;
+      case "respond": {
+        const body = next.body === "stored" ? driven.lookedUp : next.body === "origin" ? driven.originBody : "";
+        if (next.store) {
+          const kept = step.keepRefused !== true;
+          if (kept) host.store.set(next.store.key, { status: next.store.status, headers: next.store.headers, body });
+          exchangeAnswer(exchange, { answer: "kept", kept }, now);
+        }
+        driven.response = { status: next.status, headers: next.headers, body };
+        break;
+      }
+      case "settle":
+        break;
+      case "fail":
+        driven.failed = true;
+        break;
+      case "done":
+        return;
+      default:
+        throw new Error(`unknown step ${next.step}`);
+    }
+  }
+}
+
+const newDriven = () => ({ trace: [], response: null, failed: false, deadline: null, refresh: null, lookedUp: null, originBody: null });
+
+function exchangeOf(site, step) {
+  const hints = step.hints === undefined ? undefined : JSON.stringify(step.hints);
+  return site.edgeExchange(requestForm(step.request), hints, step.noStore !== true);
+}
+
+function checkDriven(expect, driven, refreshed, at, failures) {
+  const got = {
+    trace: driven.trace,
+    status: driven.response?.status ?? null,
+    body: driven.response?.body ?? null,
+    failed: driven.failed,
+    deadlineMs: driven.deadline ?? null,
+    refreshTrace: refreshed?.trace ?? null,
+  };
+  for (const [name, value] of Object.entries(got)) {
+    if (name in (expect ?? {}) && !isDeepEqual(expect[name], value)) failures.push(`${at}${name}:\n    expected ${show(expect[name])}\n    actual   ${show(value)}`);
+  }
+  const headerFailures = [];
+  checkHeaders(expect?.headers, driven.response?.headers ?? [], (s) => s, headerFailures);
+  failures.push(...headerFailures.map((f) => `${at}${f}`));
+}
+
+function runExchangeCase(kase) {
+  const site = siteFor(kase);
+  const host = { store: new Map(), originRequests: 0 };
+  const failures = [];
+  kase.steps.forEach((step, index) => {
+    const before = host.originRequests;
+    const expect = step.expect ?? {};
+    const own = [];
+    let known;
+    const now = nowMs(step.request?.now);
+    switch (step.do) {
+      case "exchange": {
+        const exchange = exchangeOf(site, step);
+        const driven = newDriven();
+        driveExchange(exchange, step.origin ?? {}, step, host, driven, now, false);
+        let refreshed = null;
+        if (driven.refresh) {
+          refreshed = newDriven();
+          driveExchange(driven.refresh, step.refreshOrigin ?? step.origin ?? {}, step, host, refreshed, now, false);
+        }
+        checkDriven(expect, driven, refreshed, "", own);
+        known = EXCHANGE_KEYS;
+        break;
+      }
+      case "collapse": {
+        const leader = exchangeOf(site, step);
+        const led = newDriven();
+        driveExchange(leader, step.origin, step, host, led, now, true);
+        const followers = Array.from({ length: step.followers }, () => {
+          const follower = exchangeOf(site, step);
+          const driven = newDriven();
+          driveExchange(follower, step.origin, step, host, driven, now, true);
+          return [follower, driven];
+        });
+        if (led.trace.at(-1) === "askOrigin") askOrigin(leader, step.origin, host, led, now);
+        driveExchange(leader, step.origin, step, host, led, now, false);
+        for (const [follower, driven] of followers) {
+          if (driven.trace.at(-1) === "follow") exchangeAnswer(follower, { answer: "followed" }, now);
+          else askOrigin(follower, step.origin, host, driven, now);
+          driveExchange(follower, step.origin, step, host, driven, now, false);
+        }
+        knownKeys(expect.leader, EXCHANGE_KEYS, own);
+        knownKeys(expect.followers, EXCHANGE_KEYS, own);
+        checkDriven(expect.leader, led, null, "leader ", own);
+        followers.forEach(([, driven], n) => checkDriven(expect.followers, driven, null, `follower ${n} `, own));
+        known = ["leader", "followers"];
+        break;
+      }
+      case "purge":
+        for (const key of site.purge(step.target)) host.store.delete(key);
+        known = [];
+        break;
+      default:
+        throw new Error(`unknown step ${step.do}`);
+    }
+    knownKeys(expect, [...known, "originRequests", "storedCopies", "flightsInAir"], own);
+    const got = { originRequests: host.originRequests - before, storedCopies: host.store.size, flightsInAir: site.edgeFlightsInAir };
+    for (const [name, value] of Object.entries(got)) {
+      if (name in expect && expect[name] !== value) own.push(`${name}:\n    expected ${show(expect[name])}\n    actual   ${show(value)}`);
+    }
+    failures.push(...own.map((f) => `step ${index} (${step.do}): ${f}`));
+  });
+  return failures;
+}
+
 // ---- the suites ----------------------------------------------------------------------------
 
 const RUNNERS = {
@@ -591,6 +748,7 @@ const RUNNERS = {
   edge: runStepCase,
   draft: runStepCase,
   "loader-cache": runStepCase,
+  "edge-exchange": runExchangeCase,
 };
 
 test("every suite directory has a runner here", () => {

@@ -9,13 +9,14 @@ const { createSiteSetup, createDecoWorkerEntry, createMemoryCacheStorage, create
 /** A loopback origin: counts requests per path; `/slow` waits, `/fail` answers 500 when told. */
 async function startOrigin() {
   const hits = new Map();
-  const state = { failing: false, delayMs: 0 };
+  const state = { failing: false, delayMs: 0, sent: 0 };
   const server = http.createServer((req, res) => {
     const path = req.url.split("?")[0];
     hits.set(path, (hits.get(path) ?? 0) + 1);
     const chunks = [];
     req.on("data", (chunk) => chunks.push(chunk));
     const send = () => {
+      state.sent += 1;
       if (path === "/echo") {
         res.writeHead(200, { "content-type": "text/plain" });
         res.end(`echo:${Buffer.concat(chunks).toString()}`);
@@ -59,7 +60,14 @@ function site(extraEnv = {}, clock = { now: Date.parse("2026-11-24T12:00:00Z") }
   });
 }
 
-const get = (worker, url, init) => worker.fetch(new Request(`https://shop.example${url}`, init), {}, { waitUntil() {} });
+/** A request through `worker`, answered once the work it left running (keeping the copy as it
+ * streams, a background refresh) is done, so the next request sees what it stored. */
+const get = async (worker, url, init) => {
+  const background = [];
+  const response = await worker.fetch(new Request(`https://shop.example${url}`, init), {}, { waitUntil: (work) => background.push(work) });
+  await Promise.all(background);
+  return response;
+};
 
 test("MISS, then HIT from the cache; the origin answers once", async (t) => {
   const origin = await startOrigin();
@@ -183,6 +191,8 @@ test("stale-while-revalidate, then stale-if-error, by the profile's edge window"
   const worker = createDecoWorkerEntry(origin.serverEntry, { detectProfile: () => "static" }, site({}, clock));
   const at = (url) => worker.fetch(new Request(`https://shop.example${url}`), {}, ctx);
   await at("/");
+  // The copy is kept as the answer streams; the flight lands once it is.
+  await Promise.all(pending.splice(0));
   clock.now += 1000 * 1000; // past `fresh` (900 s), within `swr`
   const stale = await at("/");
   assert.equal(stale.headers.get("x-cache"), "STALE");
@@ -197,6 +207,23 @@ test("stale-while-revalidate, then stale-if-error, by the profile's edge window"
   assert.equal(rescued.status, 200);
   assert.equal(rescued.headers.get("x-cache"), "STALE-ERROR");
   assert.match(await rescued.text(), /#2/);
+});
+
+test("a hanging origin: a copy within stale-if-error answers at staleIfErrorDeadlineMs, not after the origin", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const clock = { now: Date.parse("2026-11-24T12:00:00Z") };
+  const options = { detectProfile: () => "static", staleIfErrorDeadlineMs: 200 };
+  const worker = createDecoWorkerEntry(origin.serverEntry, options, site({}, clock));
+  await (await get(worker, "/")).text();
+  clock.now += 10_000 * 1000; // past fresh + swr, within stale-if-error
+  origin.state.delayMs = 2_000;
+  const sent = origin.state.sent;
+  const rescued = await get(worker, "/");
+  assert.equal(origin.state.sent, sent, "answered before the origin did");
+  assert.equal(rescued.headers.get("x-cache"), "STALE-ERROR");
+  assert.match(await rescued.text(), /#1/);
+  origin.state.delayMs = 0;
 });
 
 test("admin routes are served only with the admin option; proxyHandler answers first", async (t) => {

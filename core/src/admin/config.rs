@@ -116,14 +116,4 @@ impl AdminConfig {
             ..AdminConfig::default()
         }
     }
-
-    /// The largest body accepted on `path`; a host may stop reading past it and hand over what it
-    /// read (more than the limit is answered 413).
-    pub fn body_limit(&self, path: &str) -> usize {
-        if super::route::is_sitefile(path) {
-            self.reload_max_bytes
-        } else {
-            self.max_body_bytes
-        }
-    }
 }

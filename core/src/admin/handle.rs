@@ -3,6 +3,7 @@
 use super::config::AdminConfig;
 use super::cors::Cors;
 use super::error::{AdminError, AdminErrorCode};
+use super::head::{Admitted, Checked, check};
 use super::invoke::{self, InvokeJob};
 use super::meta::meta;
 use super::preview::{self, PreviewJob};
@@ -33,36 +34,21 @@ pub enum AdminOutcome {
 }
 
 /// Handles one admin request against `site` at `now` (the time a reload records). Every
-/// response carries CORS headers; `OPTIONS` on an admin route is answered 204; a method the route
-/// does not take is 405 with `Allow`.
+/// response carries CORS headers. The request's head is checked first, as [`head`](super::head)
+/// checks it: `OPTIONS` on an admin route is answered 204, a method the route does not take is
+/// 405 with `Allow`, a missing or wrong token 401, a declared `Content-Length` over the route's
+/// limit 413.
 pub fn handle<S: AdminSite + ?Sized>(
     site: &S,
     config: &AdminConfig,
     request: &AdminRequest,
     now: DateTime<Utc>,
 ) -> AdminOutcome {
-    let Some(route) = Route::parse(&request.path) else {
-        return AdminOutcome::Pass;
+    let (route, cors) = match check(config, request) {
+        Checked::Pass => return AdminOutcome::Pass,
+        Checked::Respond(response) => return AdminOutcome::Respond(response),
+        Checked::Admitted(Admitted { route, cors, .. }) => (route, cors),
     };
-    if route == Route::SpeculationRules && config.speculation_rules.is_none() {
-        return AdminOutcome::Pass;
-    }
-    let cors = Cors::for_request(request);
-    if request.is("OPTIONS") {
-        let mut response = AdminResponse::empty(204, &cors);
-        response.set_header("Allow", &route.allow());
-        return AdminOutcome::Respond(response);
-    }
-    if !route.methods().iter().any(|m| request.is(m)) {
-        let allow = route.allow();
-        let error = AdminError::new(
-            AdminErrorCode::MethodNotAllowed,
-            format!("Method {} is not allowed here; use {allow}", request.method),
-        );
-        let mut response = error.into_response(&cors);
-        response.set_header("Allow", &allow);
-        return AdminOutcome::Respond(response);
-    }
     let outcome = match &route {
         Route::Meta => meta(site, request, &cors).map(AdminOutcome::Respond),
         Route::Sitefile if request.is("GET") => {
@@ -82,23 +68,14 @@ pub fn handle<S: AdminSite + ?Sized>(
         Route::InvokeBatch => invoke::parse(None, config, request, &cors).map(AdminOutcome::Invoke),
         Route::Liveness => Ok(AdminOutcome::Respond(AdminResponse::text(200, "OK", &cors))),
         Route::Purge => purge::purge(site, config, request, &cors).map(AdminOutcome::Purge),
-        Route::PurgeLoaders => {
-            purge::purge_loaders(site, config, request, &cors).map(AdminOutcome::Respond)
-        }
+        Route::PurgeLoaders => Ok(AdminOutcome::Respond(purge::purge_loaders(site, &cors))),
         Route::SpeculationRules => Ok(AdminOutcome::Respond(AdminResponse::speculation_rules(
             config.speculation_rules.as_deref().unwrap_or_default(),
             request.is("HEAD"),
             &cors,
         ))),
     };
-    outcome.unwrap_or_else(|error| {
-        let unauthorized = error.code == AdminErrorCode::Unauthorized;
-        let mut response = error.into_response(&cors);
-        if unauthorized && matches!(route, Route::Purge | Route::PurgeLoaders) {
-            response.set_header("WWW-Authenticate", "Bearer");
-        }
-        AdminOutcome::Respond(response)
-    })
+    outcome.unwrap_or_else(|error| AdminOutcome::Respond(error.into_response(&cors)))
 }
 
 /// The answer of an admin handler called for a path no admin route takes (a host mounted it on

@@ -1,12 +1,15 @@
 //! The admin protocol as request → outcome, without I/O.
 //!
-//! A host turns its HTTP request into an [`AdminRequest`] and calls [`handle`] with its site
-//! (an [`AdminSite`]), an [`AdminConfig`] and the current time. The [`AdminOutcome`] is either
-//! final (a response to send, or [`AdminOutcome::Pass`] for a path that is not an admin route)
-//! or a job the host finishes: apply a reload (with the hook that writes the new snapshot to the
-//! key-value store before it serves), delete purged cache entries, render a preview, or run
-//! loader and action calls. Each job's `apply` or `finish` builds the response. Routing, methods, tokens, ETags, CORS, body bounds and error bodies are decided
-//! here, once, for every binding.
+//! A host first asks [`head`] what the request's head (method, path, query, headers) decides:
+//! pass it on, answer it at once (401, 405, 413, ... before any body byte is read), or read the
+//! body up to the route's limit. It then hands the whole request (an [`AdminRequest`]) to
+//! [`handle`] with its site (an [`AdminSite`]), an [`AdminConfig`] and the current time. The
+//! [`AdminOutcome`] is either final (a response to send, or [`AdminOutcome::Pass`] for a path
+//! that is not an admin route) or a job the host finishes: apply a reload (with the hook that
+//! writes the new snapshot to the key-value store before it serves), delete purged cache
+//! entries, render a preview, or run loader and action calls. Each job's `apply` or `finish`
+//! builds the response. Routing, methods, tokens, ETags, CORS, body bounds and error bodies are
+//! decided here, once, for every binding.
 
 mod auth;
 mod body;
@@ -15,6 +18,7 @@ mod cors;
 mod error;
 mod etag;
 mod handle;
+mod head;
 mod html;
 mod invoke;
 mod meta;
@@ -36,6 +40,7 @@ pub use cors::{CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, cors_headers};
 pub use error::{AdminError, AdminErrorCode};
 pub(crate) use etag::if_none_match;
 pub use handle::{AdminOutcome, handle, unknown_route};
+pub use head::{AdminHead, head};
 pub use html::escape as escape_html;
 pub use invoke::{
     InvokeAnswer, InvokeCall, InvokeJob, InvokeResult, InvokeShape, batch_body, read_batch_answer,

@@ -203,8 +203,9 @@ pub(crate) fn parse(
     request: &AdminRequest,
     cors: &Cors,
 ) -> Result<PreviewJob, AdminError> {
-    check_size(&request.body, config.max_body_bytes)?;
+    // A `GET` reads no body (the head check tells the host not to).
     let body = if request.is("POST") {
+        check_size(&request.body, config.max_body_bytes)?;
         parse_object(&request.body, "The preview body")?
     } else {
         None

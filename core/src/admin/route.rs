@@ -49,18 +49,11 @@ pub fn is_speculation_rules_route(path: &str) -> bool {
     path == SPECULATION_RULES_PATH
 }
 
-/// Whether `path` is the content route (its body limit is the reload limit).
-pub(crate) fn is_sitefile(path: &str) -> bool {
-    matches!(path, "/.sitefile" | "/platform/sitefile")
-}
-
 impl Route {
     /// The route `path` names; `None` for a path that is not an admin route.
     pub(crate) fn parse(path: &str) -> Option<Route> {
-        if is_sitefile(path) {
-            return Some(Route::Sitefile);
-        }
         let route = match path {
+            "/.sitefile" | "/platform/sitefile" => Route::Sitefile,
             "/live/_meta" | "/platform/meta" => Route::Meta,
             "/platform/render" => Route::Render,
             "/platform/invoke" | "/platform/invoke/" => Route::InvokeBatch,

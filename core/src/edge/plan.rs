@@ -90,6 +90,12 @@ pub struct EdgePlan {
     pub reason: Option<String>,
     /// The headers the response gets (before origin-dependent ones such as `X-Cache: HIT`).
     pub headers: Vec<(String, String)>,
+    /// The headers the response gets only when the origin answers HTML (`Content-Type:
+    /// text/html`): the security headers and the Content Security Policy (with the nonce of an
+    /// uncached HTML response under `cspMode: "enforce"`). Worked out with the plan, laid on the
+    /// answer (and its stored copy) by [`EdgePolicy::after_origin`]; a JSON or other answer gets
+    /// none of them. Not in the plan's serde form: no host applies them itself.
+    pub html_headers: Vec<(String, String)>,
     /// The draft decision.
     pub draft: DraftDecision,
     /// Headers to set on the request before it goes to the origin (replacing the request's
@@ -176,6 +182,7 @@ impl EdgePolicy {
             cacheable: false,
             reason: None,
             headers: Vec::new(),
+            html_headers: Vec::new(),
             draft,
             origin_headers: Vec::new(),
         };
@@ -299,22 +306,24 @@ impl EdgePolicy {
                     speculation_rules_header(),
                 );
             }
+            // Decided now (the nonce is this request's, and the renderer must be told it before
+            // it renders), applied once the origin answered HTML.
             let nonce = if plan.cacheable { None } else { inputs.nonce };
-            for (name, value) in security_headers(
+            plan.html_headers = security_headers(
                 &o.security_headers,
                 &o.editor_origins,
                 &o.csp,
                 o.csp_mode,
                 nonce,
-            ) {
-                if !plan
+            )
+            .into_iter()
+            .filter(|(name, _)| {
+                !plan
                     .headers
                     .iter()
-                    .any(|(n, _)| n.eq_ignore_ascii_case(&name))
-                {
-                    plan.headers.push((name, value));
-                }
-            }
+                    .any(|(n, _)| n.eq_ignore_ascii_case(name))
+            })
+            .collect();
             if let (Some(nonce), CspMode::Enforce) = (nonce, o.csp_mode) {
                 tell_origin_the_nonce(&mut plan, nonce);
             }
@@ -325,10 +334,11 @@ impl EdgePolicy {
 
 /// The renderer must stamp the nonce on its scripts: the origin gets it as `X-Nonce` and in
 /// the request's `Content-Security-Policy` (Next.js reads the nonce from that header and puts
-/// it on the scripts it writes), when the plan's policy carries it.
+/// it on the scripts it writes), when the policy an HTML answer would get carries it. The
+/// origin is told before anyone knows what it answers; only an HTML answer gets the policy.
 fn tell_origin_the_nonce(plan: &mut EdgePlan, nonce: &CspNonce) {
     let policy = plan
-        .headers
+        .html_headers
         .iter()
         .find(|(n, v)| n.eq_ignore_ascii_case("Content-Security-Policy") && v.contains("'nonce-"))
         .map(|(_, v)| v.clone());
@@ -419,6 +429,13 @@ mod tests {
             .map(|(_, v)| v.as_str())
     }
 
+    fn html_header<'a>(p: &'a EdgePlan, name: &str) -> Option<&'a str> {
+        p.html_headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
     fn req(u: &str) -> Request {
         Request::new(u).unwrap()
     }
@@ -452,10 +469,16 @@ mod tests {
         assert_eq!(header(&p, "x-cache-profile"), Some("listing"));
         assert_eq!(header(&p, "x-cache-version"), Some("b1"));
         assert!(
-            header(&p, "content-security-policy")
+            html_header(&p, "content-security-policy")
                 .unwrap()
                 .starts_with("frame-ancestors 'self'")
         );
+        assert_eq!(
+            header(&p, "content-security-policy"),
+            None,
+            "security headers wait for the origin's answer: HTML only"
+        );
+        assert_eq!(html_header(&p, "x-content-type-options"), Some("nosniff"));
         assert_eq!(
             header(&p, "x-cache"),
             None,
@@ -474,9 +497,8 @@ mod tests {
             .with_header("sec-fetch-dest", "empty");
         let p = policy().plan(&fetch, &facts(&s), &RequestInputs::default());
         assert_eq!(header(&p, "cdn-cache-control"), Some("public, max-age=120"));
-        assert_eq!(
-            header(&p, "content-security-policy"),
-            None,
+        assert!(
+            p.html_headers.is_empty(),
             "security headers are for documents"
         );
         let wrong = req("https://shop.com/camisetas?__cseg=mobile.b1")
@@ -599,7 +621,7 @@ mod tests {
                 .starts_with("__platform_draft=")
         );
         assert!(
-            header(&p, "content-security-policy")
+            html_header(&p, "content-security-policy")
                 .unwrap()
                 .contains(&format!("'nonce-{}'", nonce.as_str()))
         );
@@ -613,7 +635,7 @@ mod tests {
         );
         assert!(public.cacheable, "drafts are inert on other hosts");
         assert!(
-            !header(&public, "content-security-policy")
+            !html_header(&public, "content-security-policy")
                 .unwrap()
                 .contains("nonce"),
             "cached HTML has no nonce"
@@ -628,7 +650,7 @@ mod tests {
         assert_eq!(told(&p, "x-nonce").as_deref(), Some(nonce.as_str()));
         assert_eq!(
             told(&p, "content-security-policy").as_deref(),
-            header(&p, "content-security-policy")
+            html_header(&p, "content-security-policy")
         );
         assert_eq!(told(&public, "x-nonce"), None);
         assert_eq!(told(&public, "content-security-policy"), None);
@@ -651,6 +673,10 @@ mod tests {
         );
         assert_eq!(p.reason.as_deref(), Some("redirect:301"));
         assert_eq!(header(&p, "location"), Some("/new?a=1"));
+        assert!(
+            p.html_headers.is_empty() && header(&p, "strict-transport-security").is_none(),
+            "a redirect the edge answers has no HTML body: no security headers"
+        );
         let p = policy().plan(
             &req("https://shop.com/_build/assets/app-3f9a1b2c.js?utm_source=x"),
             &facts(&s),

@@ -7,12 +7,20 @@
 //! and says `X-Cache: BYPASS` with `X-Cache-Reason` (`status:<code>`, `private-set-cookie`,
 //! `degraded`, `profile:<name>`). `X-Platform-Degraded` never reaches the client. A stored copy
 //! leaves out the safe cookies the visitor who caused the fetch still receives.
+//!
+//! The security headers (`Content-Security-Policy` or its report-only form,
+//! `Strict-Transport-Security`, `X-Content-Type-Options`, `Referrer-Policy`,
+//! `Permissions-Policy`, the site's own `securityHeaders`) go on an answer only when the origin's
+//! `Content-Type` is HTML (spec: "headers on HTML responses"), and so on its stored copy; a JSON
+//! answer neither gets nor stores them. A redirect the edge answers itself has no HTML body and
+//! gets none either.
 
 use super::assets::asset_status;
 use super::cacheability::{OriginResponse, StoreVerdict, store_verdict};
 use super::headers::{add_vary, find, remove, set};
 use super::plan::{EdgeAction, EdgePlan, EdgePolicy, names};
 use super::profile::{PRIVATE_CACHE_CONTROL, Window};
+use super::security::is_html;
 
 /// What the origin answered.
 #[derive(Debug, Clone, Copy)]
@@ -110,7 +118,8 @@ pub fn stored_state(age_secs: u64, edge: &Window, origin_failed: bool) -> Stored
 }
 
 /// The origin's headers with the plan's laid over them: the plan's values replace the origin's
-/// (`Vary` tokens and `Set-Cookie` entries are added instead); the degraded marker is dropped.
+/// (`Vary` tokens and `Set-Cookie` entries are added instead), and so do the plan's HTML-only
+/// headers when the origin answered HTML; the degraded marker is dropped.
 fn merged(plan: &EdgePlan, origin: &[(String, String)]) -> Vec<(String, String)> {
     let mut headers: Vec<(String, String)> = origin
         .iter()
@@ -123,6 +132,11 @@ fn merged(plan: &EdgePlan, origin: &[(String, String)]) -> Vec<(String, String)>
         } else if name.eq_ignore_ascii_case("set-cookie") {
             headers.push((name.clone(), value.clone()));
         } else {
+            set(&mut headers, name, value);
+        }
+    }
+    if is_html(origin) {
+        for (name, value) in &plan.html_headers {
             set(&mut headers, name, value);
         }
     }
@@ -296,6 +310,71 @@ mod tests {
         );
         assert_eq!(find(&stored, "content-type"), Some("text/html"));
         assert_eq!(f.reason, None);
+    }
+
+    const SECURITY: [&str; 5] = [
+        "Content-Security-Policy",
+        "Strict-Transport-Security",
+        "X-Content-Type-Options",
+        "Referrer-Policy",
+        "Permissions-Policy",
+    ];
+
+    #[test]
+    fn security_headers_go_on_html_answers_only_and_on_their_stored_copies() {
+        for method in ["GET", "POST"] {
+            let (policy, plan) = plan_for("https://shop.com/camisetas", method);
+            for content_type in ["text/html", "Text/HTML; charset=utf-8"] {
+                let origin = h(&[("Content-Type", content_type)]);
+                let f = policy.after_origin(
+                    &plan,
+                    OriginFacts {
+                        status: 200,
+                        headers: &origin,
+                    },
+                );
+                for name in SECURITY {
+                    assert!(get(&f, name).is_some(), "{method} {content_type}: {name}");
+                    if let Some(stored) = &f.store {
+                        assert!(find(stored, name).is_some(), "stored {name}");
+                    }
+                }
+                assert_eq!(f.store.is_some(), method == "GET");
+            }
+            for origin in [
+                h(&[("Content-Type", "application/json")]),
+                h(&[("Content-Type", "text/plain")]),
+                h(&[]),
+            ] {
+                let f = policy.after_origin(
+                    &plan,
+                    OriginFacts {
+                        status: 200,
+                        headers: &origin,
+                    },
+                );
+                for name in SECURITY {
+                    assert_eq!(get(&f, name), None, "{method} {origin:?}: {name}");
+                    if let Some(stored) = &f.store {
+                        assert_eq!(find(stored, name), None, "stored {name}");
+                    }
+                }
+            }
+        }
+        // An origin's own security headers on a JSON answer are its own: passed through.
+        let (policy, plan) = plan_for("https://shop.com/api/x", "GET");
+        let origin = h(&[
+            ("Content-Type", "application/json"),
+            ("Strict-Transport-Security", "max-age=60"),
+        ]);
+        let f = policy.after_origin(
+            &plan,
+            OriginFacts {
+                status: 200,
+                headers: &origin,
+            },
+        );
+        assert_eq!(get(&f, "strict-transport-security"), Some("max-age=60"));
     }
 
     #[test]

@@ -1,4 +1,9 @@
 //! Security headers and Content Security Policy for HTML responses.
+//!
+//! They are worked out with the edge plan (a nonce is per request, and the renderer is told it
+//! before it renders) but only laid on the answer once the origin answered, and only when its
+//! `Content-Type` is HTML ([`is_html`]): a JSON API answer, an image or a redirect the edge
+//! answers itself gets none of them.
 
 use base64::Engine;
 
@@ -42,6 +47,22 @@ impl CspNonce {
     }
 }
 
+/// Whether a response with these headers is HTML: its `Content-Type` is `text/html`, with any
+/// parameters, compared ignoring ASCII case (`text/html; charset=utf-8`, `Text/HTML`). A response
+/// without a `Content-Type` is not.
+pub fn is_html(headers: &[(String, String)]) -> bool {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+        .is_some_and(|(_, v)| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .eq_ignore_ascii_case("text/html")
+        })
+}
+
 /// The default `frame-ancestors` policy: the site itself and the editor origins.
 pub fn frame_ancestors(editor_origins: &[String]) -> String {
     let mut out = String::from("frame-ancestors 'self'");
@@ -52,7 +73,7 @@ pub fn frame_ancestors(editor_origins: &[String]) -> String {
     out
 }
 
-/// The security headers of an HTML response (the host sets each only when the response lacks it).
+/// The security headers of an HTML response (they replace the origin's own of the same names).
 ///
 /// `csp` are the site's directives; in `enforce` mode they are merged with the default
 /// `frame-ancestors` into one `Content-Security-Policy`, and `nonce` (given only for uncached
@@ -158,6 +179,20 @@ mod tests {
         h.iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn html_is_text_html_with_any_parameters_in_any_case() {
+        let ct = |v: &str| vec![("Content-Type".to_string(), v.to_string())];
+        assert!(is_html(&ct("text/html")));
+        assert!(is_html(&ct("text/html; charset=utf-8")));
+        assert!(is_html(&ct(" Text/HTML ;charset=UTF-8")));
+        assert!(is_html(&[("content-type".into(), "text/html".into())]));
+        assert!(!is_html(&ct("application/json")));
+        assert!(!is_html(&ct("text/plain")));
+        assert!(!is_html(&ct("text/htmlx")));
+        assert!(!is_html(&ct("application/xhtml+xml")));
+        assert!(!is_html(&[]), "no Content-Type: not HTML");
     }
 
     #[test]

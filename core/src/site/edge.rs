@@ -35,9 +35,42 @@ pub struct EdgeDecision {
 pub struct OriginAnswer {
     /// The status code.
     pub status: u16,
-    /// Every header, in order (repeated `Set-Cookie` entries kept apart).
-    #[serde(default)]
+    /// Every header, in order (repeated `Set-Cookie` entries kept apart). Read from JSON, a
+    /// field that is not a valid HTTP field ([`check_header_field`]) is refused, as hyper and
+    /// nginx refuse such an origin response: it never reaches the visitor or a stored copy.
+    #[serde(default, deserialize_with = "valid_header_fields")]
     pub headers: Vec<(String, String)>,
+}
+
+/// Whether `name: value` is a header field the edge may pass on: the name a non-empty HTTP
+/// token, the value free of control characters but tab (no CR, LF or NUL, which would split or
+/// smuggle a response; RFC 9110 §5.1, §5.5). The error says what is wrong, naming the field.
+pub(crate) fn check_header_field(name: &str, value: &str) -> Result<(), String> {
+    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() {
+        return Err("a header has an empty name".to_string());
+    }
+    if !name.chars().all(tchar) {
+        return Err(format!("header name {name:?} is not an HTTP token"));
+    }
+    match value.chars().find(|&c| c.is_ascii_control() && c != '\t') {
+        Some(c) => Err(format!(
+            "the value of header `{name}` holds the control character {c:?} \
+             (CR, LF, NUL and every control but tab are refused)"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Reads `[[name, value], ...]`, refusing a field [`check_header_field`] refuses.
+fn valid_header_fields<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<(String, String)>, D::Error> {
+    let fields = <Vec<(String, String)> as serde::Deserialize>::deserialize(d)?;
+    for (name, value) in &fields {
+        check_header_field(name, value).map_err(serde::de::Error::custom)?;
+    }
+    Ok(fields)
 }
 
 impl OriginAnswer {
@@ -122,4 +155,30 @@ pub struct OriginOutcome {
     /// The origin marked its page degraded (`X-Platform-Degraded`).
     #[serde(default)]
     pub degraded: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_origin_answer_with_a_field_that_could_split_a_response_is_refused() {
+        for json in [
+            r#"{"status": 200, "headers": [["x-a", "1\r\nset-cookie: s=1"]]}"#,
+            r#"{"status": 200, "headers": [["x-a", "1\n"]]}"#,
+            r#"{"status": 200, "headers": [["x-a", "1\u0000"]]}"#,
+            r#"{"status": 200, "headers": [["x-a", "\u007f"]]}"#,
+            r#"{"status": 200, "headers": [["x-a\r\nx-b", "1"]]}"#,
+            r#"{"status": 200, "headers": [["x-a:", "1"]]}"#,
+            r#"{"status": 200, "headers": [["", "1"]]}"#,
+        ] {
+            let error = serde_json::from_str::<OriginAnswer>(json).unwrap_err();
+            assert!(error.to_string().contains("header"), "{json}: {error}");
+        }
+        let fine: OriginAnswer = serde_json::from_str(
+            r#"{"status": 200, "headers": [["X-Note", "caf\u00e9\tau lait"], ["ETag", "\"1\""]]}"#,
+        )
+        .unwrap();
+        assert_eq!(fine.headers[0].1, "caf\u{e9}\tau lait");
+    }
 }

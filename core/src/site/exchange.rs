@@ -362,6 +362,15 @@ impl EdgeExchange {
         Ok(())
     }
 
+    /// Whether the flight a [`ExchangeStep::Follow`] waits for has landed already: a host that
+    /// registers its waiters after the step (another thread's leader may have settled in
+    /// between) asks this before it waits, so it never waits for a settle that came and went.
+    pub fn followed_flight_landed(&self) -> bool {
+        self.following
+            .as_ref()
+            .is_none_or(|flight| flight.landing() != Landing::Pending)
+    }
+
     /// The background refresh a [`ExchangeStep::Refresh`] announced: an exchange of its own that
     /// asks the origin (unless another request for the key is already there) and stores the
     /// answer. `None` when none was announced, or it was taken.
@@ -583,5 +592,93 @@ impl Drop for EdgeExchange {
         if let Some(flight) = self.lead.take() {
             self.site.flights.land(&flight, Landing::Failed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SiteSetup;
+    use crate::content::Snapshot;
+
+    fn site() -> Arc<Site> {
+        let vars = [("BUILD_HASH".to_string(), "b1".to_string())].into();
+        let setup = SiteSetup::new(Default::default(), Default::default(), vars);
+        Arc::new(Site::new(Snapshot::empty(), setup).expect("a site"))
+    }
+
+    fn exchange(site: &Arc<Site>) -> EdgeExchange {
+        let request = Request::new("https://shop.example/camisetas").expect("a request");
+        site.edge_exchange(&request, &EdgeHints::default(), true)
+            .expect("an exchange")
+    }
+
+    #[test]
+    fn a_step_waiting_for_its_answer_is_handed_out_again_and_a_wrong_answer_is_refused() {
+        let site = site();
+        let mut ex = exchange(&site);
+        let lookup = ex.next_step();
+        assert!(matches!(lookup, ExchangeStep::Lookup { .. }));
+        assert_eq!(ex.next_step(), lookup);
+        let wrong = ex.answer(ExchangeAnswer::Followed, 0.0).unwrap_err();
+        assert_eq!(wrong.code(), ErrorCode::UnknownCall);
+        assert_eq!(ex.next_step(), lookup, "a refused answer changes nothing");
+        ex.answer(ExchangeAnswer::Lookup { copy: None }, 0.0)
+            .expect("the lookup's answer");
+        assert!(matches!(ex.next_step(), ExchangeStep::AskOrigin { .. }));
+    }
+
+    #[test]
+    fn an_answer_after_done_is_finished_and_one_without_a_step_unknown() {
+        let site = site();
+        let mut ex = exchange(&site);
+        ex.next_step();
+        ex.answer(ExchangeAnswer::Lookup { copy: None }, 0.0)
+            .expect("the lookup's answer");
+        ex.next_step();
+        let origin = OriginAnswer {
+            status: 200,
+            headers: vec![("content-type".into(), "text/html".into())],
+        };
+        ex.answer(ExchangeAnswer::Origin(origin), 0.0)
+            .expect("the origin's answer");
+        assert!(matches!(ex.next_step(), ExchangeStep::Respond { .. }));
+        let early = ex.answer(ExchangeAnswer::Followed, 0.0).unwrap_err();
+        assert_eq!(early.code(), ErrorCode::UnknownCall);
+        ex.answer(ExchangeAnswer::Kept { kept: true }, 0.0)
+            .expect("kept");
+        assert!(matches!(ex.next_step(), ExchangeStep::Settle { .. }));
+        assert_eq!(ex.next_step(), ExchangeStep::Done);
+        let late = ex.answer(ExchangeAnswer::Followed, 0.0).unwrap_err();
+        assert_eq!(late.code(), ErrorCode::Finished);
+    }
+
+    #[test]
+    fn a_leader_given_up_lands_its_flight_and_its_followers_do_not_wait() {
+        let site = site();
+        let mut leader = exchange(&site);
+        leader.next_step();
+        leader
+            .answer(ExchangeAnswer::Lookup { copy: None }, 0.0)
+            .expect("the lookup's answer");
+        let ExchangeStep::AskOrigin { lead: Some(_), .. } = leader.next_step() else {
+            panic!("the first miss leads");
+        };
+        let mut follower = exchange(&site);
+        follower.next_step();
+        follower
+            .answer(ExchangeAnswer::Lookup { copy: None }, 0.0)
+            .expect("the lookup's answer");
+        assert!(matches!(follower.next_step(), ExchangeStep::Follow { .. }));
+        assert!(!follower.followed_flight_landed());
+        drop(leader);
+        assert_eq!(site.edge_flights_in_air(), 0);
+        assert!(follower.followed_flight_landed());
+        follower
+            .answer(ExchangeAnswer::Followed, 0.0)
+            .expect("followed");
+        let ExchangeStep::AskOrigin { lead: None, .. } = follower.next_step() else {
+            panic!("a follower whose leader failed asks the origin itself, leading nothing");
+        };
     }
 }

@@ -16,7 +16,7 @@ use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use http_body_util::BodyExt;
-use sitefile_core::admin::{AdminOutcome, AdminRequest, InvokeResult};
+use sitefile_core::admin::{AdminHead, AdminOutcome, AdminRequest, AdminResponse, InvokeResult};
 use sitefile_core::page_json::PageJsonOutcome;
 use sitefile_core::resolve::{Resolution, ResolutionMisuse, ResolvedPage, Step};
 use sitefile_core::{Device, NoHost, Request, Site, Value};
@@ -73,18 +73,27 @@ pub fn router(
 async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
     let (parts, body) = request.into_parts();
     let site = &app.site;
-    let is_admin = sitefile_core::admin::is_admin_route(parts.uri.path());
     // A page's body is only read to send it on to the origin.
-    let limit = match (is_admin, &app.edge) {
-        (true, _) => site.admin_config().body_limit(parts.uri.path()),
-        (false, Some(_)) => origin::MAX_BODY_BYTES,
-        (false, None) => 0,
+    let limit = match &app.edge {
+        Some(_) => origin::MAX_BODY_BYTES,
+        None => 0,
     };
-    let body = match read_limited(body, limit).await {
+    // The core decides from the head whether an admin request is refused (token, method, a
+    // declared length over the limit) before any body byte is read, and how much body it reads.
+    let head = sitefile_core::admin::is_admin_route(parts.uri.path()).then(|| admin_head(&parts));
+    let (admin_request, body) = match head.as_ref().map(|head| site.admin_head(head)) {
+        Some(AdminHead::Respond(response)) => return core_response(response),
+        Some(AdminHead::WithoutBody) => (head, Ok(Vec::new())),
+        Some(AdminHead::ReadBody { limit }) => (head, read_limited(body, limit).await),
+        Some(AdminHead::Pass) | None => (None, read_limited(body, limit).await),
+    };
+    let body = match body {
         Ok(body) => body,
         Err(response) => return response,
     };
-    if is_admin && let Some(response) = admin(&app, &parts, &body).await {
+    if let Some(request) = admin_request
+        && let Some(response) = admin(&app, &parts, request, &body).await
+    {
         return response;
     }
     // Without an origin this server answers pages itself, and its view may be asked to look as
@@ -109,7 +118,11 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
             );
         }
         return match edge.handle(&request, onward(&parts, body)).await {
-            Ok(reply) => reply_response(reply),
+            Ok(reply) => {
+                let mut response = http_response(reply.status, &reply.headers, Vec::new());
+                *response.body_mut() = reply.body;
+                response
+            }
             Err(why) => {
                 let mut response = json_error(StatusCode::BAD_GATEWAY, "origin_unavailable", &why);
                 response
@@ -277,17 +290,28 @@ async fn page_json(app: &App, request: Request, outcome: PageJsonOutcome) -> Res
     }
 }
 
-/// An admin request, its body read up to the route's limit (one byte past it tells the core it
-/// is too large): the core's outcome carried out — previews, renders and invokes by the origin
-/// when there is one, purges in the edge's store —; `None` when the core passes it on.
-async fn admin(app: &App, parts: &Parts, body: &[u8]) -> Option<Response> {
-    let request = AdminRequest {
+/// The admin protocol's view of a request's head (no body yet).
+fn admin_head(parts: &Parts) -> AdminRequest {
+    AdminRequest {
         method: parts.method.to_string(),
         path: parts.uri.path().to_string(),
         query: parts.uri.query().unwrap_or("").to_string(),
         headers: header_text::pairs(&parts.headers),
-        body: body.to_vec(),
-    };
+        body: Vec::new(),
+    }
+}
+
+/// An admin request whose head the core admitted, with its body read up to the route's limit
+/// (one byte past it tells the core it is too large): the core's outcome carried out —
+/// previews, renders and invokes by the origin when there is one, purges in the edge's store —;
+/// `None` when the core passes it on.
+async fn admin(
+    app: &App,
+    parts: &Parts,
+    mut request: AdminRequest,
+    body: &[u8],
+) -> Option<Response> {
+    request.body = body.to_vec();
     let site = &app.site;
     let response = match site.handle_admin(&request, Utc::now()) {
         AdminOutcome::Pass => return None,
@@ -350,11 +374,12 @@ async fn admin(app: &App, parts: &Parts, body: &[u8]) -> Option<Response> {
             job.finish(results, Vec::new())
         }
     };
-    Some(http_response(
-        response.status,
-        &response.headers,
-        response.body.to_vec(),
-    ))
+    Some(core_response(response))
+}
+
+/// The HTTP response of the core's admin response.
+fn core_response(response: AdminResponse) -> Response {
+    http_response(response.status, &response.headers, response.body.to_vec())
 }
 
 /// Reads `body` until it holds more than `limit` bytes (the core answers 413 then) or ends;

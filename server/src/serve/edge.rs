@@ -1,31 +1,43 @@
-//! The edge cache in front of the origin, driven by the core's edge plan the way the Node worker
-//! entry drives it (`node/ts/worker.ts`): the core decides the key, bypass, redirects, headers,
-//! what to store and how a stored copy ages; this module moves bytes between the visitor, the
-//! origin and the store (memory or Redis), keeps the clock, runs stale-while-revalidate refreshes in the
-//! background and collapses concurrent misses for one key into one origin request.
+//! The edge cache in front of the origin: a driver of the core's edge exchange
+//! ([`EdgeExchange`]), which decides every step — look up, serve HIT or STALE, refresh in the
+//! background, collapse concurrent misses, stand a copy in for a failed origin, store, evict,
+//! respond. This module does the I/O each step names: the store (memory or Redis), the origin,
+//! the clock, the waiting of collapsed followers, and the bytes, streamed — an origin answer goes
+//! to the visitor as it arrives, and into the store at the same time up to [`MAX_STORED_BYTES`].
 
-use super::origin::{Origin, OriginRequest, Reply};
+use super::origin::{Opened, Origin, OriginRequest};
 use super::store::{Store, Stored};
-use axum::body::Bytes;
-use sitefile_core::edge::{EdgeAction, EdgePlan, PurgeScope, StoredState};
-use sitefile_core::site::{EdgeHints, OriginAnswer, OriginOutcome};
+use axum::body::{Body, Bytes};
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use sitefile_core::edge::PurgeScope;
+use sitefile_core::site::{
+    BodySource, EdgeExchange, EdgeHints, ExchangeAnswer, ExchangeStep, OriginAnswer, StoreCopy,
+    StoredHead,
+};
 use sitefile_core::{Request, Site};
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use tokio::sync::OnceCell;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::watch;
 
 /// The edge's clock: seconds since the Unix epoch.
 pub type Clock = Box<dyn Fn() -> f64 + Send + Sync>;
 
-/// One origin request in flight for a key: the stored copy it gave, if it gave one.
-type Flight = Arc<OnceCell<Option<Stored>>>;
+/// The most bytes of one origin answer kept in the store as it streams to the visitor: past it
+/// the copy is given up (the visitor still gets every byte).
+pub const MAX_STORED_BYTES: usize = 8 * 1024 * 1024;
 
-/// An origin answer once the core decided: what the origin said (for stale-if-error), the copy
-/// stored from it, and the visitor's response.
-struct Answer {
-    origin: OriginAnswer,
-    stored: Option<Stored>,
-    reply: Reply,
+/// A response as the edge answers it: a stored copy, the origin's answer streaming, or no body.
+pub struct EdgeReply {
+    /// The status code.
+    pub status: u16,
+    /// The headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Body,
 }
 
 /// The edge cache of one site in front of one origin.
@@ -33,8 +45,22 @@ pub struct Edge {
     site: Arc<Site>,
     origin: Origin,
     store: Box<dyn Store>,
-    inflight: Mutex<HashMap<String, Flight>>,
+    /// The flights this server leads, by the core's flight id: followers watch for `true`, or
+    /// for the sender to go (a leader given up).
+    flights: Mutex<HashMap<u64, watch::Sender<bool>>>,
     clock: Clock,
+}
+
+/// The lead of a flight: settled once, or given up when dropped — either way its followers wake.
+struct Leading {
+    edge: Arc<Edge>,
+    flight: u64,
+}
+
+impl Drop for Leading {
+    fn drop(&mut self) {
+        self.edge.settle(self.flight);
+    }
 }
 
 impl Edge {
@@ -54,7 +80,7 @@ impl Edge {
             site,
             origin,
             store,
-            inflight: Mutex::new(HashMap::new()),
+            flights: Mutex::new(HashMap::new()),
             clock,
         }
     }
@@ -75,197 +101,390 @@ impl Edge {
         self.store.purge(&scopes).await;
     }
 
-    /// Answers `request` (the core's form of `onward`, the request to forward): a redirect, or
-    /// the origin's answer through the cache or around it. `Err` when the origin failed and no
-    /// stored copy may stand in for it.
+    /// Answers `request` (the core's form of `onward`, the request to forward) through the
+    /// core's edge exchange. `Err` when the origin failed and no stored copy may stand in.
     pub async fn handle(
         self: &Arc<Self>,
         request: &Request,
-        mut onward: OriginRequest,
-    ) -> Result<Reply, String> {
+        onward: OriginRequest,
+    ) -> Result<EdgeReply, String> {
         // A CSP nonce from the thread's CSPRNG (seeded from the OS): no system call per request.
         let hints = EdgeHints {
             nonce: Some(rand::random()),
             ..EdgeHints::default()
         };
-        let plan = self
+        let exchange = self
             .site
-            .edge_plan_with(request, &hints)
+            .edge_exchange(request, &hints, true)
             .map_err(|e| e.to_string())?;
-        if let EdgeAction::Redirect(redirect) = &plan.action {
-            return Ok(Reply {
-                status: redirect.status,
-                headers: plan.headers.clone(),
-                body: Bytes::new(),
-            });
-        }
-        for (name, value) in &plan.origin_headers {
-            onward
-                .headers
-                .retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-            onward.headers.push((name.clone(), value.clone()));
-        }
-        match plan.key.as_ref() {
-            Some(key) if plan.action != EdgeAction::Bypass => {
-                let key = key.as_str().to_string();
-                self.through_cache(&plan, &key, &onward).await
-            }
-            _ => Ok(self.ask_origin(&plan, false, &onward).await?.reply),
-        }
+        self.drive(exchange, onward).await
     }
 
-    /// Serves a stored copy when the core says it may (fresh, or stale and refreshed in the
-    /// background), else asks the origin — and when the origin fails, a stored copy the core
-    /// says may stand in for it.
-    async fn through_cache(
+    /// Does what each step of `exchange` names until it responds; the steps after a response
+    /// whose body is being stored go on once the body has streamed.
+    fn drive(
         self: &Arc<Self>,
-        plan: &EdgePlan,
-        key: &str,
-        request: &OriginRequest,
-    ) -> Result<Reply, String> {
-        let now = (self.clock)();
-        let stored = self.store.get(key, now).await;
-        let age = stored
-            .as_ref()
-            .map_or(0, |s| (now - s.stored_at).max(0.0) as u64);
-        if let Some(stored) = &stored {
-            let copy = self.site.stored_copy(plan, age, None);
-            match copy.state {
-                StoredState::Hit => return Ok(served(stored, copy.headers)),
-                StoredState::Stale => {
-                    let (edge, plan, key, request) =
-                        (self.clone(), plan.clone(), key.to_string(), request.clone());
-                    tokio::spawn(async move {
-                        if let Err(why) = edge.collapsed(&plan, &key, &request).await {
-                            tracing::warn!("revalidating {key} failed: {why}");
-                        }
+        exchange: EdgeExchange,
+        onward: OriginRequest,
+    ) -> Pin<Box<dyn Future<Output = Result<EdgeReply, String>> + Send + '_>> {
+        // Boxed: a background refresh drives an exchange of its own from inside this one.
+        Box::pin(self.drive_steps(exchange, onward))
+    }
+
+    async fn drive_steps(
+        self: &Arc<Self>,
+        mut exchange: EdgeExchange,
+        onward: OriginRequest,
+    ) -> Result<EdgeReply, String> {
+        let mut stored: Option<Arc<Stored>> = None;
+        let mut opened: Option<Opened> = None;
+        let mut failure: Option<String> = None;
+        let mut leading: Option<Leading> = None;
+        let mut reply = None;
+        loop {
+            let answer = match exchange.next_step() {
+                ExchangeStep::Lookup { key } => {
+                    stored = self.store.get(&key, (self.clock)()).await;
+                    let copy = stored.as_ref().map(|s| StoredHead {
+                        status: s.status,
+                        headers: s.headers.clone(),
                     });
-                    return Ok(served(stored, copy.headers));
+                    Some(ExchangeAnswer::Lookup { copy })
                 }
-                StoredState::StaleError | StoredState::Miss => {}
-            }
-        }
-        let answer = self.collapsed(plan, key, request).await;
-        if let Some(stored) = &stored {
-            let outcome = match &answer {
-                Ok(answer) => answer.origin.outcome(),
-                Err(_) => OriginOutcome {
-                    status: None,
-                    degraded: false,
-                },
-            };
-            let copy = self.site.stored_copy(plan, age, Some(&outcome));
-            if copy.state == StoredState::StaleError {
-                return Ok(served(stored, copy.headers));
-            }
-        }
-        answer.map(|a| a.reply)
-    }
-
-    /// [`Edge::ask_origin`], one origin request per key at a time. A request that finds one in
-    /// flight waits for it and shares its answer when it was stored — the stored copy, never
-    /// the first visitor's own headers (its cookies); otherwise it asks the origin itself.
-    async fn collapsed(
-        &self,
-        plan: &EdgePlan,
-        key: &str,
-        request: &OriginRequest,
-    ) -> Result<Answer, String> {
-        let flight = self
-            .lock_inflight()
-            .entry(key.to_string())
-            .or_default()
-            .clone();
-        let mut own = None;
-        let leader = &mut own;
-        let shared = flight
-            .get_or_init(|| async move {
-                let answer = self.ask_origin(plan, true, request).await;
-                let stored = answer.as_ref().ok().and_then(|a| a.stored.clone());
-                *leader = Some(answer);
-                stored
-            })
-            .await
-            .clone();
-        {
-            let mut inflight = self.lock_inflight();
-            if inflight.get(key).is_some_and(|f| Arc::ptr_eq(f, &flight)) {
-                inflight.remove(key);
-            }
-        }
-        match (own, shared) {
-            (Some(answer), _) => answer,
-            (None, Some(stored)) => Ok(Answer {
-                origin: OriginAnswer {
-                    status: stored.status,
-                    headers: stored.headers.clone(),
-                },
-                reply: served(&stored, Vec::new()),
-                stored: Some(stored),
-            }),
-            (None, None) => self.ask_origin(plan, true, request).await,
-        }
-    }
-
-    /// Asks the origin, has the core decide, deletes the keys the purge index evicted and
-    /// (when `store`) stores what the core says to store under the plan's key.
-    async fn ask_origin(
-        &self,
-        plan: &EdgePlan,
-        store: bool,
-        request: &OriginRequest,
-    ) -> Result<Answer, String> {
-        let reply = self.origin.forward(request).await?;
-        let origin = OriginAnswer {
-            status: reply.status,
-            headers: reply.headers,
-        };
-        let decision = self.site.after_origin(plan, &origin);
-        self.store.delete(&decision.evict).await;
-        let key = plan.key.as_ref().filter(|_| store);
-        let stored = match (key, decision.store) {
-            (Some(key), Some(headers)) => {
-                let copy = Stored {
-                    status: decision.status,
+                ExchangeStep::AskOrigin {
                     headers,
-                    body: reply.body.clone(),
-                    stored_at: (self.clock)(),
-                };
-                self.store
-                    .put(key, copy.clone(), decision.store_max_age)
-                    .await;
-                Some(copy)
+                    lead,
+                    deadline_ms,
+                } => {
+                    leading = lead.map(|flight| self.lead(flight));
+                    match self.ask(&onward, headers, deadline_ms).await {
+                        Ok(answer) => {
+                            let head = OriginAnswer {
+                                status: answer.status,
+                                headers: answer.headers.clone(),
+                            };
+                            opened = Some(answer);
+                            Some(ExchangeAnswer::Origin(head))
+                        }
+                        Err(why) => {
+                            failure = Some(why.clone());
+                            Some(ExchangeAnswer::OriginFailed { reason: Some(why) })
+                        }
+                    }
+                }
+                ExchangeStep::Follow {
+                    flight,
+                    deadline_ms,
+                } => {
+                    let settled = self.flight(flight).subscribe();
+                    if exchange.followed_flight_landed() {
+                        self.settle(flight);
+                    }
+                    Some(follow(settled, deadline_ms).await)
+                }
+                ExchangeStep::Delete { keys } => {
+                    self.store.delete(&keys).await;
+                    None
+                }
+                ExchangeStep::Refresh => {
+                    if let Some(refresh) = exchange.take_refresh() {
+                        let (edge, onward) = (self.clone(), onward.clone());
+                        tokio::spawn(async move {
+                            match edge.drive(refresh, onward).await {
+                                // Reading the body to its end is what stores the copy.
+                                Ok(reply) => drain(reply.body).await,
+                                Err(why) => tracing::warn!("revalidating failed: {why}"),
+                            }
+                        });
+                    }
+                    None
+                }
+                ExchangeStep::Respond {
+                    status,
+                    headers,
+                    body,
+                    store,
+                } => {
+                    let body = match body {
+                        BodySource::Empty => Body::empty(),
+                        BodySource::Stored => {
+                            Body::from(stored.take().map_or_else(Bytes::new, |s| s.body.clone()))
+                        }
+                        BodySource::Origin => match (opened.take(), store) {
+                            (None, _) => Body::empty(),
+                            (Some(answer), None) => Body::new(answer.body),
+                            (Some(answer), Some(copy)) => {
+                                let keeping = Keeping::new(self, exchange, copy, leading.take());
+                                let body = Body::new(Kept {
+                                    body: answer.body,
+                                    keeping: Some(keeping),
+                                });
+                                return Ok(EdgeReply {
+                                    status,
+                                    headers,
+                                    body,
+                                });
+                            }
+                        },
+                    };
+                    reply = Some(EdgeReply {
+                        status,
+                        headers,
+                        body,
+                    });
+                    None
+                }
+                ExchangeStep::Settle { flight } => {
+                    if leading.as_ref().is_some_and(|l| l.flight == flight) {
+                        leading = None;
+                    } else {
+                        self.settle(flight);
+                    }
+                    None
+                }
+                ExchangeStep::Fail { message } => return Err(failure.unwrap_or(message)),
+                ExchangeStep::Done => {
+                    return reply.ok_or_else(|| "the edge exchange gave no response".to_string());
+                }
+            };
+            if let Some(answer) = answer {
+                exchange
+                    .answer(answer, self.now_ms())
+                    .map_err(|e| e.to_string())?;
             }
-            _ => None,
-        };
-        Ok(Answer {
-            origin,
-            stored,
-            reply: Reply {
-                status: decision.status,
-                headers: decision.plan.headers,
-                body: reply.body,
-            },
-        })
+        }
     }
 
-    fn lock_inflight(&self) -> std::sync::MutexGuard<'_, HashMap<String, Flight>> {
-        self.inflight.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Asks the origin with `headers` set on the request, giving up past `deadline_ms`.
+    async fn ask(
+        &self,
+        onward: &OriginRequest,
+        headers: Vec<(String, String)>,
+        deadline_ms: Option<u32>,
+    ) -> Result<Opened, String> {
+        let mut request = onward.clone();
+        for (name, value) in headers {
+            request
+                .headers
+                .retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+            request.headers.push((name, value));
+        }
+        let Some(ms) = deadline_ms else {
+            return self.origin.open(&request).await;
+        };
+        tokio::time::timeout(Duration::from_millis(ms.into()), self.origin.open(&request))
+            .await
+            .unwrap_or_else(|_| Err(format!("the origin did not answer within {ms} ms")))
+    }
+
+    /// The waiters of `flight`, registered by whichever of its leader and followers comes first.
+    fn flight(&self, flight: u64) -> watch::Sender<bool> {
+        self.lock_flights()
+            .entry(flight)
+            .or_insert_with(|| watch::channel(false).0)
+            .clone()
+    }
+
+    /// Registers the lead of `flight`.
+    fn lead(self: &Arc<Self>, flight: u64) -> Leading {
+        self.flight(flight);
+        Leading {
+            edge: self.clone(),
+            flight,
+        }
+    }
+
+    /// Wakes the followers of `flight`.
+    fn settle(&self, flight: u64) {
+        if let Some(sender) = self.lock_flights().remove(&flight) {
+            sender.send_replace(true);
+        }
+    }
+
+    fn now_ms(&self) -> f64 {
+        ((self.clock)() * 1000.0).floor()
+    }
+
+    fn lock_flights(&self) -> std::sync::MutexGuard<'_, HashMap<u64, watch::Sender<bool>>> {
+        self.flights.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-/// A stored copy as served: its headers with the core's (`X-Cache`, `X-Cache-Age`, …) set over
-/// them.
-fn served(stored: &Stored, added: Vec<(String, String)>) -> Reply {
-    let mut headers = stored.headers.clone();
-    for (name, value) in added {
-        headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
-        headers.push((name, value));
+/// Waits for a flight to settle (at most `deadline_ms`): `followed`, or `originFailed` when the
+/// deadline passed first.
+async fn follow(mut settled: watch::Receiver<bool>, deadline_ms: Option<u32>) -> ExchangeAnswer {
+    // An error: the sender is gone, which only a settle does.
+    let settled = async move { settled.wait_for(|settled| *settled).await.map(|_| ()) };
+    match deadline_ms {
+        None => {
+            let _ = settled.await;
+            ExchangeAnswer::Followed
+        }
+        Some(ms) => match tokio::time::timeout(Duration::from_millis(ms.into()), settled).await {
+            Ok(_) => ExchangeAnswer::Followed,
+            Err(_) => ExchangeAnswer::OriginFailed {
+                reason: Some(format!("the request at the origin took over {ms} ms")),
+            },
+        },
     }
-    Reply {
-        status: stored.status,
-        headers,
-        body: stored.body.clone(),
+}
+
+/// A copy being kept as it streams: the exchange waits for [`ExchangeAnswer::Kept`].
+struct Keeping {
+    edge: Arc<Edge>,
+    exchange: EdgeExchange,
+    copy: StoreCopy,
+    leading: Option<Leading>,
+    /// The bytes so far; `None` once past [`MAX_STORED_BYTES`].
+    bytes: Option<Vec<u8>>,
+}
+
+impl Keeping {
+    fn new(
+        edge: &Arc<Edge>,
+        exchange: EdgeExchange,
+        copy: StoreCopy,
+        leading: Option<Leading>,
+    ) -> Keeping {
+        Keeping {
+            edge: edge.clone(),
+            exchange,
+            copy,
+            leading,
+            bytes: Some(Vec::new()),
+        }
+    }
+
+    fn take(&mut self, chunk: &[u8]) {
+        if let Some(bytes) = &mut self.bytes {
+            if bytes.len() + chunk.len() > MAX_STORED_BYTES {
+                self.bytes = None;
+            } else {
+                bytes.extend_from_slice(chunk);
+            }
+        }
+    }
+
+    /// Stores the copy when the body streamed whole (`complete`) within the cap, answers the
+    /// exchange, and runs its last steps (waking collapsed followers) — in a task of its own.
+    fn finish(mut self, complete: bool) {
+        let bytes = self.bytes.take().filter(|_| complete);
+        // Outside a runtime (the server shutting down) the exchange is dropped: its flight lands
+        // as given up, and the `Leading` wakes its followers.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            let key = self.exchange.plan().key.clone();
+            let kept = match (bytes, key) {
+                (Some(bytes), Some(key)) => {
+                    let copy = Stored {
+                        status: self.copy.status,
+                        headers: std::mem::take(&mut self.copy.headers),
+                        body: Bytes::from(bytes),
+                        stored_at: (self.edge.clock)(),
+                    };
+                    self.edge.store.put(&key, copy, self.copy.max_age).await;
+                    true
+                }
+                _ => false,
+            };
+            let now = self.edge.now_ms();
+            if let Err(e) = self.exchange.answer(ExchangeAnswer::Kept { kept }, now) {
+                tracing::warn!("the edge exchange refused the kept answer: {e}");
+            }
+            // What remains: settling the flight this request led, then done.
+            while let ExchangeStep::Settle { .. } = self.exchange.next_step() {
+                self.leading.take();
+            }
+        });
+    }
+}
+
+/// An origin body streaming to the visitor while it is kept.
+struct Kept {
+    body: reqwest::Body,
+    keeping: Option<Keeping>,
+}
+
+impl HttpBody for Kept {
+    type Data = Bytes;
+    type Error = reqwest::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, reqwest::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let (Some(keeping), Some(data)) = (&mut self.keeping, frame.data_ref()) {
+                    keeping.take(data);
+                }
+            }
+            Poll::Ready(None) => {
+                if let Some(keeping) = self.keeping.take() {
+                    keeping.finish(true);
+                }
+            }
+            Poll::Ready(Some(Err(_))) => {
+                if let Some(keeping) = self.keeping.take() {
+                    keeping.finish(false);
+                }
+            }
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for Kept {
+    /// The visitor went away before the end: the rest is read for the store all the same (up
+    /// to the cap), so collapsed followers and later visitors still get the copy.
+    fn drop(&mut self) {
+        let Some(mut keeping) = self.keeping.take() else {
+            return;
+        };
+        let mut body = std::mem::replace(&mut self.body, reqwest::Body::from(Bytes::new()));
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            use http_body_util::BodyExt;
+            loop {
+                match body.frame().await {
+                    None => return keeping.finish(true),
+                    Some(Err(_)) => return keeping.finish(false),
+                    Some(Ok(frame)) => {
+                        if let Some(data) = frame.data_ref() {
+                            keeping.take(data);
+                        }
+                        if keeping.bytes.is_none() {
+                            return keeping.finish(false);
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// Reads `body` to its end, dropping the bytes.
+async fn drain(body: Body) {
+    use http_body_util::BodyExt;
+    let mut body = body;
+    while let Some(frame) = body.frame().await {
+        if frame.is_err() {
+            break;
+        }
     }
 }
 
@@ -340,7 +559,7 @@ mod tests {
             self.now.fetch_add(secs, Ordering::SeqCst);
         }
 
-        async fn get(&self, path: &str) -> Result<Reply, String> {
+        async fn get(&self, path: &str) -> Result<Got, String> {
             let request = Request::new(&format!("http://shop.test{path}")).unwrap();
             let onward = OriginRequest {
                 method: Method::GET,
@@ -349,11 +568,34 @@ mod tests {
                 headers: Vec::new(),
                 body: Bytes::new(),
             };
-            self.edge.handle(&request, onward).await
+            let reply = self.edge.handle(&request, onward).await?;
+            let body = http_body_util::BodyExt::collect(reply.body)
+                .await
+                .map_err(|e| e.to_string())?
+                .to_bytes();
+            // What the answer left running (keeping its copy) is done before the next request.
+            for _ in 0..100 {
+                if self.edge.site.edge_flights_in_air() == 0 {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+            Ok(Got {
+                status: reply.status,
+                headers: reply.headers,
+                body,
+            })
         }
     }
 
-    fn header<'a>(reply: &'a Reply, name: &str) -> Option<&'a str> {
+    /// An answer read whole.
+    struct Got {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Bytes,
+    }
+
+    fn header<'a>(reply: &'a Got, name: &str) -> Option<&'a str> {
         reply
             .headers
             .iter()

@@ -12,8 +12,10 @@ use std::time::Duration;
 
 /// How long connecting to the origin may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long one origin request may take, body included.
+/// How long one origin request may take to answer its head (and, when read whole, its body).
 const TOTAL_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a streamed answer may go without a byte.
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// The most bytes read from one origin answer (and sent in one forwarded request body).
 pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 
@@ -48,6 +50,16 @@ pub struct OriginRequest {
     pub body: Bytes,
 }
 
+/// An origin answer whose head arrived and whose body streams.
+pub struct Opened {
+    /// The status code.
+    pub status: u16,
+    /// Every header but the hop-by-hop ones, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body, as it arrives.
+    pub body: reqwest::Body,
+}
+
 /// A response read whole: what the origin answered, or what the edge answers.
 #[derive(Debug, Clone)]
 pub struct Reply {
@@ -78,7 +90,7 @@ impl Origin {
         }
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(TOTAL_TIMEOUT)
+            .read_timeout(READ_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("--origin {url}: {e}"))?;
@@ -103,9 +115,8 @@ impl Origin {
         &self.base
     }
 
-    /// Forwards `request`; an unreachable origin, a timeout or an answer over the size cap is
-    /// an error naming it.
-    pub async fn forward(&self, request: &OriginRequest) -> Result<Reply, String> {
+    /// The outgoing request for `request`.
+    fn outgoing(&self, request: &OriginRequest) -> reqwest::RequestBuilder {
         let mut outgoing = self
             .client
             .request(
@@ -126,7 +137,28 @@ impl Origin {
         if let Some(host) = &request.host {
             outgoing = outgoing.header("x-forwarded-host", host.as_str());
         }
-        self.send(outgoing).await
+        outgoing
+    }
+
+    /// Forwards `request` and reads the answer whole; an unreachable origin, a timeout or an
+    /// answer over the size cap is an error naming it.
+    pub async fn forward(&self, request: &OriginRequest) -> Result<Reply, String> {
+        self.send(self.outgoing(request)).await
+    }
+
+    /// Forwards `request` and returns once the answer's head arrived, its body streaming; an
+    /// unreachable origin or one that does not answer within the timeout is an error naming it.
+    pub async fn open(&self, request: &OriginRequest) -> Result<Opened, String> {
+        let response = self.execute(self.outgoing(request)).await?;
+        let status = response.status().as_u16();
+        let mut headers = header_text::pairs(response.headers());
+        headers.retain(|(name, _)| !is_hop_by_hop(name));
+        let body = axum::http::Response::<reqwest::Body>::from(response).into_body();
+        Ok(Opened {
+            status,
+            headers,
+            body,
+        })
     }
 
     /// Runs `calls` on the origin as one batch invoke (`POST /platform/invoke`): one result per
@@ -171,44 +203,69 @@ impl Origin {
         }
     }
 
-    async fn send(&self, request: reqwest::RequestBuilder) -> Result<Reply, String> {
+    /// Sends `request` and waits for the answer's head, at most [`TOTAL_TIMEOUT`].
+    async fn execute(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, String> {
         let request = request
             .build()
             .map_err(|e| format!("the request to the origin {} is invalid: {e}", self.base))?;
         let (method, url) = (request.method().clone(), request.url().clone());
         let started = std::time::Instant::now();
-        let sent = self.client.execute(request).await;
+        let sent = tokio::time::timeout(TOTAL_TIMEOUT, self.client.execute(request)).await;
         if self.log_fetches {
-            let status = sent.as_ref().map_or(0, |r| r.status().as_u16());
+            let status = match &sent {
+                Ok(Ok(r)) => r.status().as_u16(),
+                _ => 0,
+            };
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             tracing::info!(%method, %url, status, ms, "outgoing fetch");
         }
-        let mut response = sent.map_err(|e| {
-            let why = format!("the origin {} could not be reached: {e}", self.base);
-            tracing::warn!("{why}");
-            why
-        })?;
-        let status = response.status().as_u16();
-        let mut headers = header_text::pairs(response.headers());
-        headers.retain(|(name, _)| !is_hop_by_hop(name));
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| format!("the origin's answer could not be read: {e}"))?
-        {
-            if body.len() + chunk.len() > MAX_BODY_BYTES {
-                return Err(format!(
-                    "the origin's answer is larger than {MAX_BODY_BYTES} bytes"
-                ));
+        let why = match sent {
+            Ok(Ok(response)) => return Ok(response),
+            Ok(Err(e)) => format!("the origin {} could not be reached: {e}", self.base),
+            Err(_) => format!(
+                "the origin {} did not answer within {} s",
+                self.base,
+                TOTAL_TIMEOUT.as_secs()
+            ),
+        };
+        tracing::warn!("{why}");
+        Err(why)
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<Reply, String> {
+        let read = async {
+            let mut response = self.execute(request).await?;
+            let status = response.status().as_u16();
+            let mut headers = header_text::pairs(response.headers());
+            headers.retain(|(name, _)| !is_hop_by_hop(name));
+            let mut body = Vec::new();
+            while let Some(chunk) = response
+                .chunk()
+                .await
+                .map_err(|e| format!("the origin's answer could not be read: {e}"))?
+            {
+                if body.len() + chunk.len() > MAX_BODY_BYTES {
+                    return Err(format!(
+                        "the origin's answer is larger than {MAX_BODY_BYTES} bytes"
+                    ));
+                }
+                body.extend_from_slice(&chunk);
             }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(Reply {
-            status,
-            headers,
-            body: Bytes::from(body),
-        })
+            Ok(Reply {
+                status,
+                headers,
+                body: Bytes::from(body),
+            })
+        };
+        tokio::time::timeout(TOTAL_TIMEOUT, read)
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "the origin {} did not answer within {} s",
+                    self.base,
+                    TOTAL_TIMEOUT.as_secs()
+                ))
+            })
     }
 }
 
