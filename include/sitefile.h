@@ -117,6 +117,11 @@ typedef enum sitefile_status {
  */
 typedef enum sitefile_admin_kind {
   /**
+   * No admin request: what `sitefile_admin_kind_of(NULL)` returns, never the kind of a live
+   * request. Nothing to finish.
+   */
+  SITEFILE_ADMIN_KIND_NONE = -1,
+  /**
    * Not an admin route: the host serves the request itself. Nothing to finish.
    */
   SITEFILE_ADMIN_KIND_PASS = 0,
@@ -149,6 +154,12 @@ typedef enum sitefile_admin_kind {
  */
 typedef enum sitefile_page_json_kind {
   /**
+   * No page JSON request: what `sitefile_page_json_kind_of(NULL)` returns (as for a request
+   * that is not page JSON, whose `sitefile_page_json_begin` gives NULL), never the kind of a
+   * live request. Nothing to finish.
+   */
+  SITEFILE_PAGE_JSON_KIND_NONE = -1,
+  /**
    * Answered without resolving (a preflight, a `__section` that is not an index):
    * `sitefile_page_json_response`.
    */
@@ -172,6 +183,14 @@ typedef struct sitefile_admin sitefile_admin;
  * during the callback it is passed to, on that callback's thread; never free it.
  */
 typedef struct sitefile_answer sitefile_answer;
+
+/**
+ * The edge exchange of one request. One thread at a time drives it; it keeps what it needs of
+ * its site, so it stays valid after `sitefile_site_free`. Free it with
+ * `sitefile_edge_exchange_free` (an exchange freed while it leads a flight of collapsed misses
+ * lands that flight as failed: wake its followers).
+ */
+typedef struct sitefile_edge_exchange sitefile_edge_exchange;
 
 /**
  * The edge plan of one request. Read it from any number of threads at once; it keeps what it
@@ -305,8 +324,8 @@ enum sitefile_status sitefile_admin_begin(const struct sitefile_site *site,
                                           struct sitefile_admin **out_admin);
 
 /**
- * What the site made of the request, and so which call finishes it. `SITEFILE_ADMIN_KIND_PASS` for
- * NULL.
+ * What the site made of the request, and so which call finishes it; `SITEFILE_ADMIN_KIND_NONE`
+ * (-1, no kind of a live request) for NULL.
  *
  * # Safety
  * `admin` is NULL or a live admin request.
@@ -439,7 +458,11 @@ enum sitefile_status sitefile_edge_plan_json(const struct sitefile_edge_plan *pl
  * value]...]}`): the response headers (the plan's merged with the origin's), `originStatus`,
  * `storeHeaders` (null: do not store), `storeMaxAge` (seconds the stored copy may be served)
  * and `evict` (stored keys to delete). A stored key is recorded for purges. Free the JSON with
- * `sitefile_string_free`.
+ * `sitefile_string_free`. An origin header that is not a valid HTTP field (a name that is not
+ * an HTTP token; a value holding CR, LF, NUL or another control character but tab, which could
+ * split the visitor's response) is refused as malformed: `SITEFILE_STATUS_INVALID_JSON`, the
+ * last error naming the header, nothing recorded; answer the visitor 502 Bad Gateway, as a
+ * proxy does for an invalid upstream response.
  *
  * # Safety
  * `plan` is NULL or a live plan; `origin_json` is NULL or NUL-terminated; `out_json` is NULL
@@ -455,7 +478,9 @@ enum sitefile_status sitefile_edge_after_origin(const struct sitefile_edge_plan 
  * pass `asked_origin` false (then `origin_json` is ignored). Once the origin was asked, pass
  * `asked_origin` true and its answer (`{"status", "headers"}`), or NULL when it could not be
  * reached: a failed origin (a 5xx or 429, no answer, a degraded page) within the profile's
- * stale-if-error window is `STALE-ERROR`. Free the JSON with `sitefile_string_free`.
+ * stale-if-error window is `STALE-ERROR`. Its headers are read as by
+ * `sitefile_edge_after_origin` (an invalid field is `SITEFILE_STATUS_INVALID_JSON`). Free the
+ * JSON with `sitefile_string_free`.
  *
  * # Safety
  * `plan` is NULL or a live plan; `origin_json` is NULL or NUL-terminated; `out_json` is NULL
@@ -474,6 +499,87 @@ enum sitefile_status sitefile_edge_stored_copy(const struct sitefile_edge_plan *
  * `plan` is NULL or a plan from `sitefile_edge_plan_new`, not freed before.
  */
 void sitefile_edge_plan_free(struct sitefile_edge_plan *plan);
+
+/**
+ * Starts the edge exchange of a request (`request_json`: the request form of
+ * `sitefile_resolve_begin`; `hints_json`: as for `sitefile_edge_plan_new`, NULL: none).
+ * `cache`: the host has a store (without one every request goes to the origin). An unknown
+ * profile is `SITEFILE_STATUS_INVALID_CONFIG`. On success `*out_exchange` is freed with
+ * `sitefile_edge_exchange_free`.
+ *
+ * # Safety
+ * `site` is NULL or a live site; the strings are NULL or NUL-terminated; `out_exchange` is NULL
+ * or writable.
+ */
+enum sitefile_status sitefile_edge_exchange_new(const struct sitefile_site *site,
+                                                const char *request_json,
+                                                const char *hints_json,
+                                                bool cache,
+                                                struct sitefile_edge_exchange **out_exchange);
+
+/**
+ * The next step as JSON in `*out_json` (free with `sitefile_string_free`): `{"step":
+ * "lookup", "key"}` (answer the stored copy's head), `{"step": "askOrigin", "headers", "lead",
+ * "deadlineMs"}` (forward the request with `headers` set; answer its head, or `originFailed`
+ * past `deadlineMs`), `{"step": "follow", "flight", "deadlineMs"}` (wait until that flight
+ * settles, unless `sitefile_edge_exchange_followed_flight_landed`; answer `followed`),
+ * `{"step": "delete", "keys"}`, `{"step": "refresh"}` (take it with
+ * `sitefile_edge_exchange_take_refresh` and drive it beside this one), `{"step": "respond",
+ * "status", "headers", "body": "empty"|"stored"|"origin", "store": {"key", "status", "headers",
+ * "maxAge"}|null}` (with `store`: keep the body as it streams, then answer `kept`), `{"step":
+ * "settle", "flight"}` (wake that flight's followers), `{"step": "fail", "message"}` (answer
+ * the visitor 502) or `{"step": "done"}`. A step waiting for its answer comes again.
+ *
+ * # Safety
+ * `exchange` is NULL or a live exchange no other thread is using; `out_json` is NULL or
+ * writable.
+ */
+enum sitefile_status sitefile_edge_exchange_next(struct sitefile_edge_exchange *exchange,
+                                                 char **out_json);
+
+/**
+ * Answers the step handed out (`answer_json`: `{"answer": "lookup", "copy": {"status",
+ * "headers"}|null}`, `{"answer": "origin", "status", "headers"}`, `{"answer": "originFailed",
+ * "reason"?}`, `{"answer": "followed"}` or `{"answer": "kept", "kept": bool}`, each with
+ * `"nowMs"`: the host's clock in milliseconds since the epoch). An answer that does not fit
+ * the step is `SITEFILE_STATUS_UNKNOWN_CALL`, one after `done` `SITEFILE_STATUS_FINISHED`; an
+ * origin header that is not a valid HTTP field is `SITEFILE_STATUS_INVALID_JSON`.
+ *
+ * # Safety
+ * `exchange` is NULL or a live exchange no other thread is using; `answer_json` is NULL or
+ * NUL-terminated.
+ */
+enum sitefile_status sitefile_edge_exchange_answer(struct sitefile_edge_exchange *exchange,
+                                                   const char *answer_json);
+
+/**
+ * Whether the flight a `follow` step waits for has landed already (a host registering its
+ * waiters after the step asks this before it waits). `false` for NULL.
+ *
+ * # Safety
+ * `exchange` is NULL or a live exchange.
+ */
+bool sitefile_edge_exchange_followed_flight_landed(const struct sitefile_edge_exchange *exchange);
+
+/**
+ * The background refresh a `refresh` step announced, in `*out_refresh` (NULL once taken): an
+ * exchange of its own, freed with `sitefile_edge_exchange_free`.
+ *
+ * # Safety
+ * `exchange` is NULL or a live exchange no other thread is using; `out_refresh` is NULL or
+ * writable.
+ */
+enum sitefile_status sitefile_edge_exchange_take_refresh(struct sitefile_edge_exchange *exchange,
+                                                         struct sitefile_edge_exchange **out_refresh);
+
+/**
+ * Frees an exchange, done or not. NULL is a no-op.
+ *
+ * # Safety
+ * `exchange` is NULL or an exchange from `sitefile_edge_exchange_new` or
+ * `sitefile_edge_exchange_take_refresh`, not freed before.
+ */
+void sitefile_edge_exchange_free(struct sitefile_edge_exchange *exchange);
 
 /**
  * Creates an empty host: no matchers, no feature-flag adapter, no dangling-reference hook.
@@ -590,8 +696,8 @@ enum sitefile_status sitefile_page_json_begin(const struct sitefile_site *site,
                                               struct sitefile_page_json **out_page_json);
 
 /**
- * What the request needs, and so which call finishes it; `SITEFILE_PAGE_JSON_KIND_RESPOND`
- * for NULL.
+ * What the request needs, and so which call finishes it; `SITEFILE_PAGE_JSON_KIND_NONE` (-1,
+ * no kind of a live request) for NULL.
  *
  * # Safety
  * `page_json` is NULL or a live page JSON request.
@@ -985,6 +1091,16 @@ enum sitefile_status sitefile_site_loader_cache_entries(const struct sitefile_si
  */
 enum sitefile_status sitefile_site_edge_cache_entries(const struct sitefile_site *site,
                                                       size_t *out_count);
+
+/**
+ * How many origin requests lead a flight of collapsed misses now (see
+ * `sitefile_edge_exchange_new`): on success `*out_count` is the count.
+ *
+ * # Safety
+ * `site` is NULL or a live site; `out_count` is NULL or writable.
+ */
+enum sitefile_status sitefile_site_edge_flights_in_air(const struct sitefile_site *site,
+                                                       size_t *out_count);
 
 /**
  * Purges a target (`/path` or `/path?query`) from the edge: on success `*out_json` is the

@@ -3,7 +3,10 @@
 # test programs, the install test and the examples): installs the system tools they need when
 # missing (valgrind, pkg-config, make, a C compiler, cJSON for the conformance runner; Debian,
 # as root or with passwordless sudo), then
-#   1. runs the C programs under valgrind (`cargo test --workspace --test valgrind`);
+#   1. runs the C programs under valgrind (`cargo test --workspace --test valgrind`), linked
+#      against the release library a host ships (the test runs `cargo build --release -p
+#      sitefile-ffi`, which step 3's install then finds built), plus the debug library for the
+#      "possibly lost" check;
 #   2. runs the threads program under ThreadSanitizer (`cargo test --workspace --test tsan`,
 #      which installs Debian's rustc-web, cargo-web, rust-web-src and libclang-rt-19-dev);
 #   3. installs a release build with scripts/install-ffi.sh to a prefix under target/ and builds
@@ -21,7 +24,7 @@ need make make
 need cc gcc
 need_lib libcjson libcjson-dev
 
-echo "ffi.sh: the C programs under valgrind"
+echo "ffi.sh: the C programs under valgrind (the release library, and the debug one)"
 # --workspace: the same features as the test run before, so its build is reused, not redone.
 cargo test --workspace --locked --test valgrind
 

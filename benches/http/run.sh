@@ -5,7 +5,9 @@
 #   hit     one URL, answered from the cache;
 #   miss    a new query string on every request, so every request goes to the origin;
 #   asJson  a corpus page's JSON, resolved by sitefile itself (nginx has no peer for it).
-# Prints requests per second and the 99th percentile latency of each.
+# Prints requests per second and the 99th percentile latency of each. Then the memory of large
+# misses: 20 concurrent downloads of a 30 MB origin answer through `sitefile serve`, each a miss
+# (too large to keep), with the server's resident memory before, at its peak and after.
 #
 #   bash benches/http/run.sh [duration, default 10s]
 # Installs wrk and nginx from Debian's packages when missing (as root).
@@ -45,6 +47,7 @@ chmod 755 "$work" "$work/www"
 chmod 777 "$work/cache"
 python3 -c 'print("<!DOCTYPE html><html><body>" + "<p>sitefile edge bench</p>" * 800 + "</body></html>")' \
   >"$work/www/index.html"
+head -c 30000000 /dev/zero | tr '\0' 'x' >"$work/www/large.txt"
 cat >"$work/nginx.conf" <<CONF
 worker_processes 2;
 pid $work/nginx.pid;
@@ -59,7 +62,7 @@ http {
     location / {
       default_type text/html;
       add_header Cache-Control "public, max-age=60";
-      try_files /index.html =404;
+      try_files \$uri /index.html =404;
     }
   }
   server {
@@ -78,7 +81,9 @@ http {
 CONF
 nginx -c "$work/nginx.conf"
 
-# sitefile serve in front of the same origin, and over a corpus site for page JSON.
+# sitefile serve in front of the same origin, and over a corpus site for page JSON (stopped on
+# exit by their arguments: start_serve runs in a command substitution, so `pids` misses them).
+trap 'pkill -f "$sitefile serve" 2>/dev/null || true; cleanup' EXIT
 start_serve() { # <log> <args...>
   local log=$1
   shift
@@ -122,3 +127,22 @@ run "hit: sitefile serve" "$edge/"
 run "miss: nginx proxy_cache" "http://127.0.0.1:$peer_port/" "$work/miss.lua"
 run "miss: sitefile serve" "$edge/" "$work/miss.lua"
 run "asJson: sitefile ($site)" "$pages$page?asJson"
+
+# Large misses: the edge's memory while 20 visitors each download a 30 MB answer.
+# start_serve runs in a command substitution: its pid is found by its arguments.
+edge_pid=$(pgrep -n -f "serve examples/storefront --origin http://127.0.0.1:$origin_port")
+rss() { awk '/^VmRSS/ {printf "%d MiB", $2 / 1024}' "/proc/$edge_pid/status"; }
+before=$(rss)
+for i in $(seq 20); do
+  curl -fsS -o /dev/null "$edge/large.txt?visitor=$i" &
+done
+wait_downloads() { for job in $(jobs -p); do wait "$job"; done; }
+peak=0
+while [ -n "$(jobs -pr)" ]; do
+  now=$(awk '/^VmRSS/ {print int($2 / 1024)}' "/proc/$edge_pid/status")
+  [ "$now" -gt "$peak" ] && peak=$now
+  sleep 0.05
+done
+wait_downloads
+sleep 1
+printf '%-28s before %s, peak %d MiB, after %s\n' "20 large misses (30 MB each)" "$before" "$peak" "$(rss)"

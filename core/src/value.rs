@@ -700,11 +700,18 @@ pub(crate) struct LongStringsRelease;
 
 impl Drop for LongStringsRelease {
     fn drop(&mut self) {
-        LONG_STRINGS
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .sweep();
+        release_long_strings();
     }
+}
+
+/// Lets go at once of the long strings only [`LONG_STRINGS`] still holds: after a site is
+/// dropped, and after a refused reload (whose body may hold strings of tens of MiB that would
+/// otherwise wait for the next sweep, one more per refusal).
+pub(crate) fn release_long_strings() {
+    LONG_STRINGS
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .sweep();
 }
 
 /// Where a string's text lives.

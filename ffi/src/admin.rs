@@ -21,6 +21,9 @@ use std::sync::Arc;
 #[allow(non_camel_case_types)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum sitefile_admin_kind {
+    /// No admin request: what `sitefile_admin_kind_of(NULL)` returns, never the kind of a live
+    /// request. Nothing to finish.
+    None = -1,
     /// Not an admin route: the host serves the request itself. Nothing to finish.
     Pass = 0,
     /// Answered: `sitefile_admin_response`.
@@ -163,8 +166,8 @@ pub unsafe extern "C" fn sitefile_admin_begin(
     })
 }
 
-/// What the site made of the request, and so which call finishes it. `SITEFILE_ADMIN_KIND_PASS` for
-/// NULL.
+/// What the site made of the request, and so which call finishes it; `SITEFILE_ADMIN_KIND_NONE`
+/// (-1, no kind of a live request) for NULL.
 ///
 /// # Safety
 /// `admin` is NULL or a live admin request.
@@ -173,7 +176,7 @@ pub unsafe extern "C" fn sitefile_admin_kind_of(
     admin: *const sitefile_admin,
 ) -> sitefile_admin_kind {
     // SAFETY: the caller's promise, forwarded.
-    unsafe { handle(admin, "admin") }.map_or(sitefile_admin_kind::Pass, |a| a.kind)
+    unsafe { handle(admin, "admin") }.map_or(sitefile_admin_kind::None, |a| a.kind)
 }
 
 /// The host work of the request as JSON: for a purge `{"keys": [...]}` (the stored copies to

@@ -84,7 +84,11 @@ pub unsafe extern "C" fn sitefile_edge_plan_json(
 /// value]...]}`): the response headers (the plan's merged with the origin's), `originStatus`,
 /// `storeHeaders` (null: do not store), `storeMaxAge` (seconds the stored copy may be served)
 /// and `evict` (stored keys to delete). A stored key is recorded for purges. Free the JSON with
-/// `sitefile_string_free`.
+/// `sitefile_string_free`. An origin header that is not a valid HTTP field (a name that is not
+/// an HTTP token; a value holding CR, LF, NUL or another control character but tab, which could
+/// split the visitor's response) is refused as malformed: `SITEFILE_STATUS_INVALID_JSON`, the
+/// last error naming the header, nothing recorded; answer the visitor 502 Bad Gateway, as a
+/// proxy does for an invalid upstream response.
 ///
 /// # Safety
 /// `plan` is NULL or a live plan; `origin_json` is NULL or NUL-terminated; `out_json` is NULL
@@ -115,7 +119,9 @@ pub unsafe extern "C" fn sitefile_edge_after_origin(
 /// pass `asked_origin` false (then `origin_json` is ignored). Once the origin was asked, pass
 /// `asked_origin` true and its answer (`{"status", "headers"}`), or NULL when it could not be
 /// reached: a failed origin (a 5xx or 429, no answer, a degraded page) within the profile's
-/// stale-if-error window is `STALE-ERROR`. Free the JSON with `sitefile_string_free`.
+/// stale-if-error window is `STALE-ERROR`. Its headers are read as by
+/// `sitefile_edge_after_origin` (an invalid field is `SITEFILE_STATUS_INVALID_JSON`). Free the
+/// JSON with `sitefile_string_free`.
 ///
 /// # Safety
 /// `plan` is NULL or a live plan; `origin_json` is NULL or NUL-terminated; `out_json` is NULL

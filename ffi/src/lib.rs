@@ -14,6 +14,7 @@
 mod admin;
 mod args;
 mod edge;
+mod exchange;
 mod host;
 mod page_json;
 mod resolution;
@@ -31,6 +32,11 @@ pub use admin::{
 pub use edge::{
     sitefile_edge_after_origin, sitefile_edge_plan, sitefile_edge_plan_free,
     sitefile_edge_plan_json, sitefile_edge_plan_new, sitefile_edge_stored_copy,
+};
+pub use exchange::{
+    sitefile_edge_exchange, sitefile_edge_exchange_answer,
+    sitefile_edge_exchange_followed_flight_landed, sitefile_edge_exchange_free,
+    sitefile_edge_exchange_new, sitefile_edge_exchange_next, sitefile_edge_exchange_take_refresh,
 };
 pub use host::{
     sitefile_answer, sitefile_answer_bool, sitefile_answer_error, sitefile_answer_json,
@@ -59,10 +65,11 @@ pub use section_loaders::{
 };
 pub use site::{
     sitefile_site, sitefile_site_block, sitefile_site_block_count,
-    sitefile_site_edge_cache_entries, sitefile_site_free, sitefile_site_from_bundle,
-    sitefile_site_from_content, sitefile_site_from_dir, sitefile_site_loader_cache_entries,
-    sitefile_site_purge, sitefile_site_purge_loaders, sitefile_site_reload,
-    sitefile_site_reload_with_hook, sitefile_site_revision, sitefile_site_set_schema,
+    sitefile_site_edge_cache_entries, sitefile_site_edge_flights_in_air, sitefile_site_free,
+    sitefile_site_from_bundle, sitefile_site_from_content, sitefile_site_from_dir,
+    sitefile_site_loader_cache_entries, sitefile_site_purge, sitefile_site_purge_loaders,
+    sitefile_site_reload, sitefile_site_reload_with_hook, sitefile_site_revision,
+    sitefile_site_set_schema,
 };
 pub use status::sitefile_status;
 

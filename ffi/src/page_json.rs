@@ -17,6 +17,10 @@ use std::sync::Arc;
 #[allow(non_camel_case_types)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum sitefile_page_json_kind {
+    /// No page JSON request: what `sitefile_page_json_kind_of(NULL)` returns (as for a request
+    /// that is not page JSON, whose `sitefile_page_json_begin` gives NULL), never the kind of a
+    /// live request. Nothing to finish.
+    None = -1,
     /// Answered without resolving (a preflight, a `__section` that is not an index):
     /// `sitefile_page_json_response`.
     Respond = 0,
@@ -99,8 +103,8 @@ pub unsafe extern "C" fn sitefile_page_json_begin(
     })
 }
 
-/// What the request needs, and so which call finishes it; `SITEFILE_PAGE_JSON_KIND_RESPOND`
-/// for NULL.
+/// What the request needs, and so which call finishes it; `SITEFILE_PAGE_JSON_KIND_NONE` (-1,
+/// no kind of a live request) for NULL.
 ///
 /// # Safety
 /// `page_json` is NULL or a live page JSON request.
@@ -109,7 +113,7 @@ pub unsafe extern "C" fn sitefile_page_json_kind_of(
     page_json: *const sitefile_page_json,
 ) -> sitefile_page_json_kind {
     // SAFETY: the caller's promise, forwarded.
-    unsafe { handle(page_json, "page_json") }.map_or(sitefile_page_json_kind::Respond, |p| p.kind)
+    unsafe { handle(page_json, "page_json") }.map_or(sitefile_page_json_kind::None, |p| p.kind)
 }
 
 /// The job of a `SITEFILE_PAGE_JSON_KIND_RESOLVE` request as JSON (`{"kind": "renderJson" |

@@ -332,6 +332,20 @@ pub unsafe extern "C" fn sitefile_site_edge_cache_entries(
     unsafe { count(site, out_count, |site| site.purge_index().len()) }
 }
 
+/// How many origin requests lead a flight of collapsed misses now (see
+/// `sitefile_edge_exchange_new`): on success `*out_count` is the count.
+///
+/// # Safety
+/// `site` is NULL or a live site; `out_count` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_site_edge_flights_in_air(
+    site: *const sitefile_site,
+    out_count: *mut usize,
+) -> sitefile_status {
+    // SAFETY: the caller's promises, forwarded.
+    unsafe { count(site, out_count, |site| site.edge_flights_in_air()) }
+}
+
 /// Purges a target (`/path` or `/path?query`) from the edge: on success `*out_json` is the
 /// stored keys the host deletes from its edge cache, as a JSON array of strings (free with
 /// `sitefile_string_free`); they leave the purge index.

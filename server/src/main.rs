@@ -4,6 +4,7 @@ mod bundle_cmd;
 mod cache_cmd;
 mod check_cmd;
 mod kv_cmd;
+mod memory;
 mod open_site;
 mod redis_kv;
 mod resolve_cmd;
@@ -49,7 +50,10 @@ fn main() -> ExitCode {
         Command::Check(args) => check_cmd::run(args),
         Command::Bundle(args) => bundle_cmd::run(args),
         Command::Cache(args) => cache_cmd::run(args),
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => {
+            memory::give_back_at_once();
+            serve::run(args)
+        }
         Command::Kv(args) => {
             // The key-value store's connection reports what it meets through `tracing`.
             use tracing_subscriber::layer::SubscriberExt as _;

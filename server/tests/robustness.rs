@@ -96,17 +96,33 @@ async fn silent_slow_idle_and_stalled_connections_are_closed_on_time() {
     still_serving(&server).await;
 }
 
+/// A connection inside a request: the head of a reload is sent, its body stops after one byte.
+async fn busy(server: &Server) -> TcpStream {
+    let mut stream = connect(server).await;
+    let head = format!(
+        "POST /.sitefile HTTP/1.1\r\nHost: x\r\nAuthorization: {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream
+}
+
 #[tokio::test]
 async fn connections_over_the_cap_wait_for_a_free_slot_and_are_then_served() {
-    // The default header timeout (10 s): held connections keep their slots for the test.
-    let server = Server::start(&[("PLATFORM_MAX_CONNECTIONS", "2")]).await;
-    let held = [connect(&server).await, connect(&server).await];
-    // Let the accept loop take both (an accepted connection holds its slot).
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The default body timeout (30 s): requests in progress keep their slots for the test
+    // (connections only waiting for a head would be closed to make room).
+    let server = Server::start(&[
+        ("PLATFORM_MAX_CONNECTIONS", "2"),
+        ("PLATFORM_RELEASE_RELOAD_TOKEN", TOKEN),
+    ])
+    .await;
+    let held = [busy(&server).await, busy(&server).await];
+    // Let the server read both heads (a connection in a request holds its slot).
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let url = server.url("/");
     let mut page = tokio::spawn(async move { client().get(url).send().await.map(|r| r.status()) });
     assert!(
-        tokio::time::timeout(Duration::from_millis(300), &mut page)
+        tokio::time::timeout(Duration::from_millis(1500), &mut page)
             .await
             .is_err(),
         "answered while both connections were taken"
@@ -120,6 +136,102 @@ async fn connections_over_the_cap_wait_for_a_free_slot_and_are_then_served() {
     assert_eq!(status, StatusCode::OK);
 }
 
+/// Whether `stream` is still open: nothing to read and no end seen.
+fn still_open(stream: &tokio::net::tcp::OwnedReadHalf) -> bool {
+    let mut buffer = [0u8; 64];
+    matches!(stream.try_read(&mut buffer), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+}
+
+#[tokio::test]
+async fn one_client_holding_every_slot_with_silent_or_trickled_heads_locks_no_one_out() {
+    // 16 slots and a 9 s head timeout: without a fairness rule a visitor waits until the
+    // attacker's connections time out. The pressure head timeout is its default (1000 ms).
+    const SLOTS: usize = 16;
+    let server = Server::start(&[
+        ("PLATFORM_MAX_CONNECTIONS", "16"),
+        ("PLATFORM_HEADER_TIMEOUT_MS", "9000"),
+    ])
+    .await;
+    // The attacker takes every slot: every other connection trickles a head in byte by byte
+    // (slowloris), the rest stay silent. The oldest trickles, the next oldest is silent.
+    let mut readers = Vec::new();
+    let mut tricklers = Vec::new();
+    let mut silent = Vec::new();
+    for i in 0..SLOTS {
+        let stream = connect(&server).await;
+        if i % 2 == 0 {
+            let (reader, mut writer) = stream.into_split();
+            readers.push(reader);
+            tricklers.push(tokio::spawn(async move {
+                let head = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+                for byte in head.iter().chain(std::iter::repeat(&b'a')) {
+                    if writer.write_all(&[*byte]).await.is_err() {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }));
+        } else {
+            let (reader, writer) = stream.into_split();
+            readers.push(reader);
+            silent.push(writer); // kept open, never written
+        }
+    }
+    // Let the server take them all.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // A visitor is answered, well before the head timeout closes the attacker's connections,
+    // and keeps its connection (idle keep-alive, now the newest waiting one).
+    let started = std::time::Instant::now();
+    let visitor = client();
+    let answered = tokio::time::timeout(Duration::from_secs(3), async {
+        let page = visitor.get(server.url("/")).send().await.unwrap();
+        assert_eq!(page.status(), StatusCode::OK);
+        page.text().await.unwrap()
+    })
+    .await;
+    assert!(
+        answered.is_ok(),
+        "a visitor waited over 3 s (a third of the head timeout) for a slot"
+    );
+    // Another visitor on a fresh connection is answered too.
+    let page = tokio::time::timeout(Duration::from_secs(3), server.get("/"))
+        .await
+        .expect("a second visitor answered within 3 s");
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // Room was made by closing the connections that had waited longest for a head, one per
+    // visitor (the trickling one, then the silent one); the attacker's others are still open:
+    // the visitors did not wait for the head timeout.
+    let mut readers = readers.into_iter();
+    for _ in 0..2 {
+        let reader = readers.next().unwrap();
+        let mut buffer = [0u8; 64];
+        let end = tokio::time::timeout(Duration::from_secs(2), async move {
+            let mut reader = reader;
+            loop {
+                match reader.read(&mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await;
+        assert!(end.is_ok(), "the longest waiting connection was closed");
+    }
+    let open = readers.filter(still_open).count();
+    assert_eq!(open, SLOTS - 2, "only the two longest waiting were closed");
+    for trickler in tricklers {
+        trickler.abort();
+    }
+    drop(silent);
+    still_serving(&server).await;
+}
 #[tokio::test]
 async fn bad_variables_stop_the_server_with_a_message_naming_them() {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_sitefile"))
@@ -423,5 +535,35 @@ async fn reloads_under_load_lose_no_request_and_never_mix_two_contents() {
     assert!(
         seen.len() >= 2,
         "the clients read during the reloads and saw several contents: {seen:?}"
+    );
+}
+
+/// The resident memory of `server`'s process, in MiB.
+fn resident_mib(server: &Server) -> u64 {
+    let pid = server.child.id().expect("the server runs");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib / 1024
+}
+
+#[tokio::test]
+async fn refused_large_reloads_leave_no_memory_behind() {
+    let server = Server::start(&[("PLATFORM_RELEASE_RELOAD_TOKEN", TOKEN)]).await;
+    still_serving(&server).await;
+    let baseline = resident_mib(&server);
+    // A 24 MiB string in a body that is not JSON to its end: parsed up to the string, refused.
+    let body = format!(r#"{{"blocks": {{"x": "{}""#, "a".repeat(24 << 20));
+    for _ in 0..4 {
+        let refused = reload(&server, body.clone()).await;
+        assert_eq!(refused.status(), reqwest::StatusCode::BAD_REQUEST);
+        still_serving(&server).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let after = resident_mib(&server);
+    assert!(
+        after < baseline + 48,
+        "four refused 24 MiB reloads left {} MiB behind (from {baseline} MiB to {after} MiB)",
+        after - baseline
     );
 }

@@ -1080,9 +1080,14 @@ async fn kv_sync_pushes_a_site_that_a_server_then_starts_from_and_migrate_carrie
 #[tokio::test]
 async fn fast_deploy_with_its_store_down_serves_the_directory_and_refuses_reloads() {
     let down = nothing_listening().await.replace("http://", "redis://");
-    let (server, line) = Server::start_in(STOREFRONT, &[], &fast_deploy_env(&down, "d1")).await;
+    // Waited for 500 ms (`server/tests/fast_deploy.rs` has the wait), then the directory stands in.
+    let mut env = fast_deploy_env(&down, "d1").to_vec();
+    env.push(("PLATFORM_FAST_DEPLOY_START_TIMEOUT_MS", "500"));
+    let (server, line) = Server::start_in(STOREFRONT, &[], &env).await;
     assert!(line.contains("storefront"), "the directory: {line}");
-    let page: Value = server.get_json("/?renderJson").await;
+    let page = server.get("/?renderJson").await;
+    assert_eq!(header(&page, "x-sitefile-content"), "directory-fallback");
+    let page: Value = page.json().await.unwrap();
     assert_eq!(page["name"], "Home");
     let refused = client()
         .post(server.url("/.sitefile"))

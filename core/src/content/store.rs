@@ -2,6 +2,7 @@
 
 use super::reload::{ReloadError, ReloadOutcome, ReloadResponse, plan_reload};
 use super::snapshot::Snapshot;
+use crate::value::release_long_strings;
 use chrono::{DateTime, Utc};
 use parking_lot::{Mutex, RwLock};
 use std::sync::Arc;
@@ -81,7 +82,8 @@ impl ContentStore {
     /// Applies a reload body. A refused body leaves the current snapshot serving.
     pub fn reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadResponse, ReloadError> {
         let _one_writer = self.writer.lock();
-        let ReloadOutcome { snapshot, response } = plan_reload(&self.current(), body, now)?;
+        let ReloadOutcome { snapshot, response } =
+            plan_reload(&self.current(), body, now).inspect_err(|_| release_long_strings())?;
         self.swap(snapshot);
         Ok(response)
     }
@@ -100,8 +102,17 @@ impl ContentStore {
         let ReloadOutcome {
             snapshot,
             mut response,
-        } = plan_reload(&self.current(), body, now).map_err(ReloadRefused::Body)?;
-        response.kv_written = before_swap(&snapshot).map_err(ReloadRefused::Hook)?;
+        } = plan_reload(&self.current(), body, now)
+            .inspect_err(|_| release_long_strings())
+            .map_err(ReloadRefused::Body)?;
+        match before_swap(&snapshot) {
+            Ok(kv_written) => response.kv_written = kv_written,
+            Err(why) => {
+                drop(snapshot);
+                release_long_strings();
+                return Err(ReloadRefused::Hook(why));
+            }
+        }
         self.swap(snapshot);
         Ok(response)
     }

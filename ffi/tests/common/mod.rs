@@ -41,7 +41,11 @@ pub fn compiler() -> String {
 /// `-Wall -Wextra -Werror -pedantic`, into `CARGO_TARGET_TMPDIR/<name>`. No C compiler is a
 /// failure, not a skip.
 pub fn compile(source: &Path, name: &str, extra: &[&str]) -> PathBuf {
-    let lib = library_dir();
+    compile_against(&library_dir(), source, name, extra)
+}
+
+/// [`compile`] against the `libsitefile` in `lib` (linked with an rpath to it).
+pub fn compile_against(lib: &Path, source: &Path, name: &str, extra: &[&str]) -> PathBuf {
     let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let compiler = compiler();
     let compiled = Command::new(&compiler)
@@ -52,7 +56,7 @@ pub fn compile(source: &Path, name: &str, extra: &[&str]) -> PathBuf {
         .arg("-o")
         .arg(&exe)
         .arg("-L")
-        .arg(&lib)
+        .arg(lib)
         .arg(format!("-Wl,-rpath,{}", lib.display()))
         .arg("-lsitefile")
         .args(extra)
@@ -84,6 +88,45 @@ pub fn run_ok(command: &mut Command, expected: &str) -> Output {
         "{command:?}:\n{stdout}\n{stderr}"
     );
     run
+}
+
+/// The release library a host installs, built once per test process with `cargo build
+/// --release -p sitefile-ffi --locked` into this build's target directory (what
+/// `scripts/install-ffi.sh` builds and installs, so a script running both builds it once), and
+/// its directory (`target/release`). A failed build is a failure, not a skip.
+pub fn release_library_dir() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            // target/<profile>/deps -> target
+            let target = library_dir()
+                .parent()
+                .and_then(Path::parent)
+                .expect("the target directory")
+                .to_path_buf();
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+            let built = Command::new(&cargo)
+                .args(["build", "--release", "--locked", "-p", "sitefile-ffi"])
+                .arg("--target-dir")
+                .arg(&target)
+                .current_dir(root())
+                .output()
+                .unwrap_or_else(|e| panic!("cannot run `{cargo} build --release`: {e}"));
+            assert!(
+                built.status.success(),
+                "cargo build --release -p sitefile-ffi failed:\n{}",
+                String::from_utf8_lossy(&built.stderr)
+            );
+            let dir = target.join("release");
+            let so = dir.join(format!(
+                "{}sitefile{}",
+                std::env::consts::DLL_PREFIX,
+                std::env::consts::DLL_SUFFIX
+            ));
+            assert!(so.exists(), "{} was not built", so.display());
+            dir
+        })
+        .clone()
 }
 
 /// Installs this build's library with `scripts/install-ffi.sh --from` into a fresh prefix

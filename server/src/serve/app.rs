@@ -385,7 +385,9 @@ fn core_response(response: AdminResponse) -> Response {
 /// Reads `body` until it holds more than `limit` bytes (the core answers 413 then) or ends;
 /// a body that stops arriving is 408, one that cannot be read 400.
 async fn read_limited(mut body: Body, limit: usize) -> Result<Vec<u8>, Response> {
-    let mut read = Vec::new();
+    // The declared length, once (within the limit): no doubling of a large body's buffer.
+    let declared = usize::try_from(http_body::Body::size_hint(&body).lower()).unwrap_or(usize::MAX);
+    let mut read = Vec::with_capacity(declared.min(limit.saturating_add(1)));
     while read.len() <= limit {
         match body.frame().await {
             None => break,

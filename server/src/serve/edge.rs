@@ -214,7 +214,12 @@ impl Edge {
                             (None, _) => Body::empty(),
                             (Some(answer), None) => Body::new(answer.body),
                             (Some(answer), Some(copy)) => {
-                                let keeping = Keeping::new(self, exchange, copy, leading.take());
+                                let mut keeping =
+                                    Keeping::new(self, exchange, copy, leading.take());
+                                // A declared length over the cap: given up before the first byte.
+                                if answer.body.size_hint().lower() > MAX_STORED_BYTES as u64 {
+                                    keeping.bytes = None;
+                                }
                                 let body = Body::new(Kept {
                                     body: answer.body,
                                     keeping: Some(keeping),

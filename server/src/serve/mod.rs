@@ -3,6 +3,7 @@
 //! or as the edge cache in front of an origin (`--origin`), with every decision the core's.
 
 mod app;
+mod connections;
 mod edge;
 mod fast_deploy;
 mod header_text;
@@ -17,7 +18,7 @@ use fast_deploy::FastDeploy;
 use sitefile_core::config::PlatformConfig;
 use sitefile_core::edge::WorkerOptions;
 use sitefile_workspace::cli::Workspace;
-use sitefile_workspace::http::{ConnectionLimits, serve, shutdown_signal};
+use sitefile_workspace::http::{ConnectionLimits, shutdown_signal};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -85,32 +86,44 @@ fn cache_store(max_bytes: usize) -> Result<(Box<dyn Store>, &'static str), Strin
 }
 
 /// The content to serve and where it came from: Fast Deploy's snapshot of the deployment when
-/// the store holds one, else the site directory (also when the store cannot be read).
+/// the store holds one, else the site directory — also, marked as a fallback, when the store
+/// did not answer within its start timeout (it is waited for until then).
 async fn open(
     args: &ServeArgs,
     options: &WorkerOptions,
     fast_deploy: Option<&FastDeploy>,
 ) -> Result<(sitefile_core::Site, String), String> {
+    let mut fallback = String::new();
     if let Some(fast_deploy) = fast_deploy {
-        match fast_deploy.read().await {
-            Ok(Some(snapshot)) => {
+        match fast_deploy.read_at_start().await {
+            fast_deploy::Start::Snapshot(snapshot) => {
                 let site = open_site::with_snapshot(snapshot, options.clone())?;
                 let from = format!("deployment {} from PLATFORM_KV", fast_deploy.id());
                 return Ok((site, from));
             }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(
-                "the snapshot of deployment {} could not be read ({e}); serving {}",
-                fast_deploy.id(),
-                args.site_dir.display()
-            ),
+            fast_deploy::Start::Empty => {}
+            fast_deploy::Start::Fallback(why) => {
+                tracing::warn!(
+                    "the snapshot of deployment {} could not be read ({why}); serving {} as a \
+                     fallback (answers carry {}: {}, reloads are refused) until the key-value \
+                     store answers",
+                    fast_deploy.id(),
+                    args.site_dir.display(),
+                    fast_deploy::CONTENT_HEADER,
+                    fast_deploy::DIRECTORY_FALLBACK,
+                );
+                fallback = " as a directory fallback: PLATFORM_KV did not answer".to_string();
+            }
         }
     }
     let opened = open_site::open(&args.site_dir, options.clone())?;
     for problem in &opened.problems {
         tracing::warn!("{problem}");
     }
-    Ok((opened.site, args.site_dir.display().to_string()))
+    Ok((
+        opened.site,
+        format!("{}{fallback}", args.site_dir.display()),
+    ))
 }
 
 /// Runs the server until Ctrl-C or SIGTERM; exit 2 when the site cannot be read or the address
@@ -130,6 +143,11 @@ pub fn run(args: ServeArgs) -> ExitCode {
         Ok(limits) => limits,
         Err(e) => return crate::fail(&e.to_string()),
     };
+    let pressure_header_timeout =
+        match connections::pressure_header_timeout(sitefile_workspace::config::env_lookup) {
+            Ok(timeout) => timeout,
+            Err(e) => return crate::fail(&e),
+        };
     let options = match open_site::worker_options(args.options.as_ref()) {
         Ok(options) => options,
         Err(e) => return crate::fail(&e),
@@ -189,7 +207,14 @@ pub fn run(args: ServeArgs) -> ExitCode {
             fast_deploy.clone().watch(site.clone());
         }
         let edge = origin.map(|origin| Arc::new(edge::Edge::new(site.clone(), origin, store)));
+        let marks = fast_deploy.clone();
         let mut router = app::router(site, edge, fast_deploy, workspace.as_ref());
+        if let Some(fast_deploy) = marks {
+            router = router.layer(axum::middleware::from_fn_with_state(
+                fast_deploy,
+                fast_deploy::mark_fallback,
+            ));
+        }
         if observe {
             router = router.layer(axum::middleware::from_fn(telemetry::observe));
         }
@@ -199,7 +224,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 workspace.stop().await;
             }
         };
-        serve(listener, router, &limits, shutdown).await;
+        connections::serve(listener, router, &limits, pressure_header_timeout, shutdown).await;
         ExitCode::SUCCESS
     });
     drop(runtime);
