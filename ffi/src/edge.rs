@@ -4,10 +4,10 @@
 use crate::args::{handle, json_string, optional_text, out, parse_json, text};
 use crate::resolution::request_of;
 use crate::site::sitefile_site;
-use crate::status::{Failure, guard, guard_void, sitefile_status};
-use sitefile_core::Site;
+use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
 use sitefile_core::edge::EdgePlan;
 use sitefile_core::site::{EdgeHints, OriginAnswer, OriginOutcome};
+use sitefile_core::{Request, Site};
 use std::ffi::c_char;
 use std::sync::Arc;
 
@@ -18,6 +18,29 @@ use std::sync::Arc;
 pub struct sitefile_edge_plan {
     site: Arc<Site>,
     plan: EdgePlan,
+}
+
+/// The site, request and hints of an edge call (`sitefile_edge_plan_new`,
+/// `sitefile_edge_exchange_new`): the request form of `sitefile_resolve_begin`, and hints that
+/// are NULL (none) or `{"segment"?, "profile"?, "nonce"?}`.
+///
+/// # Safety
+/// `site` is NULL or a live site; the strings are NULL or NUL-terminated.
+pub(crate) unsafe fn edge_request<'a>(
+    site: *const sitefile_site,
+    request_json: *const c_char,
+    hints_json: *const c_char,
+) -> Outcome<(&'a sitefile_site, Request, EdgeHints)> {
+    // SAFETY: the caller's promises, forwarded.
+    let (site, request, hints) = unsafe {
+        (
+            handle(site, "site")?,
+            text(request_json, "request_json")?,
+            optional_text(hints_json, "hints_json")?,
+        )
+    };
+    let hints = hints.map_or(Ok(EdgeHints::default()), |h| parse_json(h, "edge hints"))?;
+    Ok((site, request_of(request)?, hints))
 }
 
 /// Plans a request at the edge (`request_json`: the request form of `sitefile_resolve_begin`)
@@ -38,17 +61,12 @@ pub unsafe extern "C" fn sitefile_edge_plan_new(
 ) -> sitefile_status {
     guard(|| {
         // SAFETY: the caller's promises, forwarded.
-        let (out_plan, site, request, hints) = unsafe {
+        let (out_plan, (site, request, hints)) = unsafe {
             (
                 out(out_plan, "out_plan")?,
-                handle(site, "site")?,
-                text(request_json, "request_json")?,
-                optional_text(hints_json, "hints_json")?,
+                edge_request(site, request_json, hints_json)?,
             )
         };
-        let request = request_of(request)?;
-        let hints: EdgeHints =
-            hints.map_or(Ok(EdgeHints::default()), |h| parse_json(h, "edge hints"))?;
         let plan = site
             .site
             .edge_plan_with(&request, &hints)

@@ -2,11 +2,11 @@
 //! C — each step out as JSON, the host's answer in as JSON — so a C host gets a working edge
 //! cache by doing the I/O each step names (its store, its origin, its clock).
 
-use crate::args::{handle, handle_mut, json_string, optional_text, out, parse_json, text};
-use crate::resolution::request_of;
+use crate::args::{handle, handle_mut, json_string, out, parse_json, text};
+use crate::edge::edge_request;
 use crate::site::sitefile_site;
 use crate::status::{Failure, guard, guard_void, sitefile_status};
-use sitefile_core::site::{EdgeExchange, EdgeHints, TimedAnswer};
+use sitefile_core::site::{EdgeExchange, TimedAnswer};
 use std::ffi::c_char;
 
 /// The edge exchange of one request. One thread at a time drives it; it keeps what it needs of
@@ -37,17 +37,12 @@ pub unsafe extern "C" fn sitefile_edge_exchange_new(
 ) -> sitefile_status {
     guard(|| {
         // SAFETY: the caller's promises, forwarded.
-        let (out_exchange, site, request, hints) = unsafe {
+        let (out_exchange, (site, request, hints)) = unsafe {
             (
                 out(out_exchange, "out_exchange")?,
-                handle(site, "site")?,
-                text(request_json, "request_json")?,
-                optional_text(hints_json, "hints_json")?,
+                edge_request(site, request_json, hints_json)?,
             )
         };
-        let request = request_of(request)?;
-        let hints: EdgeHints =
-            hints.map_or(Ok(EdgeHints::default()), |h| parse_json(h, "edge hints"))?;
         let exchange = site
             .site
             .edge_exchange(&request, &hints, cache)

@@ -9,34 +9,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 mod common;
-use common::{STOREFRONT, Server, TOKEN, assert_error, client};
-
-/// The test Redis (`SITEFILE_TEST_REDIS_URL`, set by `scripts/test.sh`). Without it a Redis
-/// test fails when `CI=true`; elsewhere it says on stderr that it did not run, and passes.
-fn redis_url() -> Option<String> {
-    match std::env::var("SITEFILE_TEST_REDIS_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert_ne!(
-                std::env::var("CI").as_deref(),
-                Ok("true"),
-                "SITEFILE_TEST_REDIS_URL is not set: Redis tests need a server. Run \
-                 scripts/test.sh, or `source scripts/services.sh && services_start` first."
-            );
-            eprintln!("Redis test not run: SITEFILE_TEST_REDIS_URL is not set");
-            None
-        }
-    }
-}
-
-/// A deployment id no other test run uses.
-fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{prefix}-{}-{nanos}", std::process::id())
-}
+use common::{STOREFRONT, Server, TOKEN, assert_error, client, redis_url, unique};
 
 /// The variables of a server of deployment `id` with Fast Deploy on `redis`, waiting at most
 /// `wait_ms` for the store at start.

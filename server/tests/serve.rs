@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::process::Command;
 
 mod common;
-use common::{STOREFRONT, Server, TOKEN, assert_error, client};
+use common::{STOREFRONT, Server, TOKEN, assert_error, client, redis_url, unique};
 
 #[tokio::test]
 async fn a_page_is_a_readable_html_view_that_explains_itself_and_reaches_every_page_and_variant() {
@@ -868,33 +868,6 @@ async fn a_miss_streams_the_origins_answer_as_it_arrives() {
         "HIT",
         "and it was kept"
     );
-}
-
-/// The test Redis (`SITEFILE_TEST_REDIS_URL`, set by `scripts/test.sh`). Without it a Redis
-/// test fails when `CI=true`; elsewhere it says on stderr that it did not run, and passes.
-fn redis_url() -> Option<String> {
-    match std::env::var("SITEFILE_TEST_REDIS_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert_ne!(
-                std::env::var("CI").as_deref(),
-                Ok("true"),
-                "SITEFILE_TEST_REDIS_URL is not set: Redis tests need a server. Run \
-                 scripts/test.sh, or `source scripts/services.sh && services_start` first."
-            );
-            eprintln!("Redis test not run: SITEFILE_TEST_REDIS_URL is not set");
-            None
-        }
-    }
-}
-
-/// A name no other test run uses (deployment ids, cache versions).
-fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{prefix}-{}-{nanos}", std::process::id())
 }
 
 /// `GET path` as the visitors of one site see it: the same `Host` whichever server answers.

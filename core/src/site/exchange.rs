@@ -259,20 +259,7 @@ impl Site {
             .as_ref()
             .filter(|_| cache && plan.action != EdgeAction::Bypass)
             .map(|k| k.as_str().to_string());
-        let mut exchange = EdgeExchange {
-            site: self.clone(),
-            plan,
-            key,
-            refresh: false,
-            queue: VecDeque::new(),
-            awaiting: None,
-            held: None,
-            lead: None,
-            following: None,
-            followed: false,
-            pending_refresh: false,
-            done: false,
-        };
+        let mut exchange = EdgeExchange::starting(self.clone(), plan, key, false);
         if let EdgeAction::Redirect(redirect) = &exchange.plan.action {
             let (status, headers) = (redirect.status, exchange.plan.headers.clone());
             exchange.respond(status, headers, BodySource::Empty, None);
@@ -292,6 +279,24 @@ impl Site {
 }
 
 impl EdgeExchange {
+    /// An exchange with no step handed out yet.
+    fn starting(site: Arc<Site>, plan: EdgePlan, key: Option<String>, refresh: bool) -> Self {
+        EdgeExchange {
+            site,
+            plan,
+            key,
+            refresh,
+            queue: VecDeque::new(),
+            awaiting: None,
+            held: None,
+            lead: None,
+            following: None,
+            followed: false,
+            pending_refresh: false,
+            done: false,
+        }
+    }
+
     /// The edge plan the exchange follows.
     pub fn plan(&self) -> &EdgePlan {
         &self.plan
@@ -378,20 +383,8 @@ impl EdgeExchange {
         if !std::mem::take(&mut self.pending_refresh) {
             return None;
         }
-        let mut refresh = EdgeExchange {
-            site: self.site.clone(),
-            plan: self.plan.clone(),
-            key: self.key.clone(),
-            refresh: true,
-            queue: VecDeque::new(),
-            awaiting: None,
-            held: None,
-            lead: None,
-            following: None,
-            followed: false,
-            pending_refresh: false,
-            done: false,
-        };
+        let mut refresh =
+            EdgeExchange::starting(self.site.clone(), self.plan.clone(), self.key.clone(), true);
         refresh.head_for_origin();
         Some(refresh)
     }

@@ -134,3 +134,30 @@ pub fn client() -> reqwest::Client {
         .build()
         .expect("client")
 }
+
+/// The test Redis (`SITEFILE_TEST_REDIS_URL`, set by `scripts/test.sh`). Without it a Redis
+/// test fails when `CI=true`; elsewhere it says on stderr that it did not run, and passes.
+pub fn redis_url() -> Option<String> {
+    match std::env::var("SITEFILE_TEST_REDIS_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert_ne!(
+                std::env::var("CI").as_deref(),
+                Ok("true"),
+                "SITEFILE_TEST_REDIS_URL is not set: Redis tests need a server. Run \
+                 scripts/test.sh, or `source scripts/services.sh && services_start` first."
+            );
+            eprintln!("Redis test not run: SITEFILE_TEST_REDIS_URL is not set");
+            None
+        }
+    }
+}
+
+/// A name no other test run uses (deployment ids, cache versions).
+pub fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{prefix}-{}-{nanos}", std::process::id())
+}
