@@ -2,8 +2,9 @@
  * The admin protocol and the edge through the C API: every kind of admin request (answered, a
  * reload with and without the Fast Deploy hook, a purge, a preview rendered by the host, an
  * invoke run by the host, a path that is not an admin route), the edge plan and the decisions
- * after the origin, and the error paths (NULL arguments, bad JSON, the wrong or a second
- * finish). Every handle and string is freed. Run by ffi/tests/c_api.rs and under valgrind.
+ * after the origin, the edge exchange driven step by step (a miss stored, a collapsed miss, a
+ * hit), and the error paths (NULL arguments, bad JSON, the wrong or a second finish, an answer
+ * out of order). Every handle and string is freed. Run by ffi/tests/c_api.rs and under valgrind.
  */
 #include "sitefile.h"
 
@@ -249,13 +250,52 @@ static void pass_and_errors(sitefile_site *site) {
   EXPECT(sitefile_admin_begin(NULL, "GET", "/x", NULL, NULL, NULL, 0, NOW_MS, false, &admin),
          SITEFILE_STATUS_NULL_ARGUMENT, "site is NULL");
   EXPECT(sitefile_admin_response(NULL, &response), SITEFILE_STATUS_NULL_ARGUMENT, "admin is NULL");
-  CHECK(sitefile_admin_kind_of(NULL) == SITEFILE_ADMIN_KIND_PASS);
+  /* NULL has a kind of its own, no live request's (PASS is 0). */
+  CHECK(sitefile_admin_kind_of(NULL) == SITEFILE_ADMIN_KIND_NONE);
+  CHECK(SITEFILE_ADMIN_KIND_NONE != SITEFILE_ADMIN_KIND_PASS);
   CHECK(sitefile_response_status(NULL) == 0);
   CHECK(sitefile_response_headers(NULL) == NULL);
   size_t len = 7;
   CHECK(sitefile_response_body(NULL, &len) == NULL && len == 0);
   sitefile_admin_free(NULL);
   sitefile_response_free(NULL);
+}
+
+/* An origin header that could split or smuggle a response (a CR, LF or NUL in its value, a name
+ * that is no HTTP token) is refused as hyper and nginx refuse it (the host answers 502), never
+ * passed on to the visitor or into a stored copy; a tab and non-ASCII text are fine. */
+static void origin_headers(sitefile_edge_plan *plan) {
+  static const char *const refused[] = {
+      "{\"status\": 200, \"headers\": [[\"x-evil\", \"a\\r\\nSet-Cookie: session=stolen\"]]}",
+      "{\"status\": 200, \"headers\": [[\"x-evil\", \"a\\nb\"]]}",
+      "{\"status\": 200, \"headers\": [[\"x-evil\", \"a\\rb\"]]}",
+      "{\"status\": 200, \"headers\": [[\"x-evil\", \"a\\u0000b\"]]}",
+      "{\"status\": 200, \"headers\": [[\"x-evil\", \"a\\u007fb\"]]}",
+      "{\"status\": 200, \"headers\": [[\"x-evil\\r\\nset-cookie\", \"a\"]]}",
+      "{\"status\": 200, \"headers\": [[\"x-evil: a\", \"b\"]]}",
+      "{\"status\": 200, \"headers\": [[\"x evil\", \"b\"]]}",
+      "{\"status\": 200, \"headers\": [[\"\", \"b\"]]}",
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    char *json = (char *)0x1;
+    EXPECT(sitefile_edge_after_origin(plan, refused[i], &json), SITEFILE_STATUS_INVALID_JSON,
+           "header");
+    CHECK(json == NULL);
+    json = (char *)0x1;
+    EXPECT(sitefile_edge_stored_copy(plan, 0, true, refused[i], &json),
+           SITEFILE_STATUS_INVALID_JSON, "header");
+    CHECK(json == NULL);
+  }
+  char *json = NULL;
+  EXPECT(sitefile_edge_after_origin(plan, "{\"status\": 500, \"headers\": [[\"x-evil\", \"a\\rb\"]]}",
+                                    &json),
+         SITEFILE_STATUS_INVALID_JSON, "x-evil");
+  CHECK(json == NULL);
+  EXPECT(sitefile_edge_after_origin(
+             plan, "{\"status\": 200, \"headers\": [[\"X-Note\", \"caf\u00e9\\tau lait\"]]}", &json),
+         SITEFILE_STATUS_OK, "");
+  CHECK(contains(json, "\"X-Note\",\"caf\u00e9\\tau lait\""));
+  sitefile_string_free(json);
 }
 
 static void edge(sitefile_site *site) {
@@ -300,6 +340,7 @@ static void edge(sitefile_site *site) {
   EXPECT(sitefile_edge_after_origin(plan, "{not json", &json), SITEFILE_STATUS_INVALID_JSON,
          "invalid origin answer");
   CHECK(json == NULL);
+  origin_headers(plan);
   sitefile_edge_plan_free(plan);
 
   EXPECT(sitefile_edge_plan_new(site, request, "{\"profile\": \"bogus\"}", &plan),
@@ -309,6 +350,186 @@ static void edge(sitefile_site *site) {
          "");
   EXPECT(sitefile_edge_plan_json(NULL, &json), SITEFILE_STATUS_NULL_ARGUMENT, "plan is NULL");
   sitefile_edge_plan_free(NULL);
+}
+
+/* A step of an exchange (JSON; free it with sitefile_string_free). */
+static char *exchange_next(sitefile_edge_exchange *ex) {
+  char *step = NULL;
+  EXPECT(sitefile_edge_exchange_next(ex, &step), SITEFILE_STATUS_OK, "");
+  return step;
+}
+
+/* Answers an exchange's step with `answer` (a JSON object's members, without `nowMs`). */
+static sitefile_status exchange_answer(sitefile_edge_exchange *ex, const char *answer,
+                                       int64_t now) {
+  char json[2048];
+  snprintf(json, sizeof json, "{%s, \"nowMs\": %lld}", answer, (long long)now);
+  return sitefile_edge_exchange_answer(ex, json);
+}
+
+/* The copy a `respond` step has the host keep: the store's `"headers": [...]` (free it). */
+static char *stored_headers(const char *respond) {
+  const char *store = respond == NULL ? NULL : strstr(respond, "\"store\":{");
+  const char *from = store == NULL ? NULL : strstr(store, "\"headers\":");
+  const char *to = from == NULL ? NULL : strstr(from, ",\"maxAge\"");
+  if (to == NULL) {
+    return NULL;
+  }
+  char *headers = malloc((size_t)(to - from) + 1);
+  if (headers == NULL) abort();
+  memcpy(headers, from, (size_t)(to - from));
+  headers[to - from] = '\0';
+  return headers;
+}
+
+/* The edge exchange of one request, driven as a host drives it: a miss asks the origin and has
+ * the host store the copy (a second miss meanwhile follows its flight, then serves the copy);
+ * the next request is a hit served from it. Answers out of order and NULL arguments are
+ * refused. */
+static void exchange(sitefile_site *site) {
+  const char *request =
+      "{\"url\": \"https://site.example/\", \"headers\": [[\"user-agent\", \"Mozilla/5.0\"]]}";
+  sitefile_edge_exchange *ex = NULL;
+  EXPECT(sitefile_edge_exchange_new(site, request, NULL, true, &ex), SITEFILE_STATUS_OK, "");
+  CHECK(ex != NULL);
+
+  /* The miss: lookup (answered out of order first: the step comes again), askOrigin as the
+   * flight's leader, respond with the copy to store, settle, done. */
+  char *step = exchange_next(ex);
+  CHECK(contains(step, "\"step\":\"lookup\"") && contains(step, "\"key\":"));
+  sitefile_string_free(step);
+  EXPECT(exchange_answer(ex, "\"answer\": \"followed\"", NOW_MS), SITEFILE_STATUS_UNKNOWN_CALL,
+         "");
+  EXPECT(exchange_answer(ex, "\"answer\": \"kept\", \"kept\": true", NOW_MS),
+         SITEFILE_STATUS_UNKNOWN_CALL, "");
+  step = exchange_next(ex);
+  CHECK(contains(step, "\"step\":\"lookup\""));
+  sitefile_string_free(step);
+  EXPECT(exchange_answer(ex, "\"answer\": \"lookup\", \"copy\": null", NOW_MS), SITEFILE_STATUS_OK,
+         "");
+  step = exchange_next(ex);
+  CHECK(contains(step, "\"step\":\"askOrigin\"") && contains(step, "\"lead\":"));
+  sitefile_string_free(step);
+  size_t flights = 99;
+  EXPECT(sitefile_site_edge_flights_in_air(site, &flights), SITEFILE_STATUS_OK, "");
+  CHECK(flights == 1);
+  CHECK(sitefile_edge_exchange_followed_flight_landed(ex)); /* it leads: follows nothing */
+  /* A second miss for the key meanwhile follows the flight instead of asking the origin. */
+  sitefile_edge_exchange *follower = NULL;
+  EXPECT(sitefile_edge_exchange_new(site, request, NULL, true, &follower), SITEFILE_STATUS_OK, "");
+  step = exchange_next(follower);
+  CHECK(contains(step, "\"step\":\"lookup\""));
+  sitefile_string_free(step);
+  EXPECT(exchange_answer(follower, "\"answer\": \"lookup\", \"copy\": null", NOW_MS),
+         SITEFILE_STATUS_OK, "");
+  step = exchange_next(follower);
+  CHECK(contains(step, "\"step\":\"follow\""));
+  sitefile_string_free(step);
+  CHECK(!sitefile_edge_exchange_followed_flight_landed(follower));
+  EXPECT(exchange_answer(ex, "\"answer\": \"lookup\", \"copy\": null", NOW_MS),
+         SITEFILE_STATUS_UNKNOWN_CALL, "");
+  EXPECT(exchange_answer(ex,
+                         "\"answer\": \"origin\", \"status\": 200, \"headers\": [[\"content-type\", "
+                         "\"text/html\"]]",
+                         NOW_MS),
+         SITEFILE_STATUS_OK, "");
+  step = exchange_next(ex);
+  CHECK(contains(step, "\"step\":\"respond\"") && contains(step, "\"status\":200") &&
+        contains(step, "\"body\":\"origin\"") && contains(step, "\"X-Cache\",\"MISS\""));
+  char *headers = stored_headers(step);
+  CHECK(headers != NULL && contains(headers, "\"x-sitefile-stored-at\""));
+  sitefile_string_free(step);
+  EXPECT(exchange_answer(ex, "\"answer\": \"kept\", \"kept\": true", NOW_MS), SITEFILE_STATUS_OK,
+         "");
+  step = exchange_next(ex);
+  CHECK(contains(step, "\"step\":\"settle\""));
+  sitefile_string_free(step);
+  step = exchange_next(ex);
+  CHECK(contains(step, "\"step\":\"done\""));
+  sitefile_string_free(step);
+  EXPECT(sitefile_site_edge_flights_in_air(site, &flights), SITEFILE_STATUS_OK, "");
+  CHECK(flights == 0);
+  EXPECT(exchange_answer(ex, "\"answer\": \"lookup\", \"copy\": null", NOW_MS),
+         SITEFILE_STATUS_FINISHED, "");
+  sitefile_edge_exchange *refresh = (sitefile_edge_exchange *)0x1;
+  EXPECT(sitefile_edge_exchange_take_refresh(ex, &refresh), SITEFILE_STATUS_OK, "");
+  CHECK(refresh == NULL);
+  sitefile_edge_exchange_free(ex);
+
+  /* The flight landed: the follower looks the stored copy up and serves it. */
+  CHECK(sitefile_edge_exchange_followed_flight_landed(follower));
+  EXPECT(exchange_answer(follower, "\"answer\": \"followed\"", NOW_MS), SITEFILE_STATUS_OK, "");
+  step = exchange_next(follower);
+  CHECK(contains(step, "\"step\":\"lookup\""));
+  sitefile_string_free(step);
+  char answer[1536];
+  snprintf(answer, sizeof answer, "\"answer\": \"lookup\", \"copy\": {\"status\": 200, %s}",
+           headers != NULL ? headers : "\"headers\": []");
+  free(headers);
+  EXPECT(exchange_answer(follower, answer, NOW_MS), SITEFILE_STATUS_OK, "");
+  step = exchange_next(follower);
+  CHECK(contains(step, "\"step\":\"respond\"") && contains(step, "\"body\":\"stored\""));
+  sitefile_string_free(step);
+  step = exchange_next(follower);
+  CHECK(contains(step, "\"step\":\"done\""));
+  sitefile_string_free(step);
+  sitefile_edge_exchange_free(follower);
+
+  /* The hit: the stored copy's head answers the lookup; the stored body is served, without the
+   * stored-at stamp, and nothing goes to the origin. */
+  ex = NULL;
+  EXPECT(sitefile_edge_exchange_new(site, request, NULL, true, &ex), SITEFILE_STATUS_OK, "");
+  step = exchange_next(ex);
+  CHECK(contains(step, "\"step\":\"lookup\""));
+  sitefile_string_free(step);
+  EXPECT(exchange_answer(ex, answer, NOW_MS + 1000), SITEFILE_STATUS_OK, "");
+  step = exchange_next(ex);
+  CHECK(contains(step, "\"step\":\"respond\"") && contains(step, "\"body\":\"stored\"") &&
+        contains(step, "\"X-Cache\",\"HIT\"") && !contains(step, "x-sitefile-stored-at") &&
+        contains(step, "\"store\":null"));
+  sitefile_string_free(step);
+  step = exchange_next(ex);
+  CHECK(contains(step, "\"step\":\"done\""));
+  sitefile_string_free(step);
+  sitefile_edge_exchange_free(ex);
+
+  /* Errors: an unknown profile, a request that is no request form, answers that are not
+   * answers, and NULL arguments. */
+  ex = (sitefile_edge_exchange *)0x1;
+  EXPECT(sitefile_edge_exchange_new(site, request, "{\"profile\": \"bogus\"}", true, &ex),
+         SITEFILE_STATUS_INVALID_CONFIG, "");
+  CHECK(ex == NULL);
+  EXPECT(sitefile_edge_exchange_new(site, "{\"url\": 1}", NULL, true, &ex),
+         SITEFILE_STATUS_INVALID_REQUEST, "");
+  EXPECT(sitefile_edge_exchange_new(NULL, request, NULL, true, &ex), SITEFILE_STATUS_NULL_ARGUMENT,
+         "site is NULL");
+  EXPECT(sitefile_edge_exchange_new(site, NULL, NULL, true, &ex), SITEFILE_STATUS_NULL_ARGUMENT,
+         "request_json is NULL");
+  EXPECT(sitefile_edge_exchange_new(site, request, NULL, true, NULL),
+         SITEFILE_STATUS_NULL_ARGUMENT, "out_exchange is NULL");
+  EXPECT(sitefile_edge_exchange_new(site, request, NULL, false, &ex), SITEFILE_STATUS_OK, "");
+  step = exchange_next(ex);
+  CHECK(contains(step, "\"step\":\"askOrigin\"")); /* no store: no lookup */
+  sitefile_string_free(step);
+  EXPECT(sitefile_edge_exchange_answer(ex, "{not json"), SITEFILE_STATUS_INVALID_JSON, "");
+  EXPECT(sitefile_edge_exchange_answer(ex, NULL), SITEFILE_STATUS_NULL_ARGUMENT,
+         "answer_json is NULL");
+  EXPECT(sitefile_edge_exchange_next(ex, NULL), SITEFILE_STATUS_NULL_ARGUMENT, "out_json is NULL");
+  EXPECT(sitefile_edge_exchange_take_refresh(ex, NULL), SITEFILE_STATUS_NULL_ARGUMENT,
+         "out_refresh is NULL");
+  sitefile_edge_exchange_free(ex); /* not done: freed all the same */
+  EXPECT(sitefile_edge_exchange_next(NULL, &step), SITEFILE_STATUS_NULL_ARGUMENT,
+         "exchange is NULL");
+  EXPECT(sitefile_edge_exchange_answer(NULL, "{\"answer\": \"followed\", \"nowMs\": 0}"),
+         SITEFILE_STATUS_NULL_ARGUMENT, "exchange is NULL");
+  EXPECT(sitefile_edge_exchange_take_refresh(NULL, &refresh), SITEFILE_STATUS_NULL_ARGUMENT,
+         "exchange is NULL");
+  EXPECT(sitefile_site_edge_flights_in_air(NULL, &flights), SITEFILE_STATUS_NULL_ARGUMENT,
+         "site is NULL");
+  EXPECT(sitefile_site_edge_flights_in_air(site, NULL), SITEFILE_STATUS_NULL_ARGUMENT,
+         "out_count is NULL");
+  CHECK(!sitefile_edge_exchange_followed_flight_landed(NULL));
+  sitefile_edge_exchange_free(NULL);
 }
 
 int main(void) {
@@ -325,6 +546,7 @@ int main(void) {
   invoke(site);
   pass_and_errors(site);
   edge(site);
+  exchange(site);
   sitefile_site_free(site);
   if (failures > 0) {
     fprintf(stderr, "%d check(s) failed\n", failures);

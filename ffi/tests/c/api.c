@@ -379,7 +379,10 @@ static void more_resolutions(sitefile_site *site) {
   EXPECT(sitefile_page_json_begin(site, request, &pj), SITEFILE_STATUS_OK, "");
   CHECK(pj == NULL); /* not page JSON */
   EXPECT(sitefile_page_json_begin(site, "{", &pj), SITEFILE_STATUS_INVALID_REQUEST, "");
-  CHECK(sitefile_page_json_kind_of(NULL) == SITEFILE_PAGE_JSON_KIND_RESPOND);
+  /* NULL has a kind of its own, no live request's (RESPOND is 0). */
+  CHECK(sitefile_page_json_kind_of(NULL) == SITEFILE_PAGE_JSON_KIND_NONE);
+  CHECK(SITEFILE_PAGE_JSON_KIND_NONE != SITEFILE_PAGE_JSON_KIND_RESPOND &&
+        SITEFILE_PAGE_JSON_KIND_NONE != SITEFILE_PAGE_JSON_KIND_RESOLVE);
   EXPECT(sitefile_page_json_begin(site, "{\"url\": \"https://storefront.example/?asJson\"}", &pj),
          SITEFILE_STATUS_OK, "");
   CHECK(sitefile_page_json_kind_of(pj) == SITEFILE_PAGE_JSON_KIND_RESOLVE);

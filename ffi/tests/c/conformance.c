@@ -1038,6 +1038,9 @@ static void run_admin_case(run_t *run, const cJSON *kase) {
   cJSON *job = take_json(job_json);
   sitefile_response *response = NULL;
   switch (kind) {
+  case SITEFILE_ADMIN_KIND_NONE: /* only for a NULL request, which admin is not here */
+    fail_call(run, "sitefile_admin_kind_of", SITEFILE_STATUS_NULL_ARGUMENT);
+    break;
   case SITEFILE_ADMIN_KIND_PASS:
     break;
   case SITEFILE_ADMIN_KIND_RESPOND:
@@ -1463,6 +1466,450 @@ static void run_step_case(run_t *run, const cJSON *kase) {
   sitefile_host_free(host);
 }
 
+/* ---- edge exchange cases (README, "Exchange cases") ---------------------------------------- */
+
+/* A copy in the runner's store. */
+typedef struct {
+  char *key;
+  cJSON *status;
+  cJSON *headers;
+  char *body;
+} stored_t;
+
+/* The host of one exchange case: its store (key → copy) and what the origin was asked. */
+typedef struct {
+  stored_t *copies;
+  size_t len, cap;
+  unsigned long origin_requests;
+} edge_host_t;
+
+static stored_t *stored_copy(edge_host_t *host, const char *key) {
+  for (size_t i = 0; i < host->len; i++) {
+    if (strcmp(host->copies[i].key, key) == 0) {
+      return &host->copies[i];
+    }
+  }
+  return NULL;
+}
+
+static void free_stored(stored_t *c) {
+  free(c->key);
+  cJSON_Delete(c->status);
+  cJSON_Delete(c->headers);
+  free(c->body);
+}
+
+static void store_delete(edge_host_t *host, const char *key) {
+  stored_t *c = stored_copy(host, key);
+  if (c != NULL) {
+    free_stored(c);
+    *c = host->copies[--host->len];
+  }
+}
+
+/* Keeps a copy under `key`, replacing one there (takes `status` and `headers`). */
+static void store_put(edge_host_t *host, const char *key, cJSON *status, cJSON *headers,
+                      const char *body) {
+  store_delete(host, key);
+  if (host->len == host->cap) {
+    size_t cap = host->cap == 0 ? 4 : host->cap * 2;
+    stored_t *grown = realloc(host->copies, cap * sizeof *grown);
+    if (grown == NULL) {
+      abort();
+    }
+    host->copies = grown;
+    host->cap = cap;
+  }
+  stored_t c = {strdup(key), status, headers, strdup(body)};
+  host->copies[host->len++] = c;
+}
+
+static void free_edge_host(edge_host_t *host) {
+  for (size_t i = 0; i < host->len; i++) {
+    free_stored(&host->copies[i]);
+  }
+  free(host->copies);
+}
+
+/* What driving one exchange produced. */
+typedef struct {
+  cJSON *trace;    /* the step kinds handed out */
+  bool responded;  /* a respond step came: status, headers (pairs) and body hold it */
+  cJSON *status;
+  cJSON *headers;
+  char *body;
+  bool failed;
+  cJSON *deadline; /* deadlineMs of the last askOrigin or follow; NULL: none */
+  sitefile_edge_exchange *refresh;
+  char *looked_up;   /* the body of the copy looked up (what a `stored` body sends) */
+  char *origin_body; /* the body of the origin's answer (what an `origin` body sends) */
+  bool broken;       /* a call failed (recorded): driving stops */
+} exchanged_t;
+
+static exchanged_t new_exchanged(void) {
+  exchanged_t d = {0};
+  d.trace = cJSON_CreateArray();
+  return d;
+}
+
+static void free_exchanged(exchanged_t *d) {
+  cJSON_Delete(d->trace);
+  cJSON_Delete(d->status);
+  cJSON_Delete(d->headers);
+  free(d->body);
+  cJSON_Delete(d->deadline);
+  sitefile_edge_exchange_free(d->refresh);
+  free(d->looked_up);
+  free(d->origin_body);
+}
+
+/* The kind of the last step handed out ("" for none). */
+static const char *last_kind(const exchanged_t *d) {
+  int n = cJSON_GetArraySize(d->trace);
+  const char *kind = n > 0 ? cJSON_GetStringValue(cJSON_GetArrayItem(d->trace, n - 1)) : NULL;
+  return kind == NULL ? "" : kind;
+}
+
+/* Answers the step handed out with `form` (freed) and the step's time `now`. */
+static void exchange_answer(run_t *run, sitefile_edge_exchange *ex, exchanged_t *d, cJSON *form,
+                            int64_t now) {
+  cJSON_AddNumberToObject(form, "nowMs", (double)now);
+  char *json = print_and_free(form);
+  sitefile_status st = sitefile_edge_exchange_answer(ex, json);
+  if (st != SITEFILE_STATUS_OK) {
+    fail(run, "sitefile_edge_exchange_answer %s: %s: %s", json, sitefile_status_name((int)st),
+         sitefile_last_error());
+    d->broken = true;
+  }
+  free(json);
+}
+
+/* Answers the pending askOrigin from `origin` ({status, headers, body}, {"fail": reason} or
+ * {"hang": true}, which misses any deadline). */
+static void ask_origin(run_t *run, sitefile_edge_exchange *ex, const cJSON *origin,
+                       edge_host_t *host, exchanged_t *d, int64_t now) {
+  host->origin_requests++;
+  cJSON *form = cJSON_CreateObject();
+  if (get(origin, "fail") != NULL || get(origin, "hang") != NULL) {
+    cJSON_AddStringToObject(form, "answer", "originFailed");
+    cJSON_AddStringToObject(form, "reason", string_of(origin, "fail", "deadline"));
+  } else {
+    free(d->origin_body);
+    d->origin_body = strdup(string_of(origin, "body", ""));
+    cJSON_AddStringToObject(form, "answer", "origin");
+    add_copy(form, "status", get(origin, "status"), "200");
+    cJSON_AddItemToObject(form, "headers", pairs(get(origin, "headers")));
+  }
+  exchange_answer(run, ex, d, form, now);
+}
+
+/* Drives `ex` until it is done, or (`pause_at_origin`) to its first askOrigin or follow,
+ * answering from `host` and `origin`. */
+static void drive_exchange(run_t *run, sitefile_edge_exchange *ex, const cJSON *origin,
+                           const cJSON *step_case, edge_host_t *host, exchanged_t *d, int64_t now,
+                           bool pause_at_origin) {
+  while (!d->broken) {
+    char *json = NULL;
+    sitefile_status st = sitefile_edge_exchange_next(ex, &json);
+    if (st != SITEFILE_STATUS_OK) {
+      fail_call(run, "sitefile_edge_exchange_next", st);
+      d->broken = true;
+      return;
+    }
+    cJSON *next = take_json(json);
+    const char *kind = string_of(next, "step", "");
+    cJSON_AddItemToArray(d->trace, cJSON_CreateString(kind));
+    bool stop = false;
+    if (strcmp(kind, "lookup") == 0) {
+      stored_t *c = stored_copy(host, string_of(next, "key", ""));
+      cJSON *form = cJSON_CreateObject();
+      cJSON_AddStringToObject(form, "answer", "lookup");
+      if (c != NULL) {
+        free(d->looked_up);
+        d->looked_up = strdup(c->body);
+        cJSON *head = cJSON_AddObjectToObject(form, "copy");
+        cJSON_AddItemToObject(head, "status", copy(c->status));
+        cJSON_AddItemToObject(head, "headers", copy(c->headers));
+      } else {
+        cJSON_AddNullToObject(form, "copy");
+      }
+      exchange_answer(run, ex, d, form, now);
+    } else if (strcmp(kind, "askOrigin") == 0 || strcmp(kind, "follow") == 0) {
+      cJSON_Delete(d->deadline);
+      d->deadline = copy(get(next, "deadlineMs"));
+      if (pause_at_origin) {
+        stop = true;
+      } else if (strcmp(kind, "follow") == 0) {
+        fail(run, "a lone exchange follows a flight nobody flies");
+        d->broken = true;
+      } else {
+        ask_origin(run, ex, origin, host, d, now);
+      }
+    } else if (strcmp(kind, "delete") == 0) {
+      const cJSON *key;
+      cJSON_ArrayForEach(key, get(next, "keys")) {
+        if (cJSON_IsString(key)) {
+          store_delete(host, key->valuestring);
+        }
+      }
+    } else if (strcmp(kind, "refresh") == 0) {
+      sitefile_edge_exchange_free(d->refresh);
+      d->refresh = NULL;
+      st = sitefile_edge_exchange_take_refresh(ex, &d->refresh);
+      if (st != SITEFILE_STATUS_OK) {
+        fail_call(run, "sitefile_edge_exchange_take_refresh", st);
+        d->broken = true;
+      }
+    } else if (strcmp(kind, "respond") == 0) {
+      const char *source = string_of(next, "body", "");
+      const char *body = strcmp(source, "stored") == 0   ? d->looked_up
+                         : strcmp(source, "origin") == 0 ? d->origin_body
+                                                         : "";
+      if (body == NULL) {
+        fail(run, "a %s body with no %s", source,
+             strcmp(source, "stored") == 0 ? "copy looked up" : "origin answer");
+        d->broken = true;
+      } else {
+        const cJSON *store = get(next, "store");
+        if (cJSON_IsObject(store)) {
+          bool kept = !cJSON_IsTrue(get(step_case, "keepRefused"));
+          if (kept) {
+            store_put(host, string_of(store, "key", ""), copy(get(store, "status")),
+                      copy(get(store, "headers")), body);
+          }
+          cJSON *form = cJSON_CreateObject();
+          cJSON_AddStringToObject(form, "answer", "kept");
+          cJSON_AddBoolToObject(form, "kept", kept);
+          exchange_answer(run, ex, d, form, now);
+        }
+        cJSON_Delete(d->status);
+        cJSON_Delete(d->headers);
+        free(d->body);
+        d->responded = true;
+        d->status = copy(get(next, "status"));
+        d->headers = pairs(get(next, "headers"));
+        d->body = strdup(body);
+      }
+    } else if (strcmp(kind, "settle") == 0) {
+      /* nothing to wake: the followers are driven by the collapse step */
+    } else if (strcmp(kind, "fail") == 0) {
+      d->failed = true;
+    } else if (strcmp(kind, "done") == 0) {
+      stop = true;
+    } else {
+      fail(run, "unknown step %s", kind);
+      d->broken = true;
+    }
+    cJSON_Delete(next);
+    if (stop) {
+      return;
+    }
+  }
+}
+
+/* The exchange of a step's request (NULL, a failure recorded, when it cannot start). */
+static sitefile_edge_exchange *exchange_of(run_t *run, const cJSON *step) {
+  char *request = request_form(get(step, "request"));
+  const cJSON *hints = get(step, "hints");
+  char *hints_json = hints != NULL ? cJSON_PrintUnformatted(hints) : NULL;
+  sitefile_edge_exchange *ex = NULL;
+  sitefile_status st = sitefile_edge_exchange_new(run->site, request, hints_json,
+                                                  !cJSON_IsTrue(get(step, "noStore")), &ex);
+  free(request);
+  free(hints_json);
+  if (st != SITEFILE_STATUS_OK) {
+    fail_call(run, "sitefile_edge_exchange_new", st);
+    return NULL;
+  }
+  return ex;
+}
+
+static const char *const EXCHANGE_KEYS[] = {"trace",  "status",     "headers",      "body",
+                                            "failed", "deadlineMs", "refreshTrace", NULL};
+
+/* Checks one exchange's expectations (EXCHANGE_KEYS), each failure prefixed with `at`. */
+static void check_exchanged(run_t *run, const cJSON *expect, const exchanged_t *d,
+                            const exchanged_t *refreshed, const char *at) {
+  char saved[sizeof run->prefix];
+  memcpy(saved, run->prefix, sizeof saved);
+  snprintf(run->prefix, sizeof run->prefix, "%s%s", saved, at);
+  cJSON *got[] = {
+      cJSON_Duplicate(d->trace, true),
+      d->responded ? copy(d->status) : cJSON_CreateNull(),
+      d->responded ? cJSON_CreateString(d->body) : cJSON_CreateNull(),
+      cJSON_CreateBool(d->failed),
+      copy(d->deadline),
+      refreshed != NULL ? cJSON_Duplicate(refreshed->trace, true) : cJSON_CreateNull(),
+  };
+  const char *names[] = {"trace", "status", "body", "failed", "deadlineMs", "refreshTrace"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    const cJSON *want = get(expect, names[i]);
+    if (want != NULL && !equal(want, got[i])) {
+      fail_values(run, names[i], want, got[i]);
+    }
+    cJSON_Delete(got[i]);
+  }
+  cJSON *none = cJSON_CreateArray();
+  check_headers(run, get(expect, "headers"), d->responded ? d->headers : none);
+  cJSON_Delete(none);
+  memcpy(run->prefix, saved, sizeof saved);
+}
+
+/* The time of a step's request, in milliseconds since the epoch. */
+static int64_t exchange_now(const cJSON *step) {
+  return now_ms(string_of(get(step, "request"), "now", NULL));
+}
+
+/* One exchange to its end, then its background refresh (answered from `refreshOrigin`, else
+ * `origin`). */
+static void exchange_step(run_t *run, const cJSON *step, edge_host_t *host) {
+  sitefile_edge_exchange *ex = exchange_of(run, step);
+  if (ex == NULL) {
+    return;
+  }
+  int64_t now = exchange_now(step);
+  exchanged_t d = new_exchanged();
+  drive_exchange(run, ex, get(step, "origin"), step, host, &d, now, false);
+  exchanged_t r = new_exchanged();
+  if (d.refresh != NULL) {
+    const cJSON *origin =
+        get(step, "refreshOrigin") != NULL ? get(step, "refreshOrigin") : get(step, "origin");
+    drive_exchange(run, d.refresh, origin, step, host, &r, now, false);
+  }
+  check_exchanged(run, get(step, "expect"), &d, d.refresh != NULL ? &r : NULL, "");
+  free_exchanged(&r);
+  free_exchanged(&d);
+  sitefile_edge_exchange_free(ex);
+}
+
+/* A leader and `followers` concurrent requests for one key: the leader stops at the origin,
+ * each follower at its follow; then the leader is answered and finishes, then the followers. */
+static void collapse_step(run_t *run, const cJSON *step, edge_host_t *host) {
+  const cJSON *count_json = get(step, "followers");
+  if (!cJSON_IsNumber(count_json) || count_json->valuedouble < 0) {
+    fail(run, "a collapse step needs a follower count");
+    return;
+  }
+  size_t count = (size_t)count_json->valuedouble;
+  int64_t now = exchange_now(step);
+  const cJSON *origin = get(step, "origin");
+  sitefile_edge_exchange *leader = exchange_of(run, step);
+  exchanged_t led = new_exchanged();
+  led.broken = leader == NULL;
+  drive_exchange(run, leader, origin, step, host, &led, now, true);
+  sitefile_edge_exchange **followers = calloc(count + 1, sizeof *followers);
+  exchanged_t *driven = calloc(count + 1, sizeof *driven);
+  if (followers == NULL || driven == NULL) {
+    abort();
+  }
+  for (size_t i = 0; i < count; i++) {
+    followers[i] = exchange_of(run, step);
+    driven[i] = new_exchanged();
+    driven[i].broken = followers[i] == NULL;
+    drive_exchange(run, followers[i], origin, step, host, &driven[i], now, true);
+  }
+  if (!led.broken && strcmp(last_kind(&led), "askOrigin") == 0) {
+    ask_origin(run, leader, origin, host, &led, now);
+  }
+  drive_exchange(run, leader, origin, step, host, &led, now, false);
+  for (size_t i = 0; i < count; i++) {
+    exchanged_t *d = &driven[i];
+    if (d->broken) {
+      continue;
+    }
+    if (strcmp(last_kind(d), "follow") == 0) {
+      cJSON *form = cJSON_CreateObject();
+      cJSON_AddStringToObject(form, "answer", "followed");
+      exchange_answer(run, followers[i], d, form, now);
+    } else {
+      ask_origin(run, followers[i], origin, host, d, now);
+    }
+    drive_exchange(run, followers[i], origin, step, host, d, now, false);
+  }
+  const cJSON *expect = get(step, "expect");
+  known_keys(run, get(expect, "leader"), EXCHANGE_KEYS);
+  known_keys(run, get(expect, "followers"), EXCHANGE_KEYS);
+  check_exchanged(run, get(expect, "leader"), &led, NULL, "leader ");
+  for (size_t i = 0; i < count; i++) {
+    char at[40];
+    snprintf(at, sizeof at, "follower %zu ", i);
+    check_exchanged(run, get(expect, "followers"), &driven[i], NULL, at);
+    free_exchanged(&driven[i]);
+    sitefile_edge_exchange_free(followers[i]);
+  }
+  free(driven);
+  free(followers);
+  free_exchanged(&led);
+  sitefile_edge_exchange_free(leader);
+}
+
+static void run_exchange_case(run_t *run, const cJSON *kase) {
+  static const char *const EXCHANGE[] = {"trace",        "status",         "headers",
+                                         "body",         "failed",         "deadlineMs",
+                                         "refreshTrace", "originRequests", "storedCopies",
+                                         "flightsInAir", NULL};
+  static const char *const COLLAPSE[] = {"leader", "followers", "originRequests", "storedCopies",
+                                         "flightsInAir", NULL};
+  static const char *const PURGE[] = {"originRequests", "storedCopies", "flightsInAir", NULL};
+  edge_host_t host = {0};
+  int index = 0;
+  const cJSON *step;
+  cJSON_ArrayForEach(step, get(kase, "steps")) {
+    const char *what = string_of(step, "do", "");
+    snprintf(run->prefix, sizeof run->prefix, "step %d (%s): ", index++, what);
+    const cJSON *expect = get(step, "expect");
+    unsigned long before = host.origin_requests;
+    const char *const *own = NULL;
+    if (strcmp(what, "exchange") == 0) {
+      exchange_step(run, step, &host);
+      own = EXCHANGE;
+    } else if (strcmp(what, "collapse") == 0) {
+      collapse_step(run, step, &host);
+      own = COLLAPSE;
+    } else if (strcmp(what, "purge") == 0) {
+      char *json = NULL;
+      sitefile_status st = sitefile_site_purge(run->site, string_of(step, "target", "/"), &json);
+      if (st != SITEFILE_STATUS_OK) {
+        fail_call(run, "sitefile_site_purge", st);
+      }
+      cJSON *keys = take_json(json);
+      const cJSON *key;
+      cJSON_ArrayForEach(key, keys) {
+        if (cJSON_IsString(key)) {
+          store_delete(&host, key->valuestring);
+        }
+      }
+      cJSON_Delete(keys);
+      own = PURGE;
+    } else {
+      fail(run, "unknown step");
+    }
+    if (own != NULL) {
+      known_keys(run, expect, own);
+    }
+    size_t flights = 0;
+    sitefile_status st = sitefile_site_edge_flights_in_air(run->site, &flights);
+    if (st != SITEFILE_STATUS_OK) {
+      fail_call(run, "sitefile_site_edge_flights_in_air", st);
+    }
+    const char *names[] = {"originRequests", "storedCopies", "flightsInAir"};
+    double got[] = {(double)(host.origin_requests - before), (double)host.len, (double)flights};
+    for (size_t i = 0; i < 3; i++) {
+      const cJSON *want = get(expect, names[i]);
+      if (want == NULL) {
+        continue;
+      }
+      cJSON *g = cJSON_CreateNumber(got[i]);
+      if (!equal(want, g)) {
+        fail_values(run, names[i], want, g);
+      }
+      cJSON_Delete(g);
+    }
+  }
+  run->prefix[0] = '\0';
+  free_edge_host(&host);
+}
+
 /* ---- the suites --------------------------------------------------------------------------- */
 
 typedef void (*runner_fn)(run_t *run, const cJSON *kase);
@@ -1474,7 +1921,7 @@ static const struct {
     {"matchers", run_page_case}, {"resolution", run_page_case}, {"admin", run_admin_case},
     {"reload", run_step_case},   {"edge", run_step_case},       {"draft", run_step_case},
     {"loader-cache", run_step_case}, {"section-loaders", run_section_loader_case},
-    {"page-json", run_page_json_case},
+    {"page-json", run_page_json_case}, {"edge-exchange", run_exchange_case},
 };
 
 /* Suites the C API does not cover yet, reported as not run: none today. Any suite directory
