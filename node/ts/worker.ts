@@ -201,8 +201,6 @@ function withRequestHeaders(request: Request, headers: Array<[string, string]>):
 
 /** What one drive of an exchange holds across its steps (and hands to its continuation). */
 interface Driving {
-  /** A clone of a GET or HEAD request, for a background refresh. */
-  spare: Request | null;
   /** The copy the storage gave back. */
   stored?: Response | undefined;
   /** The origin's answer. */
@@ -372,12 +370,7 @@ export function createDecoWorkerEntry(
     env: unknown,
     ctx: ExecutionContext | undefined,
     storage: EdgeCacheStorage | null,
-    state: Driving = {
-      // A refresh clones the request before the visitor's is forwarded (and its body read).
-      spare: request.method === "GET" || request.method === "HEAD" ? request.clone() : null,
-      failure: null,
-      leading: null,
-    },
+    state: Driving = { failure: null, leading: null },
   ): Promise<Response | null> {
     const answer = (form: object): void =>
       native(() => exchange.answer(JSON.stringify({ ...form, nowMs: site.now().getTime() })));
@@ -427,11 +420,12 @@ export function createDecoWorkerEntry(
             break;
           case "refresh": {
             const refresh = exchange.takeRefresh();
-            if (refresh && state.spare) {
+            // A refresh comes before the request was forwarded: its body is still unread.
+            if (refresh && !request.bodyUsed) {
               // The refresh's own background work (keeping its copy) is part of it.
               const background: Array<Promise<unknown>> = [];
               const refreshCtx = { waitUntil: (work: Promise<unknown>) => void background.push(work) };
-              const running = drive(refresh, state.spare, env, refreshCtx, storage)
+              const running = drive(refresh, request.clone(), env, refreshCtx, storage)
                 .then(async (answered) => {
                   await answered?.body?.cancel();
                   await Promise.all(background);

@@ -402,7 +402,7 @@ impl EdgeExchange {
                 age_secs,
             })
         });
-        if let Some(held) = &held {
+        if let Some(held) = held {
             let copy = self.site.stored_copy(&self.plan, held.age_secs, None);
             match copy.state {
                 StoredState::Hit => return self.serve(held, copy.headers),
@@ -413,10 +413,9 @@ impl EdgeExchange {
                     }
                     return self.serve(held, copy.headers);
                 }
-                StoredState::StaleError | StoredState::Miss => {}
+                StoredState::StaleError | StoredState::Miss => self.held = Some(held),
             }
         }
-        self.held = held;
         self.head_for_origin();
     }
 
@@ -538,13 +537,13 @@ impl EdgeExchange {
             Landing::Failed
         };
         self.settle(landing);
-        self.serve(&held, copy.headers);
+        self.serve(held, copy.headers);
         true
     }
 
     /// Serves a held copy: its headers without the stamp, `added` set over them.
-    fn serve(&mut self, held: &Held, added: Vec<(String, String)>) {
-        let mut headers = held.headers.clone();
+    fn serve(&mut self, held: Held, added: Vec<(String, String)>) {
+        let mut headers = held.headers;
         remove(&mut headers, STORED_AT_HEADER);
         for (name, value) in added {
             remove(&mut headers, &name);
