@@ -226,11 +226,11 @@ fn invoke_calls_without_a_result_fail_and_errors_share_one_shape() {
     let response = job.finish(vec![InvokeResult::Value(Value::from(1i64))], Vec::new());
     let body: serde_json::Value = serde_json::from_slice(&response.body).unwrap();
     assert_eq!(body["a"], json!(1));
-    assert_eq!(body["b"]["error"]["code"], json!("invoke_failed"));
+    assert_eq!(body["b"]["error"]["code"], json!("INVOKE_FAILED"));
     assert_eq!(AdminErrorCode::InvokeFailed.status(), 500);
     assert_eq!(
         serde_json::to_value(AdminErrorCode::SchemaNotInitialized).unwrap(),
-        json!("schema_not_initialized")
+        json!("SCHEMA_NOT_INITIALIZED")
     );
 }
 
@@ -327,7 +327,7 @@ fn the_head_decides_tokens_methods_and_declared_lengths_before_any_body_byte() {
     let refused = answered(site.admin_head(&huge(post("/.sitefile"))));
     assert_eq!(refused.status, 401);
     let body: serde_json::Value = serde_json::from_slice(&refused.body).unwrap();
-    assert_eq!(body["error"]["code"], "unauthorized", "{body}");
+    assert_eq!(body["error"]["code"], "UNAUTHORIZED", "{body}");
     assert_eq!(refused.header("Access-Control-Allow-Origin"), Some("*"));
     // The purge routes say which scheme they take.
     let purge = answered(site.admin_head(&huge(post("/_cache/purge"))));
@@ -339,7 +339,7 @@ fn the_head_decides_tokens_methods_and_declared_lengths_before_any_body_byte() {
     let too_large = answered(site.admin_head(&reload().with_header("Content-Length", "101")));
     assert_eq!(too_large.status, 413);
     let body: serde_json::Value = serde_json::from_slice(&too_large.body).unwrap();
-    assert_eq!(body["error"]["code"], "body_too_large", "{body}");
+    assert_eq!(body["error"]["code"], "BODY_TOO_LARGE", "{body}");
     let invoke = || post("/platform/invoke/site/loaders/x.ts");
     assert_eq!(
         answered(site.admin_head(&invoke().with_header("content-length", "11"))).status,

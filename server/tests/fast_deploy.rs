@@ -134,7 +134,7 @@ async fn fast_deploy_waits_for_a_frozen_store_then_serves_the_directory_marked_u
     assert_eq!(content_header(&meta).as_deref(), Some("directory-fallback"));
     // A reload now would overwrite the acknowledged one in the store: refused, unchanged.
     let refused = rename_home(&fallback, "Lost").await;
-    assert_error(refused, StatusCode::SERVICE_UNAVAILABLE, "kv_write_failed").await;
+    assert_error(refused, StatusCode::SERVICE_UNAVAILABLE, "KV_WRITE_FAILED").await;
     assert_eq!(home(&fallback).await.0, "Home");
 
     // With a longer bound the server does not serve at all while it waits (longer than one

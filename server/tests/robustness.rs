@@ -92,7 +92,7 @@ async fn silent_slow_idle_and_stalled_connections_are_closed_on_time() {
     assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
     let answer = until_closed(&mut stalled).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
-    assert!(answer.contains("\"body_timeout\""), "{answer}");
+    assert!(answer.contains("\"BODY_TIMEOUT\""), "{answer}");
     still_serving(&server).await;
 }
 
@@ -300,7 +300,7 @@ async fn admin_requests_refused_by_their_head_are_answered_before_any_body_byte(
     )
     .await;
     assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
-    assert!(answer.contains("\"unauthorized\""), "{answer}");
+    assert!(answer.contains("\"UNAUTHORIZED\""), "{answer}");
     // A wrong purge token: 401 naming the scheme.
     let answer = head_alone(
         &server,
@@ -326,7 +326,7 @@ async fn admin_requests_refused_by_their_head_are_answered_before_any_body_byte(
     )
     .await;
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
-    assert!(answer.contains("\"body_too_large\""), "{answer}");
+    assert!(answer.contains("\"BODY_TOO_LARGE\""), "{answer}");
     // An invoke (no token) over the 16 MiB limit of the other routes, the same.
     let answer = head_alone(
         &server,
@@ -361,7 +361,7 @@ async fn an_admin_body_streamed_past_the_limit_without_a_declared_length_is_413(
         .await
         .expect("answered once the body grew past the limit");
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
-    assert!(answer.contains("\"body_too_large\""), "{answer}");
+    assert!(answer.contains("\"BODY_TOO_LARGE\""), "{answer}");
     still_serving(&server).await;
 }
 

@@ -142,7 +142,7 @@ async fn what_this_server_cannot_do_is_a_clear_json_answer() {
     assert_error(
         meta,
         StatusCode::SERVICE_UNAVAILABLE,
-        "schema_not_initialized",
+        "SCHEMA_NOT_INITIALIZED",
     )
     .await;
 
@@ -152,7 +152,7 @@ async fn what_this_server_cannot_do_is_a_clear_json_answer() {
     assert_eq!(preview.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(preview.headers()["content-type"], "application/json");
     let preview: Value = preview.json().await.unwrap();
-    assert_eq!(preview["error"]["code"], "renderer_unavailable");
+    assert_eq!(preview["error"]["code"], "RENDERER_UNAVAILABLE");
 
     let invoke = server
         .post("/platform/invoke/site/loaders/x.ts", "{}")
@@ -163,7 +163,7 @@ async fn what_this_server_cannot_do_is_a_clear_json_answer() {
     assert_eq!(posted.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(posted.headers()["allow"], "GET, HEAD");
     let posted: Value = posted.json().await.unwrap();
-    assert_eq!(posted["error"]["code"], "method_not_allowed");
+    assert_eq!(posted["error"]["code"], "METHOD_NOT_ALLOWED");
 
     let liveness = server.get("/platform/_liveness").await;
     assert_eq!(liveness.status(), StatusCode::OK);
@@ -292,7 +292,7 @@ async fn origin_answer(
             let result = if key.ends_with("productList.ts") {
                 json!({"products": [{"name": "Origin shoe"}]})
             } else {
-                json!({"error": {"code": "invoke_failed", "message": format!("{key} failed")}})
+                json!({"error": {"code": "INVOKE_FAILED", "message": format!("{key} failed")}})
             };
             answer.insert(alias.clone(), result);
         }
@@ -439,7 +439,7 @@ async fn an_unreachable_origin_fails_the_loaders_and_the_pages_not_the_server() 
 
     let html = server.get("/").await;
     assert_eq!(header(&html, "cache-control"), "no-store");
-    assert_error(html, StatusCode::BAD_GATEWAY, "origin_unavailable").await;
+    assert_error(html, StatusCode::BAD_GATEWAY, "ORIGIN_UNAVAILABLE").await;
 
     let preview = server
         .get("/platform/previews/site%2Fsections%2FTheme%2FTheme.tsx")
@@ -447,7 +447,7 @@ async fn an_unreachable_origin_fails_the_loaders_and_the_pages_not_the_server() 
     assert_error(
         preview,
         StatusCode::SERVICE_UNAVAILABLE,
-        "renderer_unavailable",
+        "RENDERER_UNAVAILABLE",
     )
     .await;
     assert_eq!(
@@ -485,7 +485,7 @@ async fn previews_and_invokes_are_answered_by_the_origin() {
     assert_eq!(invoked.status(), StatusCode::OK);
     let invoked: Value = invoked.json().await.unwrap();
     assert_eq!(invoked["list"]["products"][0]["name"], "Origin shoe");
-    assert_eq!(invoked["other"]["error"]["code"], "invoke_failed");
+    assert_eq!(invoked["other"]["error"]["code"], "INVOKE_FAILED");
     assert_eq!(
         invoked["other"]["error"]["message"],
         "site/loaders/missing.ts failed"
@@ -1069,7 +1069,7 @@ async fn fast_deploy_with_its_store_down_serves_the_directory_and_refuses_reload
         .send()
         .await
         .unwrap();
-    assert_error(refused, StatusCode::SERVICE_UNAVAILABLE, "kv_write_failed").await;
+    assert_error(refused, StatusCode::SERVICE_UNAVAILABLE, "KV_WRITE_FAILED").await;
     let page: Value = server.get_json("/?renderJson").await;
     assert_eq!(page["name"], "Home", "the content did not change");
 }

@@ -141,7 +141,7 @@ test("the token and a declared Content-Length are checked before any body byte i
     const sent = recorded();
     const response = await handleDecofileReload(post("/.sitefile", sent.body, { "content-length": String(64 * 1024 ** 3), ...auth }));
     assert.equal(response.status, 401, JSON.stringify(auth));
-    assert.equal(await errorOf(response), "unauthorized");
+    assert.equal(await errorOf(response), "UNAUTHORIZED");
     assert.equal(sent.pulled, 0, `no body byte read without the token (${JSON.stringify(auth)})`);
   }
   let sent = recorded();
@@ -149,14 +149,14 @@ test("the token and a declared Content-Length are checked before any body byte i
     post("/.sitefile", sent.body, { authorization: "s3cret", "content-length": String(64 * 1024 * 1024 + 1) }),
   );
   assert.equal(response.status, 413);
-  assert.equal(await errorOf(response), "body_too_large");
+  assert.equal(await errorOf(response), "BODY_TOO_LARGE");
   assert.equal(sent.pulled, 0, "a declared length over the reload limit is refused unread");
   sent = recorded();
   response = await handleInvoke(
     post("/platform/invoke/site/loaders/items.ts", sent.body, { "content-type": "application/json", "content-length": String(16 * 1024 * 1024 + 1) }),
   );
   assert.equal(response.status, 413);
-  assert.equal(await errorOf(response), "body_too_large");
+  assert.equal(await errorOf(response), "BODY_TOO_LARGE");
   assert.equal(sent.pulled, 0, "a declared length over the invoke limit is refused unread");
   assert.equal(site.revision, serving);
 
@@ -272,12 +272,12 @@ test("invoke: single, unknown, failing, batch, select, headers the loader wrote"
 
   response = await handleInvoke(request("/platform/invoke/nothing/here.ts", json({})));
   assert.equal(response.status, 404);
-  assert.deepEqual((await response.json()).error, { code: "unknown_handler", message: "Unknown handler: nothing/here.ts" });
+  assert.deepEqual((await response.json()).error, { code: "UNKNOWN_HANDLER", message: "Unknown handler: nothing/here.ts" });
 
   response = await handleInvoke(request("/platform/invoke/vtex/loaders/fails.ts", json({})));
   assert.equal(response.status, 500);
   const failure = await response.json();
-  assert.deepEqual(failure, { error: { code: "invoke_failed", message: "upstream down" } }, "no stack outside development");
+  assert.deepEqual(failure, { error: { code: "INVOKE_FAILED", message: "upstream down" } }, "no stack outside development");
 
   response = await handleInvoke(
     request(
@@ -293,7 +293,7 @@ test("invoke: single, unknown, failing, batch, select, headers the loader wrote"
   assert.deepEqual(await response.json(), {
     items: [0, 1],
     cart: { added: "7" },
-    broken: { error: { code: "invoke_failed", message: "upstream down" } },
+    broken: { error: { code: "INVOKE_FAILED", message: "upstream down" } },
   });
 
   setup({ NODE_ENV: "development" }, { loaders: { "site/loaders/fails.ts": () => Promise.reject(new Error("dev failure")) } });
@@ -381,7 +381,7 @@ test("liveness, OPTIONS, CORS, unknown routes", async () => {
   assert.equal(await handleAdminRequest(request("/products/shoes")), null);
   response = await handleMeta(request("/not-admin"));
   assert.equal(response.status, 404);
-  assert.deepEqual((await response.json()).error, { code: "unknown_route", message: "Unknown admin route: /not-admin" });
+  assert.deepEqual((await response.json()).error, { code: "UNKNOWN_ROUTE", message: "Unknown admin route: /not-admin" });
   assert.equal(response.headers.get("access-control-allow-origin"), "*");
   assert.equal(corsHeaders(request("/", { headers: { origin: "https://a.example" } }))["Access-Control-Allow-Origin"], "https://a.example");
   assert.equal(corsHeaders(request("/"))["Access-Control-Allow-Origin"], "*");

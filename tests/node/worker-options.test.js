@@ -299,7 +299,7 @@ test("purgeTokenEnv: the variable named holds the token; false disables purging"
   await get(off.worker, "/");
   const refused = await purge(off.worker, "purge-me");
   assert.equal(refused.status, 404);
-  assert.equal(JSON.parse(refused.body).error.code, "purge_disabled");
+  assert.equal(JSON.parse(refused.body).error.code, "PURGE_DISABLED");
   assert.equal(cache(await get(off.worker, "/")), "HIT", "nothing was purged");
 });
 

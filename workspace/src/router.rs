@@ -18,14 +18,17 @@ use crate::tools;
 pub fn router(state: AppState) -> Router {
     let well_known = "/.well-known/oauth-protected-resource";
     Router::new()
-        .route("/api/{org}/tools/{tool}", post(tools::rest_tool))
+        .route(
+            "/api/{org}/tools/{tool}",
+            post(tools::rest_tool).fallback(method_not_allowed),
+        )
         .route(
             "/api/{org}/pilot/threads/{thread_id}/messages",
-            post(pilot::post_message),
+            post(pilot::post_message).fallback(method_not_allowed),
         )
         .route(
             "/api/{org}/pilot/threads/{thread_id}/stream",
-            get(pilot::stream),
+            get(pilot::stream).fallback(method_not_allowed),
         )
         .route(
             "/api/{org}/mcp/self",
@@ -77,6 +80,11 @@ pub fn router(state: AppState) -> Router {
         ))
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .with_state(state)
+}
+
+/// 405 on a REST route for a method it does not take, in the one error body.
+async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
 }
 
 /// A path whose parameters would decode to a NUL character names nothing: 404 before any

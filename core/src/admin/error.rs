@@ -1,13 +1,17 @@
 //! The one error body of every admin response: `{"error": {"code", "message"}}`, with a stable
-//! code per condition.
+//! `SCREAMING_SNAKE_CASE` code per condition — the shape and spelling of every sitefile HTTP
+//! error (`docs/errors.md`); a condition that is a core error carries the core's own code.
 
 use super::cors::Cors;
 use super::response::AdminResponse;
 use serde::Serialize;
 
 /// Why an admin request failed; each has a stable `code` and an HTTP status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr, strum::VariantArray,
+)]
+#[serde(into = "&'static str")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
 pub enum AdminErrorCode {
     /// 401: the token is missing, wrong, or not configured.
     Unauthorized,
@@ -23,6 +27,9 @@ pub enum AdminErrorCode {
     InvalidJson,
     /// 400: the body is JSON of the wrong shape.
     InvalidBody,
+    /// 400: a reload body that is JSON but not content (not an object; a delta that is not a
+    /// map) — the core's `INVALID_CONTENT`.
+    InvalidContent,
     /// 413: the body is larger than the configured limit.
     BodyTooLarge,
     /// 415: a body encoding the endpoint does not read.
@@ -39,6 +46,11 @@ pub enum AdminErrorCode {
 }
 
 impl AdminErrorCode {
+    /// The code's stable text (`UNAUTHORIZED`, …).
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
     /// The HTTP status of this error.
     pub fn status(self) -> u16 {
         match self {
@@ -47,7 +59,9 @@ impl AdminErrorCode {
             | AdminErrorCode::UnknownHandler
             | AdminErrorCode::UnknownRoute => 404,
             AdminErrorCode::MethodNotAllowed => 405,
-            AdminErrorCode::InvalidJson | AdminErrorCode::InvalidBody => 400,
+            AdminErrorCode::InvalidJson
+            | AdminErrorCode::InvalidBody
+            | AdminErrorCode::InvalidContent => 400,
             AdminErrorCode::BodyTooLarge => 413,
             AdminErrorCode::UnsupportedMediaType => 415,
             AdminErrorCode::InvokeFailed => 500,
@@ -88,5 +102,42 @@ impl AdminError {
     /// The response carrying this error, with its status.
     pub(crate) fn into_response(self, cors: &Cors) -> AdminResponse {
         AdminResponse::json(self.code.status(), &self.to_json(), cors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::errors::ErrorCode;
+    use strum::VariantArray;
+
+    const DOCUMENTED: &str = include_str!("../../../docs/errors.md");
+
+    fn documented(row: &str) -> bool {
+        DOCUMENTED.lines().any(|line| line.starts_with(row))
+    }
+
+    #[test]
+    fn every_admin_code_is_documented_with_its_status() {
+        for code in AdminErrorCode::VARIANTS {
+            let row = format!("| `{}` | {} |", code.as_str(), code.status());
+            assert!(documented(&row), "docs/errors.md has no row starting {row}");
+        }
+    }
+
+    #[test]
+    fn every_core_code_is_documented() {
+        for code in ErrorCode::ALL {
+            let row = format!("| `{}` |", code.as_str());
+            assert!(documented(&row), "docs/errors.md has no row starting {row}");
+        }
+    }
+
+    #[test]
+    fn admin_codes_serialize_as_their_text() {
+        assert_eq!(
+            serde_json::to_value(AdminErrorCode::KvWriteFailed).unwrap(),
+            "KV_WRITE_FAILED"
+        );
     }
 }

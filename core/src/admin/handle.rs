@@ -79,7 +79,7 @@ pub fn handle<S: AdminSite + ?Sized>(
 }
 
 /// The answer of an admin handler called for a path no admin route takes (a host mounted it on
-/// its own path): 404 `unknown_route`, with CORS.
+/// its own path): 404 `UNKNOWN_ROUTE`, with CORS.
 pub fn unknown_route(request: &AdminRequest) -> AdminResponse {
     AdminError::new(
         AdminErrorCode::UnknownRoute,

@@ -303,7 +303,7 @@ pub fn batch_body(calls: &[InvokeCall]) -> Vec<u8> {
 
 /// Reads the answer to [`batch_body`] (`{alias: result | {"error": {"code", "message"}}}`, what
 /// [`InvokeJob::finish`] writes for a batch): one result per call, in order. An entry that is an
-/// object holding only `error` is that call's failure (`unknown_handler`: no such loader); a
+/// object holding only `error` is that call's failure (`UNKNOWN_HANDLER`: no such loader); a
 /// call the answer leaves out failed. A body that is not a JSON object is an error.
 pub fn read_batch_answer(calls: &[InvokeCall], body: &[u8]) -> Result<Vec<InvokeResult>, String> {
     let answer =
@@ -333,7 +333,7 @@ fn batch_entry(result: &Value) -> InvokeResult {
         return InvokeResult::Value(result.clone());
     };
     let code = error.get("code").and_then(Value::as_str);
-    if code == Some("unknown_handler") {
+    if code == Some(AdminErrorCode::UnknownHandler.as_str()) {
         return InvokeResult::Unknown;
     }
     let message = error
@@ -400,8 +400,8 @@ mod batch_tests {
             call("3", "d", "{}"),
             call("4", "e", "{}"),
         ];
-        let body = br#"{"0":{"items":[1]},"1":{"error":{"code":"invoke_failed","message":"boom"}},
-            "2":{"error":{"code":"unknown_handler","message":"Unknown handler: c"}},
+        let body = br#"{"0":{"items":[1]},"1":{"error":{"code":"INVOKE_FAILED","message":"boom"}},
+            "2":{"error":{"code":"UNKNOWN_HANDLER","message":"Unknown handler: c"}},
             "4":{"error":"plain","other":1}}"#;
         let results = read_batch_answer(&calls, body).unwrap();
         assert_eq!(

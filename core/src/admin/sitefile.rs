@@ -59,7 +59,7 @@ pub struct ReloadJob {
 
 impl ReloadJob {
     /// Applies the reload: `before_swap` gets the new snapshot and answers whether it reached
-    /// the key-value store (`kvWritten`); a failing hook is 503 `kv_write_failed` and a refused
+    /// the key-value store (`kvWritten`); a failing hook is 503 `KV_WRITE_FAILED` and a refused
     /// body 400, both with the content unchanged.
     pub fn apply<S: AdminSite + ?Sized>(
         self,
@@ -73,7 +73,7 @@ impl ReloadJob {
                     ReloadRefused::Body(ReloadError::Json(_)) => AdminErrorCode::InvalidJson,
                     ReloadRefused::Body(
                         ReloadError::NotAnObject(_) | ReloadError::DeltaNotAMap(_),
-                    ) => AdminErrorCode::InvalidBody,
+                    ) => AdminErrorCode::InvalidContent,
                     ReloadRefused::Hook(_) => AdminErrorCode::KvWriteFailed,
                 };
                 AdminError::new(code, refused.to_string()).into_response(&self.cors)

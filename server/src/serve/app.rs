@@ -4,6 +4,7 @@
 //! itself with a built-in HTML view.
 
 use super::edge::Edge;
+use super::error::ServeErrorCode;
 use super::fast_deploy::FastDeploy;
 use super::header_text;
 use super::origin::{self, OriginRequest, Reply};
@@ -104,18 +105,16 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
     };
     let request = match core_request(&parts, device_hint) {
         Ok(request) => request,
-        Err(message) => return json_error(StatusCode::BAD_REQUEST, "invalid_request", &message),
+        Err(message) => return ServeErrorCode::InvalidRequest.respond(&message),
     };
     if let Some(outcome) = site.page_json(&request) {
         return page_json(&app, request, outcome).await;
     }
     if let Some(edge) = &app.edge {
         if body.len() > limit {
-            return json_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                &format!("request bodies sent on to the origin are at most {limit} bytes"),
-            );
+            return ServeErrorCode::BodyTooLarge.respond(&format!(
+                "request bodies sent on to the origin are at most {limit} bytes"
+            ));
         }
         return match edge.handle(&request, onward(&parts, body)).await {
             Ok(reply) => {
@@ -124,7 +123,7 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
                 response
             }
             Err(why) => {
-                let mut response = json_error(StatusCode::BAD_GATEWAY, "origin_unavailable", &why);
+                let mut response = ServeErrorCode::OriginUnavailable.respond(&why);
                 response
                     .headers_mut()
                     .insert("cache-control", HeaderValue::from_static("no-store"));
@@ -133,14 +132,10 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
         };
     }
     if !matches!(parts.method, Method::GET | Method::HEAD) {
-        let mut response = json_error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
-            &format!(
-                "{} is not served here; pages take GET and HEAD",
-                parts.method
-            ),
-        );
+        let mut response = ServeErrorCode::MethodNotAllowed.respond(&format!(
+            "{} is not served here; pages take GET and HEAD",
+            parts.method
+        ));
         response
             .headers_mut()
             .insert("allow", HeaderValue::from_static("GET, HEAD"));
@@ -211,11 +206,7 @@ async fn resolve(
 
 /// The answer when this server drove a resolution out of order (a bug of its own).
 fn resolution_failed(misuse: &ResolutionMisuse) -> Response {
-    json_error(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "resolution_failed",
-        &misuse.to_string(),
-    )
+    ServeErrorCode::ResolutionFailed.respond(&misuse.to_string())
 }
 
 /// The request to send on to the origin: the visitor's, as it came.
@@ -332,11 +323,7 @@ async fn admin(
                 match applied {
                     Ok(response) => response,
                     Err(e) => {
-                        return Some(json_error(
-                            StatusCode::INTERNAL_SERVER_ERROR,
-                            "reload_failed",
-                            &e.to_string(),
-                        ));
+                        return Some(ServeErrorCode::ReloadFailed.respond(&e.to_string()));
                     }
                 }
             }
@@ -397,19 +384,13 @@ async fn read_limited(mut body: Body, limit: usize) -> Result<Vec<u8>, Response>
                 }
             }
             Some(Err(e)) if is_body_timeout(&e) => {
-                return Err(json_error(
-                    StatusCode::REQUEST_TIMEOUT,
-                    "body_timeout",
-                    "the request body stopped arriving",
-                ));
+                return Err(
+                    ServeErrorCode::BodyTimeout.respond("the request body stopped arriving")
+                );
             }
             Some(Err(e)) => {
                 let message = format!("the request body could not be read: {e}");
-                return Err(json_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_body",
-                    &message,
-                ));
+                return Err(ServeErrorCode::InvalidBody.respond(&message));
             }
         }
     }
@@ -438,16 +419,4 @@ fn http_response(status: u16, headers: &[(String, String)], body: Vec<u8>) -> Re
         }
     }
     response
-}
-
-/// A JSON error of this server's own (`{"error": {"code", "message"}}`, the admin protocol's
-/// shape).
-fn json_error(status: StatusCode, code: &str, message: &str) -> Response {
-    let body = serde_json::json!({"error": {"code": code, "message": message}});
-    (
-        status,
-        [("content-type", "application/json")],
-        body.to_string(),
-    )
-        .into_response()
 }

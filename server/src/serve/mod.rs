@@ -3,8 +3,8 @@
 //! or as the edge cache in front of an origin (`--origin`), with every decision the core's.
 
 mod app;
-mod connections;
 mod edge;
+mod error;
 mod fast_deploy;
 mod header_text;
 mod origin;
@@ -143,11 +143,6 @@ pub fn run(args: ServeArgs) -> ExitCode {
         Ok(limits) => limits,
         Err(e) => return crate::fail(&e.to_string()),
     };
-    let pressure_header_timeout =
-        match connections::pressure_header_timeout(sitefile_workspace::config::env_lookup) {
-            Ok(timeout) => timeout,
-            Err(e) => return crate::fail(&e),
-        };
     let options = match open_site::worker_options(args.options.as_ref()) {
         Ok(options) => options,
         Err(e) => return crate::fail(&e),
@@ -224,7 +219,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 workspace.stop().await;
             }
         };
-        connections::serve(listener, router, &limits, pressure_header_timeout, shutdown).await;
+        sitefile_workspace::http::serve(listener, router, &limits, shutdown).await;
         ExitCode::SUCCESS
     });
     drop(runtime);

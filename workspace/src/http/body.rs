@@ -12,11 +12,11 @@ pub const MAX_JSON_DEPTH: usize = 64;
 /// Parses a JSON body, rejecting absurd nesting without recursing into it.
 pub fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::BadRequest("request body must be JSON".into()));
+        return Err(ApiError::InvalidJson("request body must be JSON".into()));
     }
     check_depth(bytes)?;
     serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::BadRequest(format!("request body must be valid JSON: {e}")))
+        .map_err(|e| ApiError::InvalidJson(format!("request body must be valid JSON: {e}")))
 }
 
 /// 400 when any string or key in `value` holds a NUL character (`\u0000`): no text with
@@ -63,7 +63,7 @@ fn check_depth(bytes: &[u8]) -> Result<(), ApiError> {
             b'{' | b'[' => {
                 depth += 1;
                 if depth > MAX_JSON_DEPTH {
-                    return Err(ApiError::BadRequest(format!(
+                    return Err(ApiError::InvalidJson(format!(
                         "JSON nesting deeper than {MAX_JSON_DEPTH} levels"
                     )));
                 }

@@ -17,16 +17,23 @@ pub struct ConnectionLimits {
     pub max_connections: usize,
     /// How long a stopping server lets open requests finish (`PLATFORM_SHUTDOWN_TIMEOUT_MS`).
     pub shutdown_timeout: Duration,
+    /// How long a connection may wait for a request head while every connection slot is taken
+    /// and a new connection needs one; then the longest waiting is closed to make room (0
+    /// closes it at once; `PLATFORM_PRESSURE_HEADER_TIMEOUT_MS`).
+    pub pressure_header_timeout: Duration,
 }
 
 impl Default for ConnectionLimits {
-    /// 10 s for a request head, 30 s of silence in a body, 512 connections, 10 s to stop.
+    /// 10 s for a request head, 30 s of silence in a body, 512 connections, 10 s to stop, and
+    /// 1 s for a head when every slot is taken: a real client's head follows its connection
+    /// within a round trip, and an idle keep-alive connection closed is one the client reopens.
     fn default() -> ConnectionLimits {
         ConnectionLimits {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_connections: 512,
             shutdown_timeout: Duration::from_secs(10),
+            pressure_header_timeout: Duration::from_millis(1000),
         }
     }
 }
@@ -44,6 +51,9 @@ impl ConnectionLimits {
         }
         if let Some(timeout) = read_millis(lookup, "PLATFORM_SHUTDOWN_TIMEOUT_MS", 0)? {
             limits.shutdown_timeout = timeout;
+        }
+        if let Some(timeout) = read_millis(lookup, "PLATFORM_PRESSURE_HEADER_TIMEOUT_MS", 0)? {
+            limits.pressure_header_timeout = timeout;
         }
         if let Some(max) = read_count(lookup, "PLATFORM_MAX_CONNECTIONS")? {
             limits.max_connections = max;
@@ -78,5 +88,33 @@ mod tests {
         let bad = |name: &str| (name == "PLATFORM_MAX_CONNECTIONS").then(|| "0".to_string());
         let error = ConnectionLimits::from_lookup(&bad).unwrap_err().to_string();
         assert!(error.contains("PLATFORM_MAX_CONNECTIONS"), "{error}");
+    }
+
+    #[test]
+    fn the_pressure_head_timeout_has_a_default_and_a_bad_value_names_its_variable() {
+        let pressure = |value: &'static str| {
+            ConnectionLimits::from_lookup(&|name: &str| {
+                (name == "PLATFORM_PRESSURE_HEADER_TIMEOUT_MS").then(|| value.to_string())
+            })
+        };
+        assert_eq!(
+            ConnectionLimits::from_lookup(&|_: &str| None)
+                .unwrap()
+                .pressure_header_timeout,
+            Duration::from_millis(1000)
+        );
+        assert_eq!(
+            pressure("250").unwrap().pressure_header_timeout,
+            Duration::from_millis(250)
+        );
+        assert_eq!(
+            pressure("0").unwrap().pressure_header_timeout,
+            Duration::ZERO
+        );
+        let error = pressure("soon").unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "PLATFORM_PRESSURE_HEADER_TIMEOUT_MS is invalid: not a number"
+        );
     }
 }

@@ -1,9 +1,11 @@
-//! HTTP plumbing shared by every endpoint: bounded JSON bodies, SSE parsing, and serving
-//! with connection limits.
+//! HTTP plumbing shared by every endpoint: bounded JSON bodies, SSE parsing, and the one
+//! accept loop of the binary's servers (connection limits and fairness under pressure).
 
 mod body;
 mod limits;
+mod progress;
 mod serve;
+mod slots;
 mod sse;
 
 pub use body::{BODY_LIMIT_BYTES, MAX_JSON_DEPTH, parse_json, reject_nul};

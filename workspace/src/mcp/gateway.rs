@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -16,7 +15,9 @@ use super::jsonrpc::{self, INVALID_PARAMS};
 use super::proxy::api_error;
 use super::target::target_for;
 use super::tool_cache;
-use super::transport::{accepted, negotiate_version, read_request, reply, rpc_error, unauthorized};
+use super::transport::{
+    RpcBody, accepted, negotiate_version, read_request, reply, rpc_error, unauthorized,
+};
 use super::upstream::Target;
 use crate::auth::{Credential, authenticate};
 use crate::error::ApiError;
@@ -198,7 +199,7 @@ pub async fn gateway(
     State(state): State<AppState>,
     Path((org, agent_id)): Path<(String, String)>,
     headers: HeaderMap,
-    body: Bytes,
+    RpcBody(body): RpcBody,
 ) -> Response {
     let resource = format!(
         "{}/api/{org}/mcp/gateway/{agent_id}",

@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -21,7 +20,7 @@ use super::sessions::{Ended, Owner};
 use super::target::target_for;
 use super::tool_cache;
 use super::transport::{
-    Inbound, accepted, negotiate_version, read_message, reply, rpc_error, unauthorized,
+    Inbound, RpcBody, accepted, negotiate_version, read_message, reply, rpc_error, unauthorized,
 };
 use super::upstream::{ClientSide, LIST_TIMEOUT, Session, Target};
 use crate::auth::{Credential, Principal, authenticate};
@@ -35,7 +34,7 @@ pub async fn proxy(
     State(state): State<AppState>,
     Path((org, connection_id)): Path<(String, String)>,
     headers: HeaderMap,
-    body: Bytes,
+    RpcBody(body): RpcBody,
 ) -> Response {
     serve(
         &state,
@@ -54,7 +53,7 @@ pub async fn legacy_proxy(
     State(state): State<AppState>,
     Path(connection_id): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    RpcBody(body): RpcBody,
 ) -> Response {
     let mut org = None;
     let mut response = serve(&state, None, &connection_id, &headers, &body, &mut org).await;
@@ -741,7 +740,7 @@ fn without_credentials(connection: &Connection, request_id: &str) -> Target {
 pub(super) fn api_error(id: Value, error: ApiError) -> Response {
     let code = match error.status() {
         StatusCode::FORBIDDEN => ACCESS_DENIED,
-        StatusCode::BAD_REQUEST => INVALID_REQUEST,
+        StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE => INVALID_REQUEST,
         _ => INTERNAL_ERROR,
     };
     let mut response = rpc_error(error.status(), id, code, &error.to_string());

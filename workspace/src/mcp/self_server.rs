@@ -1,6 +1,5 @@
 //! `POST /api/:org/mcp/self`: the management tools over MCP.
 
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -8,7 +7,9 @@ use serde_json::{Value, json};
 
 use super::jsonrpc::{self, ACCESS_DENIED, INVALID_PARAMS, METHOD_NOT_FOUND};
 use super::proxy::api_error;
-use super::transport::{accepted, negotiate_version, read_request, reply, rpc_error, unauthorized};
+use super::transport::{
+    RpcBody, accepted, negotiate_version, read_request, reply, rpc_error, unauthorized,
+};
 use crate::auth::{Credential, authenticate};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -20,7 +21,7 @@ pub async fn self_mcp(
     State(state): State<AppState>,
     Path(org): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    RpcBody(body): RpcBody,
 ) -> Response {
     let resource = format!("{}/api/{org}/mcp/self", state.config.public_url);
     let request = match read_request(&headers, &body) {

@@ -1,6 +1,8 @@
 //! The inbound side of MCP streamable HTTP: request checks and JSON-RPC replies.
 
 use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
 use axum::http::header::{ACCEPT, ALLOW, CONTENT_TYPE, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -17,6 +19,22 @@ pub fn reply(status: StatusCode, body: Value) -> Response {
 /// A JSON-RPC error reply.
 pub fn rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Response {
     reply(status, jsonrpc::error(id, code, message))
+}
+
+/// The body of a POST to an MCP endpoint; one the server would not read whole (over
+/// [`crate::http::BODY_LIMIT_BYTES`]: 413) is refused with a JSON-RPC error, as every answer of
+/// an MCP endpoint is one.
+pub struct RpcBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RpcBody {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Response> {
+        match Bytes::from_request(request, state).await {
+            Ok(body) => Ok(RpcBody(body)),
+            Err(rejection) => Err(super::proxy::api_error(Value::Null, rejection.into())),
+        }
+    }
 }
 
 /// 202 for notifications and client responses.

@@ -4,6 +4,7 @@ use std::convert::Infallible;
 
 use axum::Json;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -48,8 +49,9 @@ pub async fn post_message(
     State(state): State<AppState>,
     Path((org, thread_id)): Path<(String, String)>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
+    let body = body?;
     let (principal, thread) = member_thread(&state, &headers, &org, &thread_id).await?;
     let body = parse_json(&body)?;
     reject_nul(&body)?;

@@ -3,6 +3,7 @@
 
 use axum::Json;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
@@ -18,8 +19,9 @@ pub async fn rest_tool(
     State(state): State<AppState>,
     Path((org, tool)): Path<(String, String)>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
+    let body = body?;
     let principal = authenticate(&state, &headers, None).await?.required()?;
     principal.require_org(&org)?;
     let input = if body.iter().all(u8::is_ascii_whitespace) {

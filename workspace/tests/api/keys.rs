@@ -36,7 +36,7 @@ async fn keys_scopes_and_minting(backend: Backend) {
         .await;
     assert_eq!(status, 403, "{body}");
     assert!(
-        body["error"]
+        body["error"]["message"]
             .as_str()
             .unwrap()
             .contains("COLLECTION_CONNECTIONS_LIST")
@@ -162,8 +162,14 @@ async fn keys_revoke_expire_and_cross_org(backend: Backend) {
         .await;
     assert_eq!((status, status2), (403, 403));
     assert_eq!(
-        a["error"].as_str().unwrap().replace("globex", "X"),
-        b["error"].as_str().unwrap().replace("no-such-org", "X")
+        a["error"]["message"]
+            .as_str()
+            .unwrap()
+            .replace("globex", "X"),
+        b["error"]["message"]
+            .as_str()
+            .unwrap()
+            .replace("no-such-org", "X")
     );
     assert_eq!(
         api.tool_in("globex", &other, "COLLECTION_THREADS_LIST", json!({}))

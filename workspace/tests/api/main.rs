@@ -5,6 +5,7 @@ mod bounds;
 mod collections;
 mod common;
 mod credentials;
+mod errors;
 mod gateway;
 mod immediacy;
 mod keys;

@@ -59,7 +59,10 @@ async fn nul_is_refused_everywhere(backend: Backend) {
     for (tool, input) in inputs {
         let (status, out) = api.tool(&api.owner, tool, input.clone()).await;
         assert_eq!(status, 400, "{tool} {input}: {out}");
-        assert!(out["error"].as_str().unwrap().contains("NUL"), "{out}");
+        assert!(
+            out["error"]["message"].as_str().unwrap().contains("NUL"),
+            "{out}"
+        );
     }
     // The same over MCP at /self.
     let (status, _, body) = api

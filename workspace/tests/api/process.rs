@@ -594,7 +594,10 @@ async fn database_location_is_logged_and_named_in_errors() {
         .unwrap();
     let (status, body) = tool(&server.base, &owner, "COLLECTION_THREADS_LIST", json!({})).await;
     assert_eq!(status, 500, "{body}");
-    assert_eq!(body, json!({ "error": "internal error" }));
+    assert_eq!(
+        body,
+        json!({ "error": { "code": "INTERNAL", "message": "internal error" } })
+    );
     let log = std::fs::read_to_string(&server.stderr).unwrap();
     let line = log
         .lines()

@@ -116,7 +116,7 @@ async fn run_validation(backend: Backend) {
     for body in cases {
         let (status, out) = post(api, &api.owner, thread, body.clone()).await;
         assert_eq!(status, 400, "{body}");
-        assert!(out["error"].is_string());
+        assert_eq!(out["error"]["code"], "INVALID_REQUEST", "{out}");
     }
     let r = api
         .client
@@ -443,7 +443,13 @@ async fn queue_is_bounded(backend: Backend) {
     }
     let (status, out) = post(api, &api.owner, thread, body("one too many")).await;
     assert_eq!(status, 429, "{out}");
-    assert!(out["error"].as_str().unwrap().contains("16 runs"), "{out}");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("16 runs"),
+        "{out}"
+    );
     let messages = transcript_page(api, thread).await;
     assert_eq!(
         messages["totalCount"], 34,
@@ -637,7 +643,7 @@ async fn a_thread_running_on_another_server_is_busy(backend: Backend) {
     let (status, refused) = post(&second, &second.owner, thread, again.clone()).await;
     assert_eq!(status, 409, "{refused}");
     assert!(
-        refused["error"]
+        refused["error"]["message"]
             .as_str()
             .unwrap()
             .contains("in progress on this thread on another server"),
