@@ -107,6 +107,15 @@ impl Loss<'_> {
     }
 }
 
+/// Why a page was cut short: past a bound of the resolver, every value is `null`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PageCut {
+    /// Which bound: `size` (more values than the page may hold) or `depth` (nesting).
+    pub reason: &'static str,
+    /// The bound, in words.
+    pub message: String,
+}
+
 /// Side effects of resolving one request.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Effects {
@@ -121,9 +130,12 @@ pub struct Effects {
     /// `onResolveError` events, in the order they happened.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ResolveErrorEvent>,
-    /// A loader failed: the edge must not store this response.
+    /// A loader failed, or the page was cut short: the edge must not store this response.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub degraded: bool,
+    /// The page was cut short at a bound: what lies past it resolved to `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut: Option<PageCut>,
     /// The instants at which every time rule read so far answers as it did (not written: it
     /// says how long the page holds, for the page cache).
     #[serde(skip)]
@@ -198,6 +210,14 @@ impl TimeWindow {
 }
 
 impl Effects {
+    /// Records that the page was cut short at a bound (`reason`: `size` or `depth`): an
+    /// `onResolveError` event for `page`, the cut itself, and the page degraded (not stored).
+    pub fn cut(&mut self, reason: &'static str, message: String) {
+        self.error("page", reason, message.clone());
+        self.degraded = true;
+        self.cut = Some(PageCut { reason, message });
+    }
+
     /// Records a warning once (identical warnings are kept a single time).
     pub fn warn(&mut self, message: impl Into<String>) {
         let message = message.into();

@@ -35,8 +35,11 @@ export interface Effects {
   varies: string[];
   /** Present when anything failed. */
   errors?: ResolveErrorEvent[];
-  /** Present when a loader failed. */
+  /** Present when a loader failed or the page was cut short (do not store the page). */
   degraded?: true;
+  /** Present when the page was cut short at a bound (`size`: more than 2,000,000 JSON values;
+   * `depth`: nesting): past it every value is `null`. */
+  cut?: { reason: "size" | "depth"; message: string };
 }
 
 /** A resolved page, in the stable format of `sitefile resolve`. */

@@ -92,6 +92,47 @@ async fn page_json_answers_as_json_with_etags() {
     assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
 }
 
+/// Content whose home page doubles at every named reference: 2^25 values, far past the page's
+/// bound of 2,000,000.
+fn doubling_content() -> Value {
+    let mut blocks = serde_json::Map::new();
+    let home = json!({"name": "Home", "path": "/", "sections": [{"__resolveType": "B25"}]});
+    blocks.insert("pages-home".into(), home);
+    blocks.insert(
+        "B0".into(),
+        json!({"__resolveType": "site/sections/Hero.tsx", "v": "leaf"}),
+    );
+    for level in 1..=25 {
+        let below = json!({"__resolveType": format!("B{}", level - 1)});
+        let block = json!({"__resolveType": "site/sections/Hero.tsx", "a": below, "b": below});
+        blocks.insert(format!("B{level}"), block);
+    }
+    Value::Object(blocks)
+}
+
+#[tokio::test]
+async fn a_page_cut_at_its_bound_says_so_in_page_json_and_is_never_stored() {
+    let server = Server::start(&[("PLATFORM_RELEASE_RELOAD_TOKEN", TOKEN)]).await;
+    let reload = client()
+        .post(server.url("/.sitefile"))
+        .header("authorization", TOKEN)
+        .json(&doubling_content())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reload.status(), StatusCode::OK);
+    for path in ["/?asJson", "/?renderJson"] {
+        let page = server.get(path).await;
+        assert_eq!(page.status(), StatusCode::OK, "{path}");
+        assert_eq!(header(&page, "cache-control"), "no-store", "{path}");
+        assert_eq!(header(&page, "x-sitefile-page-cut"), "size", "{path}");
+        let body: Value = page.json().await.unwrap();
+        assert_eq!(body["cut"]["reason"], "size", "{path}");
+        let message = body["cut"]["message"].as_str().unwrap();
+        assert!(message.contains("2000000"), "{message}");
+    }
+}
+
 #[tokio::test]
 async fn the_admin_protocol_reads_and_reloads_content_and_the_page_changes() {
     let server = Server::start(&[("PLATFORM_RELEASE_RELOAD_TOKEN", TOKEN)]).await;

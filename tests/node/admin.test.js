@@ -340,6 +340,15 @@ test("previews render React sections in the render shell, errors inline", async 
   assert.match(html, /data-manifest-key="site\/sections\/Broken.tsx"/);
   assert.match(html, /Error rendering site\/sections\/Broken.tsx: the banner broke/);
 
+  response = await handleRender(request("/live/previews/site/sections/Nobody.tsx"));
+  html = await response.text();
+  assert.equal(response.status, 200, "a section key no module is registered for does not fail the request");
+  assert.match(
+    html,
+    /data-manifest-key="site\/sections\/Nobody.tsx"><div class="platform-render-error" role="alert">Error rendering site\/sections\/Nobody.tsx: no section module is registered for site\/sections\/Nobody.tsx<\/div>/,
+    "and shows why inline, as with no modules registered",
+  );
+
   response = await handleRender(request("/live/previews/website/pages/Page.tsx", json({ path: "/", sections: [hero("a page")] })));
   assert.match(await response.text(), /<h1 class="hero">a page<\/h1>/);
 

@@ -126,8 +126,20 @@ impl PreviewJob {
 
     /// The 200 HTML document: each section wrapped in `<section data-manifest-key="…">`, a failed
     /// section's error inline in its place, and a failure of the whole render inline instead of
-    /// the sections. A preview never fails the request.
+    /// the sections. A section preview that rendered nothing — its key names no registered
+    /// section module, so resolution dropped it — shows that error inline too. A preview never
+    /// fails the request.
     pub fn finish(self, rendered: Result<Vec<RenderedSection>, String>) -> AdminResponse {
+        let rendered = match rendered {
+            Ok(sections) if sections.is_empty() && !self.is_page() => Ok(vec![RenderedSection {
+                key: self.component.clone(),
+                html: Err(format!(
+                    "no section module is registered for {}",
+                    self.component
+                )),
+            }]),
+            other => other,
+        };
         let body = match rendered {
             Ok(sections) => sections
                 .iter()

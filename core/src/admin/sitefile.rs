@@ -8,7 +8,7 @@ use super::etag::if_none_match;
 use super::request::AdminRequest;
 use super::response::AdminResponse;
 use super::site::AdminSite;
-use crate::content::{ReloadError, ReloadRefused, Snapshot};
+use crate::content::{ReloadError, ReloadRefused, Snapshot, reload_body};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
@@ -17,7 +17,8 @@ pub(crate) fn revision_etag(revision: &str) -> String {
     format!("\"{revision}\"")
 }
 
-/// `GET /.sitefile`: the canonical content map (blocks sorted by name), or 304.
+/// `GET /.sitefile`: the content map (blocks sorted by name) as a reload body that lands on the
+/// same revision ([`reload_body`]), or 304.
 pub(crate) fn read<S: AdminSite + ?Sized>(
     site: &S,
     request: &AdminRequest,
@@ -28,7 +29,7 @@ pub(crate) fn read<S: AdminSite + ?Sized>(
     if if_none_match(request.header_values("if-none-match"), &etag) {
         return AdminResponse::empty(304, cors).with_etag(&etag);
     }
-    AdminResponse::json_bytes(200, snapshot.canonical_bytes(), cors).with_etag(&etag)
+    AdminResponse::json_bytes(200, reload_body(&snapshot), cors).with_etag(&etag)
 }
 
 /// `POST /.sitefile` (its token already checked with the head): the size bound; the reload

@@ -15,7 +15,7 @@ pub use block::Block;
 pub use block_name::{decode_block_name, encode_block_name};
 pub use bundle::{load_bundle, parse_bundle, write_bundle};
 pub use files::{FileBytes, LoadProblem, LoadedBlocks, blocks_from_files, read_blocks};
-pub use reload::{ReloadError, ReloadMode, ReloadOutcome, ReloadResponse, plan_reload};
+pub use reload::{ReloadError, ReloadMode, ReloadOutcome, ReloadResponse, plan_reload, reload_body};
 pub use revision::block_digest;
 pub use snapshot::Snapshot;
 pub use store::{ContentStore, Observer, ReloadRefused};

@@ -61,6 +61,26 @@ pub struct ReloadOutcome {
     pub response: ReloadResponse,
 }
 
+/// The key of a delta body: `{"blocks": {...}}`.
+const DELTA_KEY: &str = "blocks";
+
+/// The reload body that lands on `snapshot` — what `GET /.sitefile` answers, so posting what was
+/// read lands on the same revision: the canonical content map, except when its only block is
+/// named `blocks`, which would read back as a delta of that block's fields; that map is answered
+/// in the delta form that sets it, `{"blocks": {"blocks": …}}`.
+pub fn reload_body(snapshot: &Snapshot) -> Arc<[u8]> {
+    let canonical = snapshot.canonical_bytes();
+    if snapshot.len() != 1 || snapshot.block(DELTA_KEY).is_none() {
+        return canonical;
+    }
+    let map = canonical.strip_suffix(b"\n").unwrap_or(&canonical);
+    let mut delta = Vec::with_capacity(map.len() + DELTA_KEY.len() + 6);
+    delta.extend_from_slice(format!("{{\"{DELTA_KEY}\":").as_bytes());
+    delta.extend_from_slice(map);
+    delta.extend_from_slice(b"}\n");
+    delta.into()
+}
+
 /// Builds the snapshot a reload body asks for, without touching `current`. Delta iff the body's
 /// only key is `blocks` holding an object (any other value there is refused); otherwise every
 /// key of the body is a block (`null` values are skipped). Unchanged blocks are shared with `current`, so only changed blocks are
@@ -75,8 +95,8 @@ pub fn plan_reload(
         return Err(ReloadError::NotAnObject(body.kind()));
     };
     let delta = match object.entries() {
-        [(key, Value::Object(blocks))] if &**key == "blocks" => Some(blocks),
-        [(key, other)] if &**key == "blocks" => {
+        [(key, Value::Object(blocks))] if &**key == DELTA_KEY => Some(blocks),
+        [(key, other)] if &**key == DELTA_KEY => {
             return Err(ReloadError::DeltaNotAMap(other.kind()));
         }
         _ => None,

@@ -20,6 +20,43 @@ pub const RENDER_JSON_CACHE_CONTROL: &str = "public, max-age=0, must-revalidate"
 /// The body of a `?renderJson` request for a path no page serves.
 const RENDER_JSON_NOT_FOUND: &str = r#"{"status":404,"notFound":true}"#;
 
+/// The header that says a page was cut short at a bound (its value: `size` or `depth`).
+pub const PAGE_CUT_HEADER: &str = "X-Sitefile-Page-Cut";
+
+/// A page body (an object) with `"cut": {"reason", "message"}` when `page` was cut short at a
+/// bound: past it every value is `null`, and a renderer must not mistake that for content.
+fn with_cut(body: Value, page: &ResolvedPage) -> Value {
+    match (&page.effects.cut, body.as_object()) {
+        (Some(cut), Some(object)) => {
+            let cut = Value::object(vec![
+                (intern("reason"), Value::string(cut.reason)),
+                (intern("message"), Value::string(&cut.message)),
+            ]);
+            let mut entries = object.entries().to_vec();
+            entries.push((intern("cut"), cut));
+            Value::object(entries)
+        }
+        _ => body,
+    }
+}
+
+/// `response` for a page cut short at a bound: never stored (`Cache-Control: no-store`) and
+/// saying so in [`PAGE_CUT_HEADER`]; any other page's as it is.
+fn cut_short(mut response: PageJsonResponse, page: &ResolvedPage) -> PageJsonResponse {
+    if let Some(cut) = &page.effects.cut {
+        response
+            .headers
+            .retain(|(name, _)| !name.eq_ignore_ascii_case("cache-control"));
+        response
+            .headers
+            .push(("Cache-Control".into(), "no-store".into()));
+        response
+            .headers
+            .push((PAGE_CUT_HEADER.into(), cut.reason.into()));
+    }
+    response
+}
+
 /// What page JSON reads of the content it was asked against.
 #[derive(Debug)]
 pub(crate) struct PageJsonFacts {
@@ -203,21 +240,28 @@ impl PageJsonJob {
                             (!projection.is_dropped(&s.component))
                                 .then(|| projection.section(s, lazy))
                         });
-                        Value::object(vec![
-                            (intern("name"), Value::string(name)),
-                            (
-                                intern("path"),
-                                page.path.as_deref().map_or(Value::Null, Value::string),
-                            ),
-                            (intern("sections"), Value::array(sections.collect())),
-                        ])
+                        with_cut(
+                            Value::object(vec![
+                                (intern("name"), Value::string(name)),
+                                (
+                                    intern("path"),
+                                    page.path.as_deref().map_or(Value::Null, Value::string),
+                                ),
+                                (intern("sections"), Value::array(sections.collect())),
+                            ]),
+                            page,
+                        )
                     }
                 };
-                self.with_etag(self.bytes(&body))
+                cut_short(self.with_etag(self.bytes(&body)), page)
             }
             PageJsonKind::AsJson => {
                 let body = as_json::body(page, block, name, site_block, self.facts.dev_mode);
-                PageJsonResponse::new(200, as_json_headers(), &self.cors, self.bytes(&body))
+                let body = self.bytes(&with_cut(body, page));
+                cut_short(
+                    PageJsonResponse::new(200, as_json_headers(), &self.cors, body),
+                    page,
+                )
             }
         }
     }

@@ -304,8 +304,7 @@ impl<'a> Resolver<'a> {
         self.produced = self.produced.saturating_add(nodes);
         if self.produced > MAX_PAGE_NODES && !self.exhausted {
             self.exhausted = true;
-            self.effects.error(
-                "page",
+            self.effects.cut(
                 "size",
                 format!("the page would hold more than {MAX_PAGE_NODES} JSON values"),
             );
@@ -329,8 +328,7 @@ impl<'a> Resolver<'a> {
         }
         if self.nesting >= MAX_RESOLVED_NESTING {
             self.exhausted = true;
-            self.effects.error(
-                "page",
+            self.effects.cut(
                 "depth",
                 format!("content nests deeper than {MAX_RESOLVED_NESTING} levels"),
             );
