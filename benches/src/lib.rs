@@ -1,9 +1,7 @@
 //! Shared helpers of the benchmarks and the corpus test: reading the corpus
 //! (`$SITEFILE_CORPUS`, else `../shared/corpus` beside the repository) and building requests.
 
-use sitefile_core::Request;
-
-use sitefile_core::content::{Snapshot, load_bundle, write_bundle};
+use sitefile_core::{Request, Snapshot, load_bundle};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -65,8 +63,7 @@ pub fn load_site(site: &str) -> Snapshot {
 
 /// The canonical bundle bytes of a site.
 pub fn site_bundle(site: &str) -> Vec<u8> {
-    let snapshot = load_site(site);
-    write_bundle(snapshot.blocks())
+    load_site(site).canonical_bytes().to_vec()
 }
 
 /// Loads a site from bundle bytes.

@@ -9,10 +9,10 @@ use crate::response::sitefile_response;
 use crate::site::{instant, sitefile_site};
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
 use chrono::{DateTime, Utc};
-use sitefile_core::admin::{
-    AdminOutcome, AdminRequest, AdminResponse, InvokeAnswer, InvokeResult, RenderAnswer,
+use sitefile_core::{
+    AdminOutcome, AdminRequest, AdminResponse, ErrorCode, InvokeAnswer, InvokeResult, NoHost,
+    RenderAnswer, Site,
 };
-use sitefile_core::{ErrorCode, NoHost, Site};
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 

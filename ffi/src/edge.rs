@@ -5,9 +5,7 @@ use crate::args::{handle, json_string, optional_text, out, parse_json, text};
 use crate::resolution::request_of;
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
-use sitefile_core::edge::EdgePlan;
-use sitefile_core::site::{EdgeHints, OriginAnswer, OriginOutcome};
-use sitefile_core::{Request, Site};
+use sitefile_core::{EdgeHints, EdgePlan, OriginAnswer, OriginOutcome, Request, Site};
 use std::ffi::c_char;
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@ use crate::args::{handle, handle_mut, json_string, out, parse_json, text};
 use crate::edge::edge_request;
 use crate::site::sitefile_site;
 use crate::status::{Failure, guard, guard_void, sitefile_status};
-use sitefile_core::site::{EdgeExchange, TimedAnswer};
+use sitefile_core::{EdgeExchange, TimedAnswer};
 use std::ffi::c_char;
 
 /// The edge exchange of one request. One thread at a time drives it; it keeps what it needs of

@@ -4,8 +4,7 @@
 
 use crate::args::{handle_mut, optional_text, out, text};
 use crate::status::{Failure, guard, guard_void, sitefile_status};
-use sitefile_core::content::Snapshot;
-use sitefile_core::{FeatureFlagAdapter, Host, MatcherContext, Value};
+use sitefile_core::{FeatureFlagAdapter, Host, MatcherContext, Snapshot, Value};
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::ffi::{CString, c_char, c_void};

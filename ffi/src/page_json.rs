@@ -7,8 +7,7 @@ use crate::resolution::{request_of, sitefile_resolution};
 use crate::response::sitefile_response;
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
-use sitefile_core::page_json::{PageJsonFinish, PageJsonOutcome};
-use sitefile_core::{ErrorCode, NoHost, Request, Site};
+use sitefile_core::{ErrorCode, NoHost, PageJsonFinish, PageJsonOutcome, Request, Site};
 use std::ffi::c_char;
 use std::sync::Arc;
 

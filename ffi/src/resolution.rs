@@ -6,10 +6,10 @@ use crate::response::sitefile_response;
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
 use chrono::Utc;
-use sitefile_core::page_json::PageJsonFinish;
-use sitefile_core::resolve::{LoaderAnswer, Resolution, ResolutionMisuse, Step};
-use sitefile_core::section_loaders::sections_from_json;
-use sitefile_core::{ErrorCode, Host, NoHost, Request, RequestForm, Site, Value};
+use sitefile_core::{
+    ErrorCode, Host, LoaderAnswer, NoHost, PageJsonFinish, Request, RequestForm, Resolution,
+    ResolutionMisuse, Site, Step, Value, sections_from_json,
+};
 use std::ffi::c_char;
 
 /// One page resolution. Not thread-safe: use it from one thread at a time (it may move

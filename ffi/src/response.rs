@@ -2,9 +2,7 @@
 
 use crate::args::handle;
 use crate::status::{Failure, Outcome, guard_void};
-use sitefile_core::ErrorCode;
-use sitefile_core::admin::AdminResponse;
-use sitefile_core::page_json::PageJsonResponse;
+use sitefile_core::{AdminResponse, ErrorCode, PageJsonResponse};
 use std::ffi::{CString, c_char};
 use std::sync::Arc;
 

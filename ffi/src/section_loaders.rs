@@ -5,7 +5,7 @@ use crate::args::{handle, handle_mut, json_string, out, parse_json, text};
 use crate::resolution::{provide_to, request_of};
 use crate::site::sitefile_site;
 use crate::status::{Failure, guard, guard_void, sitefile_status};
-use sitefile_core::section_loaders::{SectionLoaderRun, sections_from_json};
+use sitefile_core::{SectionLoaderRun, sections_from_json};
 use std::ffi::c_char;
 
 /// One run of section loaders. Not thread-safe: use it from one thread at a time (it may move

@@ -7,8 +7,7 @@ use crate::args::{
 use crate::host::{sitefile_host_fn, swap_hook};
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
 use chrono::{DateTime, Utc};
-use sitefile_core::admin::{MatcherSchema, Schema};
-use sitefile_core::{ErrorCode, Site, SiteSetup, Value};
+use sitefile_core::{ErrorCode, MatcherSchema, Schema, Site, SiteSetup, Value};
 use std::ffi::{c_char, c_void};
 use std::path::Path;
 use std::sync::Arc;
@@ -35,7 +34,7 @@ fn boxed(site: Site) -> *mut sitefile_site {
 
 /// A new site serving the content map (bundle) `bundle`.
 fn from_bundle_bytes(bundle: Vec<u8>, setup: Option<&str>) -> Outcome<*mut sitefile_site> {
-    let snapshot = sitefile_core::content::load_bundle(bundle).map_err(|e| Failure::of(&e))?;
+    let snapshot = sitefile_core::load_bundle(bundle).map_err(|e| Failure::of(&e))?;
     let site = Site::new(snapshot, setup_of(setup)?).map_err(|e| Failure::of(&e))?;
     Ok(boxed(site))
 }

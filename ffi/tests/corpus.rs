@@ -7,9 +7,7 @@ mod common;
 
 use common::{compile, corpus_requests, crate_dir};
 use sitefile_benches::{corpus_available, corpus_dir, urls};
-use sitefile_core::resolve::Step;
-use sitefile_core::value::intern;
-use sitefile_core::{NoHost, RequestForm, Site, SiteSetup, Value};
+use sitefile_core::{NoHost, RequestForm, Site, SiteSetup, Step, Value, intern};
 use std::process::Command;
 
 /// The finished step the Rust API writes for `form`, loaders answered as `corpus.c` does.

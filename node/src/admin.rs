@@ -8,10 +8,10 @@ use crate::site::swap_hook;
 use chrono::{DateTime, Utc};
 use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
-use sitefile_core::admin::{
-    AdminHead, AdminOutcome, AdminRequest, AdminResponse, InvokeAnswer, InvokeResult, RenderAnswer,
+use sitefile_core::{
+    AdminHead, AdminOutcome, AdminRequest, AdminResponse, ErrorCode, InvokeAnswer, InvokeResult,
+    RenderAnswer, Site,
 };
-use sitefile_core::{ErrorCode, Site};
 use std::sync::Arc;
 
 /// An HTTP request as the admin protocol reads it.
@@ -316,7 +316,7 @@ impl NativeAdminOutcome {
 pub fn unknown_admin_route(
     request: AdminRequestInput,
 ) -> Result<AdminResponseOutput, napi::Error<Code>> {
-    guarded(|| Ok(sitefile_core::admin::unknown_route(&request.into_request()?).into()))
+    guarded(|| Ok(sitefile_core::unknown_route(&request.into_request()?).into()))
 }
 
 /// The Next.js binding's answer to an admin request before the core handles it: a preview
@@ -328,7 +328,7 @@ pub fn preview_page_redirect(
 ) -> Result<Option<AdminResponseOutput>, napi::Error<Code>> {
     guarded(|| {
         let request = request.into_request()?;
-        Ok(sitefile_core::admin::preview_page_redirect(&request).map(AdminResponseOutput::from))
+        Ok(sitefile_core::preview_page_redirect(&request).map(AdminResponseOutput::from))
     })
 }
 
@@ -336,5 +336,5 @@ pub fn preview_page_redirect(
 /// path segments as the router hands them over (decoded).
 #[napi]
 pub fn preview_page_admin_path(segments: Vec<String>) -> String {
-    sitefile_core::admin::preview_page_admin_path(&segments)
+    sitefile_core::preview_page_admin_path(&segments)
 }

@@ -1,12 +1,11 @@
 //! The content bundle `blocks.gen.json` as `sitefile bundle` writes it: the core's canonical
-//! bundle (`sitefile_core::content::write_bundle` over the loaded snapshot) of a site's blocks
+//! bundle (`sitefile_core::Snapshot::canonical_bytes` of the loaded snapshot) of a site's blocks
 //! directory, for `npx sitefile generate`.
 
 use crate::error::{Code, fail, guarded, thrown};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
-use sitefile_core::ErrorCode;
-use sitefile_core::config::{FastDeployBuild, PlatformConfig};
+use sitefile_core::{ErrorCode, FastDeployBuild, PlatformConfig};
 use std::path::Path;
 
 /// A site's content bundle, not yet written.

@@ -3,10 +3,7 @@
 
 use crate::error::{Code, JsResult, fail, guarded};
 use napi_derive::napi;
-use sitefile_core::draft::DraftState;
-use sitefile_core::edge::{CacheProfile, EdgePlan};
-use sitefile_core::site::OriginAnswer;
-use sitefile_core::{ErrorCode, Site};
+use sitefile_core::{CacheProfile, DraftState, EdgePlan, ErrorCode, OriginAnswer, Site};
 use std::sync::Arc;
 
 /// The edge plan of one request.
@@ -84,7 +81,7 @@ pub fn cache_profiles() -> Vec<String> {
 /// (the Web Cache API): the key's variant parts travel in a last query parameter.
 #[napi]
 pub fn storage_url(key: String) -> String {
-    sitefile_core::edge::storage_url(&key)
+    sitefile_core::storage_url(&key)
 }
 
 /// How a request asks for a draft preview, and what a response rendering one carries: what a
@@ -104,7 +101,7 @@ pub struct DraftSignals {
 /// The draft-preview signals of the core (see [`DraftSignals`]).
 #[napi]
 pub fn draft_signals() -> DraftSignals {
-    use sitefile_core::draft::{DRAFT_COOKIE, DRAFT_HEADER, DRAFT_PARAM, PREVIEW_HEADERS};
+    use sitefile_core::{DRAFT_COOKIE, DRAFT_HEADER, DRAFT_PARAM, PREVIEW_HEADERS};
     DraftSignals {
         param: DRAFT_PARAM.to_string(),
         cookie: DRAFT_COOKIE.to_string(),
@@ -120,6 +117,6 @@ pub fn draft_signals() -> DraftSignals {
 /// (`frame-ancestors 'self'` and the editor's origins), what the edge sets on HTML by default.
 #[napi]
 pub fn editor_frame_ancestors() -> String {
-    use sitefile_core::config::hosts::EDITOR_ORIGINS;
-    sitefile_core::edge::security::frame_ancestors(&EDITOR_ORIGINS.map(String::from))
+    use sitefile_core::EDITOR_ORIGINS;
+    sitefile_core::frame_ancestors(&EDITOR_ORIGINS.map(String::from))
 }

@@ -4,7 +4,7 @@
 use crate::edge::{parse, to_json};
 use crate::error::{Code, guarded, thrown};
 use napi_derive::napi;
-use sitefile_core::site::{EdgeExchange, TimedAnswer};
+use sitefile_core::{EdgeExchange, TimedAnswer};
 
 /// The edge exchange of one request (see `Site::edge_exchange`).
 #[napi]

@@ -3,9 +3,7 @@
 
 use crate::error::{Code, fail, guarded, thrown};
 use napi_derive::napi;
-use sitefile_core::ErrorCode;
-use sitefile_core::config::PlatformConfig;
-use sitefile_core::layout::{analytics_tag, live_controls_script};
+use sitefile_core::{ErrorCode, PlatformConfig, analytics_tag, live_controls_script};
 use std::collections::HashMap;
 
 /// The root layout's extras (JSON `{analytics: {src, siteKey} | null, liveControls: string |

@@ -3,9 +3,7 @@
 
 use crate::error::{Code, fail, guarded};
 use napi_derive::napi;
-use sitefile_core::ErrorCode;
-use sitefile_core::pages::{MetadataDefaults, PageMetadata};
-use sitefile_core::value::Value;
+use sitefile_core::{ErrorCode, MetadataDefaults, PageMetadata, Value};
 
 /// The document head (JSON `{title, description, canonical, robots}`) of a page whose resolved
 /// SEO block is `seo` (JSON; `null` when the page has none), with `defaults` (JSON `{siteName?,

@@ -6,9 +6,7 @@ use crate::error::{Code, JsResult, fail, guarded};
 use crate::resolution::NativeResolution;
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
-use sitefile_core::page_json::PageJsonFinish;
-use sitefile_core::page_json::{PageJsonOutcome, PageJsonResponse};
-use sitefile_core::{ErrorCode, Request, Site};
+use sitefile_core::{ErrorCode, PageJsonFinish, PageJsonOutcome, PageJsonResponse, Request, Site};
 use std::sync::Arc;
 
 /// What the core made of a page-JSON request: `respond` (call `response()`) or `resolve` (call

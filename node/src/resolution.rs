@@ -6,11 +6,10 @@ use crate::host::{HostCallbacks, JsHost};
 use napi::bindgen_prelude::Either;
 use napi::{Env, JsString};
 use napi_derive::napi;
-use sitefile_core::matchers::ExperimentsConfig;
-use sitefile_core::page_json::PageJsonFinish;
-use sitefile_core::resolve::{LoaderAnswer, Resolution, Step};
-use sitefile_core::section_loaders::sections_from_json;
-use sitefile_core::{ErrorCode, Host, Value};
+use sitefile_core::{
+    ErrorCode, ExperimentsConfig, Host, LoaderAnswer, PageJsonFinish, Resolution, Step, Value,
+    sections_from_json,
+};
 
 /// Starts a resolution with the first call's host callbacks.
 pub(crate) type Start = Box<dyn FnOnce(&dyn Host) -> JsResult<Resolution>>;

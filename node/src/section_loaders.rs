@@ -3,9 +3,7 @@
 
 use crate::error::{Code, fail, guarded, thrown};
 use napi_derive::napi;
-use sitefile_core::ErrorCode;
-use sitefile_core::resolve::LoaderAnswer;
-use sitefile_core::section_loaders::SectionLoaderRun;
+use sitefile_core::{ErrorCode, LoaderAnswer, SectionLoaderRun};
 
 /// One run of section loaders.
 #[napi]

@@ -14,16 +14,11 @@ use chrono::{DateTime, Utc};
 use napi::Env;
 use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
-use sitefile_core::admin::{
-    self, AdminRequest, AdminSite, MatcherSchema, RenderShellUpdate, Schema,
+use sitefile_core::{
+    AdminRequest, AdminSite, ApiDomains, DraftPointer, EdgeHints, ErrorCode, KeyRegistry,
+    MatcherSchema, RenderShellUpdate, Request, RequestForm, Schema, Site, SiteSetup, Snapshot,
+    Value, WorkerOptions, sections_from_json,
 };
-use sitefile_core::content::Snapshot;
-use sitefile_core::draft::{ApiDomains, DraftPointer};
-use sitefile_core::edge::WorkerOptions;
-use sitefile_core::resolve::KeyRegistry;
-use sitefile_core::section_loaders::sections_from_json;
-use sitefile_core::site::EdgeHints;
-use sitefile_core::{ErrorCode, Request, RequestForm, Site, SiteSetup, Value};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -99,8 +94,8 @@ impl NativeSite {
     #[napi(factory)]
     pub fn from_content(content: String, setup: String) -> Result<NativeSite, napi::Error<Code>> {
         guarded(|| {
-            let snapshot = sitefile_core::content::load_bundle(content.into_bytes())
-                .map_err(|e| thrown(&e))?;
+            let snapshot =
+                sitefile_core::load_bundle(content.into_bytes()).map_err(|e| thrown(&e))?;
             let setup = SiteSetup::from_json(&setup).map_err(|e| thrown(&e))?;
             let site = Site::new(snapshot, setup).map_err(|e| thrown(&e))?;
             Ok(NativeSite {
@@ -530,7 +525,7 @@ pub fn cors_headers(headers: Vec<String>) -> Result<Vec<String>, napi::Error<Cod
             headers: header_pairs(headers)?,
             ..AdminRequest::default()
         };
-        Ok(flat_headers(&admin::cors_headers(&request)))
+        Ok(flat_headers(&sitefile_core::cors_headers(&request)))
     })
 }
 

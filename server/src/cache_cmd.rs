@@ -4,8 +4,7 @@
 use crate::open_site;
 use crate::resolve_cmd::build_request;
 use clap::Args;
-use sitefile_core::edge::EdgePlan;
-use sitefile_core::site::OriginAnswer;
+use sitefile_core::{EdgePlan, OriginAnswer};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -2,8 +2,7 @@
 
 use crate::open_site;
 use clap::Args;
-use sitefile_core::check::Severity;
-use sitefile_core::edge::WorkerOptions;
+use sitefile_core::{Severity, WorkerOptions};
 use sitefile_site_dir as site_dir;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -10,12 +10,11 @@ use crate::redis_kv::{bounded, connect};
 use chrono::Utc;
 use clap::{Args, Subcommand};
 use redis::aio::ConnectionManager;
-use sitefile_core::config::PlatformConfig;
-use sitefile_core::content::Snapshot;
-use sitefile_core::content::fast_deploy::{
+use sitefile_core::fast_deploy::{
     DEPLOYMENTS_KEY, LIVE_KEY, read_snapshot, record_deployment, revision_key, snapshot_key,
     snapshot_writes,
 };
+use sitefile_core::{PlatformConfig, Snapshot};
 use sitefile_site_dir as site_dir;
 use std::path::PathBuf;
 use std::process::ExitCode;

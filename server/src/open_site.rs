@@ -1,10 +1,7 @@
 //! Opening a site directory as a [`Site`]: the content read from disk, set up by convention with
 //! the process environment, the way every command sees a site.
 
-use sitefile_core::content::{LoadProblem, Snapshot};
-use sitefile_core::edge::WorkerOptions;
-use sitefile_core::resolve::ResolveConfig;
-use sitefile_core::{Site, SiteSetup};
+use sitefile_core::{LoadProblem, ResolveConfig, Site, SiteSetup, Snapshot, WorkerOptions};
 use sitefile_site_dir::{self as site_dir, Source};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

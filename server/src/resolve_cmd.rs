@@ -4,9 +4,7 @@ use crate::open_site;
 use chrono::{DateTime, Utc};
 use clap::Args;
 use serde_json::json;
-use sitefile_core::edge::WorkerOptions;
-use sitefile_core::value::Value;
-use sitefile_core::{NoHost, Request};
+use sitefile_core::{NoHost, Request, Value, WorkerOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -2,7 +2,7 @@
 //! `.platform/blocks.gen.json` when there is no directory. Shared by the `sitefile` command
 //! line, the benchmarks and the bindings, so they all read a site the same way.
 
-use sitefile_core::content::{FileBytes, LoadProblem, Snapshot, load_bundle, read_blocks};
+use sitefile_core::{FileBytes, LoadProblem, Snapshot, load_bundle, read_blocks};
 use std::path::{Path, PathBuf};
 
 /// Where the content came from.

@@ -1,7 +1,6 @@
 //! Loading a site directory from disk, as the command line and the benchmarks do.
 
-use sitefile_core::content::LoadProblem;
-use sitefile_core::{ErrorCode, HasErrorCode};
+use sitefile_core::{ErrorCode, HasErrorCode, LoadProblem};
 use sitefile_site_dir::{SiteError, Source, blocks_dir, load, load_directory};
 use std::path::PathBuf;
 

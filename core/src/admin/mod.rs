@@ -33,27 +33,36 @@ mod schema;
 mod site;
 mod sitefile;
 
-pub use config::{
-    AdminConfig, AdminSettings, DEFAULT_MAX_BODY_BYTES, DEFAULT_RELOAD_MAX_BYTES, PurgeToken,
-};
-pub use cors::{CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, cors_headers};
+pub use config::{AdminConfig, AdminSettings};
+#[cfg(feature = "internals")]
+pub use config::{DEFAULT_MAX_BODY_BYTES, DEFAULT_RELOAD_MAX_BYTES, PurgeToken};
+pub use cors::cors_headers;
+#[cfg(feature = "internals")]
+pub use cors::{CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS};
+#[cfg(feature = "internals")]
 pub use error::{AdminError, AdminErrorCode};
 pub(crate) use etag::if_none_match;
 pub use handle::{AdminOutcome, handle, unknown_route};
 pub use head::{AdminHead, head};
 pub use html::escape as escape_html;
-pub use invoke::{
-    InvokeAnswer, InvokeCall, InvokeJob, InvokeResult, InvokeShape, batch_body, read_batch_answer,
-};
-pub use preview::{
-    OVERLAY_KEY, PAGE_COMPONENT, PreviewJob, RenderAnswer, RenderedSection, RenderedSectionAnswer,
-};
-pub use preview_page::{PREVIEW_PAGE_PATH, preview_page_admin_path, preview_page_redirect};
+pub use invoke::{InvokeAnswer, InvokeCall, InvokeResult, batch_body, read_batch_answer};
+#[cfg(feature = "internals")]
+pub use invoke::{InvokeJob, InvokeShape};
+#[cfg(feature = "internals")]
+pub use preview::{OVERLAY_KEY, PAGE_COMPONENT, RenderedSection, RenderedSectionAnswer};
+pub use preview::{PreviewJob, RenderAnswer};
+#[cfg(feature = "internals")]
+pub use preview_page::PREVIEW_PAGE_PATH;
+pub use preview_page::{preview_page_admin_path, preview_page_redirect};
+#[cfg(feature = "internals")]
 pub use purge::PurgeJob;
 pub use render_shell::{RenderShell, RenderShellUpdate};
 pub use request::AdminRequest;
 pub use response::AdminResponse;
 pub use route::{is_admin_route, is_purge_route, is_speculation_rules_route};
-pub use schema::{MatcherSchema, Schema, SchemaError};
+#[cfg(feature = "internals")]
+pub use schema::SchemaError;
+pub use schema::{MatcherSchema, Schema};
 pub use site::AdminSite;
+#[cfg(feature = "internals")]
 pub use sitefile::ReloadJob;

@@ -19,7 +19,7 @@ const PREVIEW_ROUTE: &str = "/platform/previews";
 /// the host has a preview page: 307 to `/platform/preview/<target>` with the query kept, with
 /// CORS. `None` for every other request: previews sent with `POST` (the editor's props are in
 /// the body, which a redirect would drop), `/platform/render`, the empty preview frame and
-/// every other route are answered by [`handle`](super::handle).
+/// every other route are answered by [`Site::handle_admin`](crate::Site::handle_admin).
 pub fn preview_page_redirect(request: &AdminRequest) -> Option<AdminResponse> {
     if !request.is("GET") {
         return None;

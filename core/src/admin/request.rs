@@ -12,8 +12,9 @@ pub struct AdminRequest {
     pub query: String,
     /// Header pairs in arrival order; a name may repeat. Names compare ignoring ASCII case.
     pub headers: Vec<(String, String)>,
-    /// The body. A host reads it only as [`head`](super::head) says: none for a request the
-    /// head answers or a route that reads none, else until it holds more than the route's limit.
+    /// The body. A host reads it only as [`Site::admin_head`](crate::Site::admin_head) says:
+    /// none for a request the head answers or a route that reads none, else until it holds more
+    /// than the route's limit.
     pub body: Vec<u8>,
 }
 

@@ -9,10 +9,17 @@ mod parse;
 mod secret_key;
 
 pub use env::{
-    AnalyticsConfig, AppsConfig, CachingConfig, DEFAULT_LOADER_CACHE_MAX_BYTES, DevelopmentConfig,
-    DraftConfig, FastDeployBuild, FastDeployConfig, LogLevel, ObservabilityConfig, OtelMode,
-    PlatformConfig, PreviewHostsSetting, RuntimeConfig, Secret,
+    AnalyticsConfig, FastDeployBuild, LogLevel, ObservabilityConfig, OtelMode, PlatformConfig,
+    PreviewHostsSetting, Secret,
+};
+#[cfg(feature = "internals")]
+pub use env::{
+    AppsConfig, CachingConfig, DEFAULT_LOADER_CACHE_MAX_BYTES, DevelopmentConfig, DraftConfig,
+    FastDeployConfig, RuntimeConfig,
 };
 pub use error::ConfigError;
+#[cfg(feature = "internals")]
 pub use parse::parse_byte_size;
-pub use secret_key::{SecretKey, SecretKeyError};
+pub use secret_key::SecretKey;
+#[cfg(feature = "internals")]
+pub use secret_key::SecretKeyError;

@@ -1,6 +1,6 @@
 //! Block names and the file names that hold them.
 
-use crate::uri::{decode_uri_component_or_keep, encode_uri_component};
+use crate::uri::decode_uri_component_or_keep;
 
 /// Decodes a file stem into its block name exactly once, as `decodeURIComponent` does; a stem
 /// that is not valid percent-encoding (`50% off`) is the name unchanged.
@@ -8,14 +8,10 @@ pub fn decode_block_name(stem: &str) -> String {
     decode_uri_component_or_keep(stem)
 }
 
-/// Encodes a block name into a file stem as `encodeURIComponent` does.
-pub fn encode_block_name(name: &str) -> String {
-    encode_uri_component(name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::uri::encode_uri_component as encode_block_name;
 
     #[test]
     fn decodes_once() {

@@ -87,6 +87,8 @@ impl FileBytes for Vec<u8> {
 pub type LoadedBlocks = (Vec<(Key, Value)>, Vec<LoadProblem>);
 
 /// Builds blocks from `(file name, bytes)` pairs of a blocks directory (see [`read_blocks`]).
+/// For the tests and the benchmarks; a host reads its files through [`read_blocks`].
+#[cfg(any(test, feature = "internals"))]
 pub fn blocks_from_files(files: Vec<(String, Vec<u8>)>) -> LoadedBlocks {
     read_blocks(files).unwrap_or_else(|never| match never {})
 }

@@ -12,13 +12,25 @@ mod snapshot;
 mod store;
 
 pub use block::Block;
-pub use block_name::{decode_block_name, encode_block_name};
-pub use bundle::{load_bundle, parse_bundle, write_bundle};
-pub use files::{FileBytes, LoadProblem, LoadedBlocks, blocks_from_files, read_blocks};
-pub use reload::{ReloadError, ReloadMode, ReloadOutcome, ReloadResponse, plan_reload, reload_body};
+#[cfg(feature = "internals")]
+pub use block_name::decode_block_name;
+pub use bundle::load_bundle;
+#[cfg(feature = "internals")]
+pub use bundle::{parse_bundle, write_bundle};
+#[cfg(feature = "internals")]
+pub use files::LoadedBlocks;
+#[cfg(any(test, feature = "internals"))]
+pub use files::blocks_from_files;
+pub use files::{FileBytes, LoadProblem, read_blocks};
+pub use reload::{ReloadError, ReloadResponse, reload_body};
+#[cfg(feature = "internals")]
+pub use reload::{ReloadMode, ReloadOutcome, plan_reload};
+#[cfg(feature = "internals")]
 pub use revision::block_digest;
 pub use snapshot::Snapshot;
-pub use store::{ContentStore, Observer, ReloadRefused};
+#[cfg(feature = "internals")]
+pub use store::Observer;
+pub use store::{ContentStore, ReloadRefused};
 
 #[cfg(test)]
 mod tests {

@@ -5,9 +5,6 @@ use crate::config::hosts::PLATFORM_HOSTED_DOMAIN;
 use crate::request::Request;
 use crate::value::Value;
 
-/// Names of the Site block, tried in order.
-pub const SITE_BLOCK_NAMES: [&str; 2] = ["site", "Site"];
-
 /// Lower-cases a host and drops a scheme, a path and a default port (`:80`, `:443`).
 pub fn normalize_host(raw: &str) -> String {
     let mut h = raw.trim().to_ascii_lowercase();
@@ -23,12 +20,6 @@ pub fn normalize_host(raw: &str) -> String {
         }
     }
     h
-}
-
-/// The request's host with port: `Host`, else the URL's. `X-Forwarded-Host` is ignored: any
-/// client can send it (see [`request_host_behind_proxy`]).
-pub fn request_host(request: &Request) -> String {
-    request_host_behind_proxy(request, false)
 }
 
 /// The request's host with port. With `trust_forwarded_host` (only when a proxy in front sets
@@ -196,12 +187,12 @@ mod tests {
     #[test]
     fn forwarded_host_only_when_the_proxy_sets_it() {
         let r = Request::new("http://internal:8080/x").unwrap();
-        assert_eq!(request_host(&r), "internal:8080");
+        assert_eq!(request_host_behind_proxy(&r, false), "internal:8080");
         let r = r.with_header("host", "Shop.com:443");
-        assert_eq!(request_host(&r), "shop.com");
+        assert_eq!(request_host_behind_proxy(&r, false), "shop.com");
         let r = r.with_header("x-forwarded-host", "preview.shop.com:8443, proxy");
         assert_eq!(
-            request_host(&r),
+            request_host_behind_proxy(&r, false),
             "shop.com",
             "a client can send any X-Forwarded-Host"
         );

@@ -8,10 +8,12 @@ mod pointer;
 
 pub use api_domains::ApiDomains;
 pub use decision::{
-    DRAFT_COOKIE, DRAFT_COOKIE_MAX_AGE, DRAFT_HEADER, DRAFT_PARAM, DraftDecision, DraftState,
-    DraftTransition, PREVIEW_HEADERS, decide_draft,
+    DRAFT_COOKIE, DRAFT_HEADER, DRAFT_PARAM, DraftDecision, DraftState, PREVIEW_HEADERS,
+    decide_draft,
 };
-pub use hosts::{
-    PreviewHosts, SITE_BLOCK_NAMES, normalize_host, request_host, request_host_behind_proxy,
-};
+#[cfg(feature = "internals")]
+pub use decision::{DRAFT_COOKIE_MAX_AGE, DraftTransition};
+pub use hosts::PreviewHosts;
+#[cfg(feature = "internals")]
+pub use hosts::{normalize_host, request_host_behind_proxy};
 pub use pointer::DraftPointer;

@@ -16,7 +16,7 @@ pub enum Bypass {
     /// Only `GET` is cached.
     Method(String),
     /// Under a bypass path.
-    BypassPath,
+    Path,
     /// The request forces matcher outcomes.
     MatcherOverride,
     /// The request renders a draft.
@@ -32,7 +32,7 @@ impl fmt::Display for Bypass {
         match self {
             Bypass::DevMode => f.write_str("dev-mode"),
             Bypass::Method(m) => write!(f, "method:{m}"),
-            Bypass::BypassPath => f.write_str("bypass-path"),
+            Bypass::Path => f.write_str("bypass-path"),
             Bypass::MatcherOverride => f.write_str("matcher-override"),
             Bypass::Draft => f.write_str("draft"),
             Bypass::Profile(p) => write!(f, "non-cacheable:{p}"),
@@ -78,7 +78,7 @@ pub fn request_bypass(
     } else if request.method() != "GET" {
         Some(Bypass::Method(request.method().to_string()))
     } else if options.is_bypass_path(request.path()) {
-        Some(Bypass::BypassPath)
+        Some(Bypass::Path)
     } else if facts.has_override || carries_matcher_override(request) {
         Some(Bypass::MatcherOverride)
     } else if facts.draft {
@@ -219,7 +219,7 @@ mod tests {
         );
         assert_eq!(
             request_bypass(&get("/live/_meta"), &o, l, f),
-            Some(Bypass::BypassPath)
+            Some(Bypass::Path)
         );
         assert_eq!(
             request_bypass(&get("/x").with_header(MATCHERS_OVERRIDE, "A=1"), &o, l, f),

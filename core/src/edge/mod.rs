@@ -19,33 +19,45 @@ pub mod security;
 pub mod segment_key;
 pub mod speculation;
 
+#[cfg(feature = "internals")]
 pub use assets::{
     AssetKind, DEFAULT_FINGERPRINT_PATTERN, IMMUTABLE_CACHE_CONTROL, asset_status, classify_asset,
 };
+#[cfg(feature = "internals")]
 pub use cacheability::{
     Bypass, MATCHERS_OVERRIDE, OriginResponse, RequestFacts, Skip, StoreVerdict,
     carries_matcher_override, request_bypass, set_cookie_name, store_verdict,
 };
+#[cfg(feature = "internals")]
 pub use cdn::{CdnCacheControl, CdnContext, SEGMENT_TOKEN_PARAM, segment_token};
-pub use key::{
-    CacheKey, GeoCacheKey, KeyContext, STORAGE_KEY_PARAM, build_cache_key, geo_part, storage_url,
-    url_key,
-};
+pub use key::{CacheKey, storage_url};
+#[cfg(feature = "internals")]
+pub use key::{GeoCacheKey, KeyContext, STORAGE_KEY_PARAM, build_cache_key, geo_part, url_key};
+#[cfg(feature = "internals")]
 pub use normalize::{TRACKING_PARAMS, is_tracking_param, normalize_query};
+#[cfg(feature = "internals")]
 pub use options::{
-    CI_COMMIT_SHA_VAR, DEFAULT_BYPASS_PATHS, DEFAULT_SAFE_COOKIES, OutboundUserAgent, PageJsonCors,
-    WorkerOptions, build_time_hash, compiled_build_id, path_under,
+    CI_COMMIT_SHA_VAR, DEFAULT_BYPASS_PATHS, DEFAULT_SAFE_COOKIES, OutboundUserAgent,
+    compiled_build_id, path_under,
 };
+pub use options::{PageJsonCors, WorkerOptions, build_time_hash};
 pub use plan::{EdgeAction, EdgePlan, EdgePolicy, RequestInputs, SiteFacts};
+pub use profile::{CacheProfile, UnknownProfile};
+#[cfg(feature = "internals")]
 pub use profile::{
-    CacheProfile, PRIVATE_CACHE_CONTROL, ProfileTable, ProfileTimings, UnknownProfile, Window,
-    detect_builtin, detect_profile,
+    PRIVATE_CACHE_CONTROL, ProfileTable, ProfileTimings, Window, detect_builtin, detect_profile,
 };
 pub use purge::{PurgeIndex, PurgeScope};
-pub use redirects::{Redirect, RedirectTable};
-pub use respond::{Finished, OriginFacts, StoredState, origin_failed, stored_state};
-pub use security::{CspMode, CspNonce, SecurityHeaders, security_headers};
+#[cfg(feature = "internals")]
+pub use redirects::Redirect;
+pub use redirects::RedirectTable;
+#[cfg(feature = "internals")]
+pub use respond::Finished;
+pub use respond::{OriginFacts, StoredState, origin_failed, stored_state};
+pub use security::CspNonce;
+#[cfg(feature = "internals")]
+pub use security::{CspMode, SecurityHeaders, security_headers};
 pub use segment_key::SegmentKey;
-pub use speculation::{
-    Eagerness, SPECULATION_RULES_PATH, SpeculationMode, SpeculationRules, speculation_rules_header,
-};
+pub use speculation::SPECULATION_RULES_PATH;
+#[cfg(feature = "internals")]
+pub use speculation::{Eagerness, SpeculationMode, SpeculationRules, speculation_rules_header};

@@ -243,7 +243,7 @@ impl EdgePolicy {
                     other => other.to_string(),
                 };
                 set(&mut plan.headers, "Cache-Control", PRIVATE_CACHE_CONTROL);
-                if matches!(b, Bypass::Method(_) | Bypass::BypassPath | Bypass::DevMode)
+                if matches!(b, Bypass::Method(_) | Bypass::Path | Bypass::DevMode)
                     && !profile.is_private()
                 {
                     set(&mut plan.headers, names::X_CACHE_PROFILE, profile.as_str());

@@ -6,8 +6,8 @@ mod cache;
 mod freshness;
 mod key;
 
-pub use cache::{
-    CacheStats, LoaderCache, LoaderCacheConfig, Lookup, REFRESH_TIMEOUT_MS, Ticket, entry_size,
-};
+#[cfg(feature = "internals")]
+pub use cache::{CacheStats, REFRESH_TIMEOUT_MS, entry_size};
+pub use cache::{LoaderCache, LoaderCacheConfig, Lookup, Ticket};
 pub use freshness::Freshness;
 pub use key::LoaderKey;

@@ -27,12 +27,19 @@ mod test_support;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "internals")]
 pub use builtins::keys;
 pub use evaluator::Evaluator;
-pub use experiments::{Experiment, ExperimentAssignment, ExperimentVariant, ExperimentsConfig};
+#[cfg(feature = "internals")]
+pub use experiments::ExperimentVariant;
+pub use experiments::{Experiment, ExperimentAssignment, ExperimentsConfig};
 pub use overrides::{OVERRIDE_HEADER, Overrides};
-pub use registry::{MatcherRegistry, MatcherSchema};
-pub use segment::{SEGMENT_COOKIE, Segment};
+pub use registry::MatcherRegistry;
+#[cfg(feature = "internals")]
+pub use registry::MatcherSchema;
+#[cfg(feature = "internals")]
+pub use segment::SEGMENT_COOKIE;
+pub use segment::Segment;
 
 use crate::value::Value;
 use std::borrow::Borrow;

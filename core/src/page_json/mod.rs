@@ -18,10 +18,14 @@ mod recognize;
 mod render_json;
 mod secrets;
 
+#[cfg(feature = "internals")]
 pub use cors::{PAGE_JSON_ALLOW_HEADERS, PAGE_JSON_ALLOW_METHODS};
 pub use finish::PageJsonFinish;
 pub(crate) use job::PageJsonFacts;
-pub use job::{PageJsonJob, PageJsonOutcome, PageJsonResponse, RENDER_JSON_CACHE_CONTROL};
+#[cfg(feature = "internals")]
+pub use job::RENDER_JSON_CACHE_CONTROL;
+pub use job::{PageJsonJob, PageJsonOutcome, PageJsonResponse};
+#[cfg(feature = "internals")]
 pub use recognize::{AS_JSON_PARAM, PageJsonKind, RENDER_JSON_PARAM, SECTION_PARAM};
 pub(crate) use secrets::SecretTexts;
 

@@ -5,7 +5,12 @@ mod recognition;
 mod route_table;
 mod specificity;
 
-pub use metadata::{MetadataDefaults, PageMetadata, Robots};
+#[cfg(feature = "internals")]
+pub use metadata::Robots;
+pub use metadata::{MetadataDefaults, PageMetadata};
 pub use recognition::{PAGE_RESOLVE_TYPE, is_page_block, page_path};
-pub use route_table::{PageMatch, Route, RouteTable};
+#[cfg(feature = "internals")]
+pub use route_table::PageMatch;
+pub use route_table::{Route, RouteTable};
+#[cfg(feature = "internals")]
 pub use specificity::Specificity;

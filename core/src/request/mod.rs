@@ -2,7 +2,9 @@
 
 mod form;
 
-pub use form::{Coordinate, GeoForm, Pairs, RequestForm};
+pub use form::RequestForm;
+#[cfg(feature = "internals")]
+pub use form::{Coordinate, GeoForm, Pairs};
 
 use crate::device::Device;
 use chrono::{DateTime, Utc};

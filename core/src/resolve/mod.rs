@@ -13,19 +13,26 @@ mod registry;
 mod resolution;
 mod runtime;
 
-pub use config::{DEFAULT_MAX_DEPTH, ResolveConfig};
+#[cfg(feature = "internals")]
+pub use config::DEFAULT_MAX_DEPTH;
+pub use config::ResolveConfig;
+#[cfg(feature = "internals")]
 pub use engine::{MAX_PAGE_NODES, MAX_RESOLVED_NESTING};
 pub(crate) use engine::{StaticDepth, non_object_sections};
 pub(crate) use keys::SECRET as SECRET_RESOLVE_TYPE;
-pub use keys::{SKIP_RESOLVE_TYPES, is_flag};
+#[cfg(feature = "internals")]
+pub use keys::SKIP_RESOLVE_TYPES;
+pub use keys::is_flag;
+#[cfg(feature = "internals")]
 pub use layout_cache::{LAYOUT_TTL_SECONDS, LayoutCache};
 pub use loader_props::{PAGE_PATH, PAGE_URL};
 pub use node::CallId;
+#[cfg(feature = "internals")]
 pub use origins::relativize;
 pub use page::{ResolvedPage, ResolvedSection};
 pub use registry::KeyRegistry;
+#[cfg(feature = "internals")]
+pub use resolution::RequestOptions;
 pub(crate) use resolution::{EveryVariant, RawSection, globals, sections_list};
-pub use resolution::{
-    LoaderAnswer, LoaderCall, RequestOptions, Resolution, ResolutionMisuse, Step,
-};
+pub use resolution::{LoaderAnswer, LoaderCall, Resolution, ResolutionMisuse, Step};
 pub use runtime::Runtime;

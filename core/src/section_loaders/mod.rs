@@ -8,4 +8,6 @@ mod form;
 mod run;
 
 pub use form::sections_from_json;
-pub use run::{MAX_NESTING, SectionLoaderRun, SectionStep, SectionsDone};
+pub use run::SectionLoaderRun;
+#[cfg(feature = "internals")]
+pub use run::{MAX_NESTING, SectionStep, SectionsDone};

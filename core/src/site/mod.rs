@@ -14,10 +14,13 @@ mod preview;
 mod setup_form;
 
 pub use edge::{EdgeDecision, EdgeHints, OriginAnswer, OriginOutcome, StoredCopy};
+#[cfg(feature = "internals")]
+pub use exchange::STORED_AT_HEADER;
 pub use exchange::{
-    BodySource, EdgeExchange, ExchangeAnswer, ExchangeError, ExchangeStep, STORED_AT_HEADER,
-    StoreCopy, StoredHead, TimedAnswer,
+    BodySource, EdgeExchange, ExchangeAnswer, ExchangeError, ExchangeStep, StoreCopy, StoredHead,
+    TimedAnswer,
 };
+#[cfg(feature = "internals")]
 pub use setup_form::{AdminForm, FreshnessForm, SetupForm};
 
 use edge::ReadHints;

@@ -17,10 +17,10 @@ use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use http_body_util::BodyExt;
-use sitefile_core::admin::{AdminHead, AdminOutcome, AdminRequest, AdminResponse, InvokeResult};
-use sitefile_core::page_json::PageJsonOutcome;
-use sitefile_core::resolve::{Resolution, ResolutionMisuse, ResolvedPage, Step};
-use sitefile_core::{Device, NoHost, Request, Site, Value};
+use sitefile_core::{
+    AdminHead, AdminOutcome, AdminRequest, AdminResponse, Device, InvokeResult, NoHost,
+    PageJsonOutcome, Request, Resolution, ResolutionMisuse, ResolvedPage, Site, Step, Value,
+};
 use sitefile_workspace::cli::{Workspace, owns_path};
 use sitefile_workspace::http::is_body_timeout;
 use std::sync::Arc;
@@ -81,7 +81,7 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
     };
     // The core decides from the head whether an admin request is refused (token, method, a
     // declared length over the limit) before any body byte is read, and how much body it reads.
-    let head = sitefile_core::admin::is_admin_route(parts.uri.path()).then(|| admin_head(&parts));
+    let head = sitefile_core::is_admin_route(parts.uri.path()).then(|| admin_head(&parts));
     let (admin_request, body) = match head.as_ref().map(|head| site.admin_head(head)) {
         Some(AdminHead::Respond(response)) => return core_response(response),
         Some(AdminHead::WithoutBody) => (head, Ok(Vec::new())),

@@ -9,12 +9,10 @@ use super::origin::{Opened, Origin, OriginRequest};
 use super::store::{Store, Stored};
 use axum::body::{Body, Bytes};
 use http_body::{Body as HttpBody, Frame, SizeHint};
-use sitefile_core::edge::PurgeScope;
-use sitefile_core::site::{
-    BodySource, EdgeExchange, EdgeHints, ExchangeAnswer, ExchangeStep, OriginAnswer, StoreCopy,
-    StoredHead,
+use sitefile_core::{
+    BodySource, EdgeExchange, EdgeHints, ExchangeAnswer, ExchangeStep, OriginAnswer, PurgeScope,
+    Request, Site, StoreCopy, StoredHead,
 };
-use sitefile_core::{Request, Site};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -508,7 +506,7 @@ mod tests {
     use crate::open_site;
     use crate::serve::store::MemoryStore;
     use axum::http::Method;
-    use sitefile_core::edge::WorkerOptions;
+    use sitefile_core::WorkerOptions;
     use std::path::Path;
     use std::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 

@@ -16,12 +16,10 @@ use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
 use redis::aio::ConnectionManager;
-use sitefile_core::Site;
-use sitefile_core::config::PlatformConfig;
-use sitefile_core::content::Snapshot;
-use sitefile_core::content::fast_deploy::{
+use sitefile_core::fast_deploy::{
     needs_load, read_snapshot, revision_key, snapshot_key, snapshot_writes,
 };
+use sitefile_core::{PlatformConfig, Site, Snapshot};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

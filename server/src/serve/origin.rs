@@ -5,9 +5,7 @@
 use super::header_text;
 use axum::body::Bytes;
 use axum::http::Method;
-use sitefile_core::admin::{InvokeCall, InvokeResult, batch_body, read_batch_answer};
-use sitefile_core::resolve::LoaderCall;
-use sitefile_core::value::Value;
+use sitefile_core::{InvokeCall, InvokeResult, LoaderCall, Value, batch_body, read_batch_answer};
 use std::time::Duration;
 
 /// How long connecting to the origin may take.

@@ -3,11 +3,7 @@
 //! section and its props, the variant each flag chose and why, a way to look as another device
 //! or with a rule forced, and what did not run or failed.
 
-use sitefile_core::Device;
-use sitefile_core::admin::escape_html as escape;
-use sitefile_core::matchers::OVERRIDE_HEADER;
-use sitefile_core::pages::Route;
-use sitefile_core::resolve::ResolvedPage;
+use sitefile_core::{Device, OVERRIDE_HEADER, ResolvedPage, Route, escape_html as escape};
 use std::fmt::Write;
 
 /// The view's style: readable without any asset.

@@ -6,7 +6,7 @@
 use crate::redis_kv::{FailureLog, bounded};
 use axum::body::Bytes;
 use redis::aio::ConnectionManager;
-use sitefile_core::edge::{CacheKey, PurgeScope};
+use sitefile_core::{CacheKey, PurgeScope};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;

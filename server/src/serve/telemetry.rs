@@ -23,7 +23,7 @@ use opentelemetry_sdk::trace::{
     BatchSpanProcessor, Sampler, SamplingDecision, SamplingResult, SdkTracerProvider, ShouldSample,
     SpanData, SpanProcessor,
 };
-use sitefile_core::config::{LogLevel, ObservabilityConfig, OtelMode, PlatformConfig};
+use sitefile_core::{LogLevel, ObservabilityConfig, OtelMode, PlatformConfig};
 use std::collections::HashMap;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
