@@ -2,6 +2,7 @@
 //! names the host work it needs (`NativeAdminOutcome`); the JS side does that work and calls the
 //! matching `finish*` method for the response.
 
+use crate::convert::{flat_headers, header_pairs, to_json};
 use crate::error::{Code, JsResult, fail, guarded, thrown};
 use crate::resolution::NativeResolution;
 use crate::site::swap_hook;
@@ -69,30 +70,6 @@ impl From<AdminHead> for AdminHeadOutput {
             response,
         }
     }
-}
-
-/// Alternating names and values as pairs; an odd list is refused.
-pub(crate) fn header_pairs(flat: Vec<String>) -> JsResult<Vec<(String, String)>> {
-    if !flat.len().is_multiple_of(2) {
-        return Err(fail(
-            ErrorCode::InvalidRequest,
-            "headers must alternate names and values",
-        ));
-    }
-    let mut pairs = Vec::with_capacity(flat.len() / 2);
-    let mut items = flat.into_iter();
-    while let (Some(name), Some(value)) = (items.next(), items.next()) {
-        pairs.push((name, value));
-    }
-    Ok(pairs)
-}
-
-/// Pairs as alternating names and values.
-pub(crate) fn flat_headers(pairs: &[(String, String)]) -> Vec<String> {
-    pairs
-        .iter()
-        .flat_map(|(n, v)| [n.clone(), v.clone()])
-        .collect()
 }
 
 impl AdminRequestInput {
@@ -169,10 +146,6 @@ impl NativeAdminOutcome {
             )
         })
     }
-}
-
-fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> JsResult<String> {
-    serde_json::to_string(value).map_err(|e| fail(ErrorCode::InvalidContent, e))
 }
 
 fn wrong_kind(method: &str, kind: &str) -> napi::Error<Code> {

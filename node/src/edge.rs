@@ -1,9 +1,10 @@
 //! `NativeEdgePlan`: the edge's decision for one request, then the decision once the origin
 //! answered — the core's edge forms as JSON text.
 
-use crate::error::{Code, JsResult, fail, guarded};
+use crate::convert::{parse, to_json};
+use crate::error::{Code, guarded};
 use napi_derive::napi;
-use sitefile_core::{CacheProfile, DraftState, EdgePlan, ErrorCode, OriginAnswer, Site};
+use sitefile_core::{CacheProfile, DraftState, EdgePlan, OriginAnswer, Site};
 use std::sync::Arc;
 
 /// The edge plan of one request.
@@ -11,15 +12,6 @@ use std::sync::Arc;
 pub struct NativeEdgePlan {
     pub(crate) site: Arc<Site>,
     pub(crate) plan: EdgePlan,
-}
-
-pub(crate) fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> JsResult<T> {
-    serde_json::from_str(text)
-        .map_err(|e| fail(ErrorCode::InvalidJson, format!("invalid {what}: {e}")))
-}
-
-pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> JsResult<String> {
-    serde_json::to_string(value).map_err(|e| fail(ErrorCode::InvalidContent, e))
 }
 
 #[napi]

@@ -1,7 +1,7 @@
 //! `NativeEdgeExchange`: one request through the edge cache, the core's exchange driven from
 //! JavaScript — steps out and answers in as JSON text in the core's serde forms.
 
-use crate::edge::{parse, to_json};
+use crate::convert::{parse, to_json};
 use crate::error::{Code, guarded, thrown};
 use napi_derive::napi;
 use sitefile_core::{EdgeExchange, TimedAnswer};

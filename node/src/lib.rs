@@ -16,6 +16,7 @@
 
 mod admin;
 mod bundle;
+mod convert;
 mod edge;
 mod error;
 mod exchange;

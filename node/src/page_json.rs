@@ -1,7 +1,8 @@
 //! `NativePageJson`: a `?renderJson` / `?asJson` request — answered by the core at once, or a
 //! page resolution whose finished page the core turns into the response.
 
-use crate::admin::{AdminResponseOutput, flat_headers};
+use crate::admin::AdminResponseOutput;
+use crate::convert::flat_headers;
 use crate::error::{Code, JsResult, fail, guarded};
 use crate::resolution::NativeResolution;
 use napi::bindgen_prelude::Buffer;

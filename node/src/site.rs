@@ -1,10 +1,9 @@
 //! `NativeSite`: one site — its content, setup, reloads and the resolutions started from it.
 
-use crate::admin::{
-    AdminHeadOutput, AdminRequestInput, NativeAdminOutcome, flat_headers, header_pairs,
-};
-use crate::edge::{NativeEdgePlan, parse};
-use crate::error::{Code, JsResult, fail, guarded, thrown};
+use crate::admin::{AdminHeadOutput, AdminRequestInput, NativeAdminOutcome};
+use crate::convert::{flat_headers, header_pairs, instant, parse, request_of};
+use crate::edge::NativeEdgePlan;
+use crate::error::{Code, fail, guarded, thrown};
 use crate::exchange::NativeEdgeExchange;
 use crate::host::{HostCallbacks, JsHost};
 use crate::page_json::NativePageJson;
@@ -16,18 +15,11 @@ use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
 use sitefile_core::{
     AdminRequest, AdminSite, ApiDomains, DraftPointer, EdgeHints, ErrorCode, KeyRegistry,
-    MatcherSchema, RenderShellUpdate, Request, RequestForm, Schema, Site, SiteSetup, Snapshot,
-    Value, WorkerOptions, sections_from_json,
+    MatcherSchema, RenderShellUpdate, Schema, Site, SiteSetup, Snapshot, Value, WorkerOptions,
+    sections_from_json,
 };
 use std::path::Path;
 use std::sync::Arc;
-
-/// A request from its JSON form (`RequestForm`).
-fn request_of(form: &str) -> JsResult<Request> {
-    RequestForm::from_json(form)
-        .and_then(RequestForm::into_request)
-        .map_err(|e| thrown(&e))
-}
 
 /// The Fast Deploy hook over an optional JS function `(revision) => boolean`; without one the
 /// reload is in memory only (`kvWritten: false`).
@@ -40,21 +32,6 @@ pub(crate) fn swap_hook<'f>(
             .map_err(|e| e.reason.clone()),
         None => Ok(false),
     }
-}
-
-fn instant(ms: f64) -> JsResult<DateTime<Utc>> {
-    if !ms.is_finite() {
-        return Err(fail(
-            ErrorCode::InvalidRequest,
-            "the time is not a finite number",
-        ));
-    }
-    DateTime::from_timestamp_millis(ms as i64).ok_or_else(|| {
-        fail(
-            ErrorCode::InvalidRequest,
-            format!("the time {ms} is out of range"),
-        )
-    })
 }
 
 /// One site: its content, setup and the resolutions started from it.
