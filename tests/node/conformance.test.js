@@ -266,24 +266,27 @@ function runPageCase(kase) {
 
 // ---- section loader cases ------------------------------------------------------------------
 
-function runSectionLoaderCase(kase) {
-  const site = siteFor(kase);
-  const withLoaders = Object.keys(kase.loaders ?? {});
-  const run = site.runSectionLoaders(requestForm(kase.request ?? {}), JSON.stringify(kase.sections), withLoaders);
+/** `sections` through `site`'s section loaders for `request`, the keys of `loaders` having
+ * loaders answered from it: the finished sections and effects, with the `rounds`. */
+function sectionLoadersOutput(site, request, sections, loaders) {
+  const run = site.runSectionLoaders(requestForm(request ?? {}), JSON.stringify(sections), Object.keys(loaders ?? {}));
   const rounds = [];
   let given = null;
-  let output;
   for (;;) {
     const step = JSON.parse(run.advance(given));
-    if (step.step === "done") {
-      output = { ...step.value, rounds };
-      break;
-    }
+    if (step.step === "done") return { ...step.value, rounds };
     rounds.push(step.value.map((c) => c.key));
-    given = JSON.stringify(step.value.map((call) => answer(kase.loaders, call)));
+    given = JSON.stringify(step.value.map((call) => answer(loaders, call)));
   }
+}
+
+/** The keys a section loader case's `expect` (or a `sectionLoaders` step's) may hold. */
+const SECTION_LOADER_KEYS = ["rounds", "sections", "effects"];
+
+function runSectionLoaderCase(kase) {
+  const output = sectionLoadersOutput(siteFor(kase), kase.request, kase.sections, kase.loaders);
   const failures = [];
-  knownKeys(kase.expect, ["rounds", "sections", "effects"], failures);
+  knownKeys(kase.expect, SECTION_LOADER_KEYS, failures);
   comparePage(kase.expect, output, "", failures);
   return failures;
 }
@@ -564,6 +567,13 @@ function runStepCase(kase) {
         resolveStep(kase, step, site, host, stepFailures);
         own = ["page", "rounds", "error"];
         break;
+      case "sectionLoaders": {
+        const output = sectionLoadersOutput(site, step.request, step.sections, step.loaders ?? kase.loaders);
+        const sectionExpect = Object.fromEntries(SECTION_LOADER_KEYS.filter((k) => k in expect).map((k) => [k, expect[k]]));
+        comparePage(sectionExpect, output, "", stepFailures);
+        own = SECTION_LOADER_KEYS;
+        break;
+      }
       default:
         throw new Error(`unknown step ${step.do}`);
     }

@@ -3,7 +3,7 @@
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
-const { createSiteSetup, resolveDecoPage } = require("sitefile");
+const { createSiteSetup, resolveDecoPage, runSectionLoaders, handleAdminRequest } = require("sitefile");
 
 const hero = (props) => ({ __resolveType: "site/sections/Hero.tsx", ...props });
 const HOME = { url: "https://shop.example/" };
@@ -46,6 +46,49 @@ test("layoutSections: a layout section resolves once for every page", async () =
   await resolveDecoPage(HOME, plain);
   await resolveDecoPage({ url: "https://shop.example/other" }, plain);
   assert.equal(calls, 3, "without the option each page resolves it");
+});
+
+test("layoutSections: a layout section's section loader runs once per device for five minutes, shared across pages; a purge drops it", async () => {
+  const clock = { now: Date.parse("2026-06-01T12:00:00Z") };
+  const runs = [];
+  const site = createSiteSetup({
+    env: { PURGE_TOKEN: "p" },
+    now: () => new Date(clock.now),
+    layoutSections: ["site/sections/Header.tsx"],
+    blocks: {
+      "pages-home": { path: "/", sections: [{ __resolveType: "Header" }, hero({ title: "home" })] },
+      "pages-other": { path: "/other", sections: [{ __resolveType: "Header" }, { __resolveType: "site/sections/Header.tsx", menu: "inline" }] },
+      Header: { __resolveType: "site/sections/Header.tsx", menu: "main" },
+    },
+    sections: {
+      "./sections/Hero.tsx": async () => ({ default: () => null }),
+      "./sections/Header.tsx": async () => ({
+        default: () => null,
+        loader: (props, request) => (runs.push(`${props.menu} ${new URL(request.url).pathname}`), { menu: props.menu, links: runs.length }),
+      }),
+    },
+  });
+  const visit = async (path, userAgent = "Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0") => {
+    const request = { url: `https://shop.example${path}`, headers: new Headers({ "user-agent": userAgent }) };
+    return runSectionLoaders((await resolveDecoPage(request, site)).sections, request, site);
+  };
+  const home = await visit("/");
+  assert.deepEqual(home[0].props, { menu: "main", links: 1 });
+  const other = await visit("/other");
+  assert.deepEqual(other[0].props, { menu: "main", links: 1 }, "the saved header's output is shared with another page");
+  assert.deepEqual(other[1].props, { menu: "inline", links: 2 }, "an inline header with other props gets its own");
+  await visit("/", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148");
+  assert.deepEqual(runs, ["main /", "inline /other", "main /"], "a phone gets its own output");
+  clock.now += 299_000;
+  await visit("/other");
+  assert.equal(runs.length, 3, "still fresh after 299 s");
+  clock.now += 2_000;
+  await visit("/");
+  assert.equal(runs.length, 4, "run again after five minutes");
+  const purge = await handleAdminRequest(new Request("https://shop.example/_cache/purge-loaders", { method: "POST", headers: { authorization: "Bearer p" } }), site);
+  assert.equal(purge?.status, 200);
+  await visit("/");
+  assert.equal(runs.length, 5, "a loader purge drops the kept outputs");
 });
 
 test("cachedLoaders: a listed loader's answer is reused for maxAgeMs, the others run every time", async () => {

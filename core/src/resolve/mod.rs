@@ -24,7 +24,8 @@ pub(crate) use keys::SECRET as SECRET_RESOLVE_TYPE;
 pub use keys::SKIP_RESOLVE_TYPES;
 pub use keys::is_flag;
 #[cfg(feature = "internals")]
-pub use layout_cache::{LAYOUT_TTL_SECONDS, LayoutCache};
+pub use layout_cache::LAYOUT_TTL_SECONDS;
+pub use layout_cache::LayoutCache;
 pub use loader_props::{PAGE_PATH, PAGE_URL};
 pub use node::CallId;
 #[cfg(feature = "internals")]

@@ -822,6 +822,8 @@ fn used_calls(pass: &FirstPass) -> Vec<bool> {
 #[derive(Debug, Default)]
 pub(crate) struct Caches {
     pub layout: LayoutCache,
+    /// Layout sections after their section loaders (`section_loaders::LayoutOutputs`).
+    pub layout_outputs: Arc<LayoutCache>,
     pub pages: PageCache,
     pub loaders: LoaderCache,
 }
@@ -830,6 +832,7 @@ impl Caches {
     /// Forgets everything derived from earlier content (every swap, every purge).
     pub fn clear(&self) {
         self.layout.clear();
+        self.layout_outputs.clear();
         self.pages.clear();
         self.loaders.clear();
     }

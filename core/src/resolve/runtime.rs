@@ -182,4 +182,10 @@ impl Runtime {
     pub fn loader_cache(&self) -> &LoaderCache {
         &self.caches.loaders
     }
+
+    /// Layout sections' outputs after their section loaders, shared across pages (a loader purge
+    /// clears them with the loader cache).
+    pub(crate) fn layout_outputs(&self) -> &Arc<LayoutCache> {
+        &self.caches.layout_outputs
+    }
 }

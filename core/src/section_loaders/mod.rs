@@ -5,9 +5,11 @@
 //! which to call, with which props, and what their answers do to the page.
 
 mod form;
+mod layout_outputs;
 mod run;
 
 pub use form::sections_from_json;
+pub(crate) use layout_outputs::LayoutOutputs;
 pub use run::SectionLoaderRun;
 #[cfg(feature = "internals")]
 pub use run::{MAX_NESTING, SectionStep, SectionsDone};

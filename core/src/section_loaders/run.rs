@@ -1,6 +1,7 @@
 //! One run of the section loaders over a page's sections, driven like a resolution: `next`
 //! hands out a round of calls, `provide` takes their answers.
 
+use super::LayoutOutputs;
 use crate::effects::{Effects, ResolveErrorEvent};
 use crate::resolve::{
     CallId, LoaderCall, PAGE_PATH, PAGE_URL, ResolutionMisuse, ResolveConfig, ResolvedSection,
@@ -77,18 +78,22 @@ pub struct SectionLoaderRun {
     depth: usize,
     effects: Effects,
     done: bool,
+    /// Layout sections' outputs shared across pages (none for a run that keeps none).
+    layout: Option<LayoutOutputs>,
 }
 
 impl SectionLoaderRun {
     /// A run over `sections` for a request for `url` (with path `path`): sections whose
     /// registered key (`config.sections`) is in `with_loaders` have their loader called; a
     /// failure of a layout section's loader (`config.layout_sections`) does not degrade the page.
-    pub fn new(
+    /// With `layout`, a layout section whose output is kept there is served from it, its loaders
+    /// not called, and the others' outputs are kept when the run ends.
+    pub(crate) fn new(
         sections: Vec<ResolvedSection>,
         with_loaders: HashSet<String>,
         config: Arc<ResolveConfig>,
-        url: &str,
-        path: &str,
+        (url, path): (&str, &str),
+        layout: Option<LayoutOutputs>,
     ) -> SectionLoaderRun {
         let mut run = SectionLoaderRun {
             sections,
@@ -102,19 +107,40 @@ impl SectionLoaderRun {
             depth: 0,
             effects: Effects::default(),
             done: false,
+            layout,
         };
         for index in 0..run.sections.len() {
             let target = Target {
                 section: index,
                 path: Vec::new(),
             };
+            let queued = run.queued.len();
             if run.has_loader(&run.sections[index].component) {
                 run.queued.push(target);
             } else {
                 run.queue_nested(&target);
             }
+            if run.queued.len() > queued {
+                run.serve_kept_layout(index, queued);
+            }
         }
         run
+    }
+
+    /// Serves layout section `index` from the kept outputs when one is fresh, dropping the
+    /// loader calls queued for it (from `queued` on).
+    fn serve_kept_layout(&mut self, index: usize, queued: usize) {
+        let section = &self.sections[index];
+        if !self.config.layout_sections.contains(&section.component) {
+            return;
+        }
+        let Some(layout) = self.layout.as_mut() else {
+            return;
+        };
+        if let Some(props) = layout.cached(index, section) {
+            self.sections[index].props = props;
+            self.queued.truncate(queued);
+        }
     }
 
     /// The next round of calls, or the finished sections once none is left. Every call of the
@@ -143,6 +169,9 @@ impl SectionLoaderRun {
         }
         if self.queued.is_empty() {
             self.done = true;
+            if let Some(layout) = self.layout.take() {
+                layout.keep(&self.sections);
+            }
             return Ok(SectionStep::Done(SectionsDone {
                 sections: std::mem::take(&mut self.sections),
                 effects: std::mem::take(&mut self.effects),
@@ -201,6 +230,9 @@ impl SectionLoaderRun {
             match answer {
                 Ok(props) => self.set_props(&target, props),
                 Err(message) => {
+                    if let Some(layout) = self.layout.as_mut() {
+                        layout.failed(target.section);
+                    }
                     let component = self.calls[id].component.clone();
                     if !self.config.layout_sections.contains(&component) {
                         self.effects.degraded = true;

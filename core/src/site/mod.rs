@@ -41,7 +41,7 @@ use crate::loader_cache::LoaderCache;
 use crate::matchers::{Overrides, Segment};
 use crate::request::Request;
 use crate::resolve::{Resolution, ResolveConfig, ResolvedSection, Runtime};
-use crate::section_loaders::SectionLoaderRun;
+use crate::section_loaders::{LayoutOutputs, SectionLoaderRun};
 use crate::value::{Key, Value};
 use chrono::{DateTime, Utc};
 use derived::{DeriveSettings, DerivedFacts};
@@ -274,12 +274,18 @@ impl Site {
         sections: Vec<ResolvedSection>,
         with_loaders: HashSet<String>,
     ) -> SectionLoaderRun {
+        let layout = LayoutOutputs::new(
+            self.runtime.layout_outputs().clone(),
+            self.snapshot().revision(),
+            request.device(),
+            request.now,
+        );
         SectionLoaderRun::new(
             sections,
             with_loaders,
             self.runtime.shared_config(),
-            request.url().as_str(),
-            request.path(),
+            (request.url().as_str(), request.path()),
+            Some(layout),
         )
     }
 
@@ -400,9 +406,10 @@ impl Site {
         PurgeScope::of(target, self.policy().options())
     }
 
-    /// Empties the loader cache (`/_cache/purge-loaders`).
+    /// Empties the loader cache and the layout sections' kept outputs (`/_cache/purge-loaders`).
     pub fn purge_loaders(&self) {
         self.runtime.loader_cache().clear();
+        self.runtime.layout_outputs().clear();
     }
 
     /// Every content problem of the serving snapshot, plus `load` problems met reading it.

@@ -2,6 +2,7 @@
 //! built from the case, then its `steps` in order, each one call of the `Site` API checked
 //! against the step's `expect` (README, "Step cases").
 
+use crate::section_loaders;
 use crate::support::{self, CaseHost};
 use serde_json::{Value as Json, json};
 use sitefile_core::resolve::{Resolution, ResolutionMisuse, Step};
@@ -67,6 +68,17 @@ pub fn run_case(case: &Json) -> Vec<String> {
             Some("resolve") => {
                 resolve(case, step, &site, &host, &mut checked);
                 &["page", "rounds", "error"]
+            }
+            Some("sectionLoaders") => {
+                let loaders = step.get("loaders").unwrap_or(&case["loaders"]);
+                let output =
+                    section_loaders::run_on(&site, &step["request"], &step["sections"], loaders);
+                let own: serde_json::Map<String, Json> = section_loaders::EXPECT_KEYS
+                    .iter()
+                    .filter_map(|k| Some((k.to_string(), expect.get(*k)?.clone())))
+                    .collect();
+                support::compare_page(&Json::Object(own), &output, "", &mut checked.failures);
+                section_loaders::EXPECT_KEYS
             }
             other => panic!("unknown step {other:?}"),
         };

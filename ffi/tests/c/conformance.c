@@ -813,33 +813,63 @@ static void run_page_case(run_t *run, const cJSON *kase) {
 
 static const char *const SECTION_LOADER_KEYS[] = {"rounds", "sections", "effects", NULL};
 
-static void run_section_loader_case(run_t *run, const cJSON *kase) {
-  char *request = request_form(get(kase, "request"));
-  const cJSON *sections = get(kase, "sections");
+/* `sections` through the site's section loaders for `request` (a request form), the keys of
+ * `loaders` having loaders answered from it: the finished sections and effects with the rounds,
+ * or NULL after a failure was recorded. */
+static cJSON *section_loaders_output(run_t *run, const cJSON *request_form_json,
+                                     const cJSON *sections, const cJSON *loaders) {
+  char *request = request_form(request_form_json);
   char *sections_json = sections != NULL ? cJSON_PrintUnformatted(sections) : strdup("[]");
   cJSON *keys = cJSON_CreateArray();
   const cJSON *k;
-  cJSON_ArrayForEach(k, get(kase, "loaders")) {
+  cJSON_ArrayForEach(k, loaders) {
     cJSON_AddItemToArray(keys, cJSON_CreateString(k->string));
   }
   char *keys_json = print_and_free(keys);
-  sitefile_section_loaders *loaders = NULL;
+  sitefile_section_loaders *handle = NULL;
   sitefile_status st =
-      sitefile_section_loaders_begin(run->site, request, sections_json, keys_json, &loaders);
+      sitefile_section_loaders_begin(run->site, request, sections_json, keys_json, &handle);
   free(request);
   free(sections_json);
   free(keys_json);
   if (st != SITEFILE_STATUS_OK) {
     fail_call(run, "sitefile_section_loaders_begin", st);
-    return;
+    return NULL;
   }
-  driven_t d = {loaders, "sitefile_section_loaders", section_loaders_next,
+  driven_t d = {handle, "sitefile_section_loaders", section_loaders_next,
                 section_loaders_provide};
-  cJSON *done = drive_run(run, d, get(kase, "loaders"));
-  sitefile_section_loaders_free(loaders);
+  cJSON *done = drive_run(run, d, loaders);
+  sitefile_section_loaders_free(handle);
+  return done;
+}
+
+static void run_section_loader_case(run_t *run, const cJSON *kase) {
+  cJSON *done =
+      section_loaders_output(run, get(kase, "request"), get(kase, "sections"), get(kase, "loaders"));
   if (done != NULL) {
     compare_page(run, get(kase, "expect"), done, "", SECTION_LOADER_KEYS);
   }
+  cJSON_Delete(done);
+}
+
+/* A `sectionLoaders` step: the section loaders for the step's request and sections, the
+ * step's `loaders` (else the case's); only the section keys of `expect` are compared here. */
+static void section_loaders_step(run_t *run, const cJSON *kase, const cJSON *step,
+                                 const cJSON *expect) {
+  const cJSON *loaders = get(step, "loaders") != NULL ? get(step, "loaders") : get(kase, "loaders");
+  cJSON *done = section_loaders_output(run, get(step, "request"), get(step, "sections"), loaders);
+  if (done == NULL) {
+    return;
+  }
+  cJSON *own = cJSON_CreateObject();
+  for (const char *const *key = SECTION_LOADER_KEYS; *key != NULL; key++) {
+    const cJSON *want = get(expect, *key);
+    if (want != NULL) {
+      cJSON_AddItemToObject(own, *key, cJSON_Duplicate(want, true));
+    }
+  }
+  compare_page(run, own, done, "", SECTION_LOADER_KEYS);
+  cJSON_Delete(own);
   cJSON_Delete(done);
 }
 
@@ -1413,6 +1443,9 @@ static void run_step_case(run_t *run, const cJSON *kase) {
                                               "edgeCacheEntries", NULL};
   static const char *const RESOLVE[] = {"revision", "content", "loaderCacheEntries",
                                         "edgeCacheEntries", "page", "rounds", "error", NULL};
+  static const char *const SECTION_LOADERS[] = {"revision", "content", "loaderCacheEntries",
+                                                "edgeCacheEntries", "rounds", "sections",
+                                                "effects", NULL};
   sitefile_host *host = host_of(run, kase);
   int index = 0;
   const cJSON *step;
@@ -1440,6 +1473,9 @@ static void run_step_case(run_t *run, const cJSON *kase) {
     } else if (strcmp(what, "resolve") == 0) {
       resolve_step(run, step, expect, host);
       own = RESOLVE;
+    } else if (strcmp(what, "sectionLoaders") == 0) {
+      section_loaders_step(run, kase, step, expect);
+      own = SECTION_LOADERS;
     } else {
       fail(run, "unknown step");
     }
