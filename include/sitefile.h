@@ -754,8 +754,11 @@ void sitefile_page_json_free(struct sitefile_page_json *page_json);
 
 /**
  * Begins resolving the page for a request (`request_json`: `{"url", "method"?, "headers"?:
- * [[name, value]...], "cookies"?: [[name, value]...], "now"?: RFC 3339, "seed"?}`; without
- * `"now"` the request happens at the system clock's instant). On success `*out_resolution` is the resolution, driven with `sitefile_resolution_next` and
+ * [[name, value]...], "cookies"?: [[name, value]...], "now"?: RFC 3339, "seed"?, "draws"?}`;
+ * without `"now"` the request happens at the system clock's instant; `"seed"` (default 0) seeds
+ * the request's random source, and `"draws"`, numbers in [0, 1), are what that source returns
+ * first, in order, before its seeded draws: `"draws": [0.4]` puts a visitor's first
+ * `random.ts` roll at 0.4, and a draw outside [0, 1) is `SITEFILE_STATUS_INVALID_REQUEST`). On success `*out_resolution` is the resolution, driven with `sitefile_resolution_next` and
  * `sitefile_resolution_provide` and freed with `sitefile_resolution_free`. A request that is
  * not JSON, or not of this shape, is `SITEFILE_STATUS_INVALID_REQUEST`. `host` (NULL: no
  * callbacks) answers the page's custom matchers, feature flags and dangling references: its

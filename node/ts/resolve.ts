@@ -115,9 +115,13 @@ export function requestJson(input: RequestInput, site: Site): string {
   if (typeof url !== "string") {
     throw new SitefileError("INVALID_REQUEST", "the request has no url");
   }
-  const random = site.options.random ? site.options.random() : Math.random();
-  if (!(random >= 0 && random < 1)) {
-    throw new SitefileError("INVALID_CONFIG", `random() answered ${random}, not a number in [0, 1)`);
+  const random: unknown = site.options.random ? site.options.random() : Math.random();
+  const scripted = Array.isArray(random);
+  const draws: unknown[] = scripted ? random : [random];
+  for (const draw of draws) {
+    if (!(typeof draw === "number" && draw >= 0 && draw < 1)) {
+      throw new SitefileError("INVALID_CONFIG", `random() answered ${String(draw)}, not a number in [0, 1)`);
+    }
   }
   const fetchRequest = isFetchRequest(input);
   const form: Record<string, unknown> = {
@@ -126,9 +130,11 @@ export function requestJson(input: RequestInput, site: Site): string {
     headers: headerPairs(input.headers),
     cookies: fetchRequest ? [] : cookiePairs((input as { cookies?: Record<string, unknown> }).cookies),
     now: site.now().toISOString(),
-    // 53 bits: every number in [0, 1) Math.random can answer seeds a distinct source.
-    seed: Math.floor(random * 2 ** 53),
+    // 53 bits: every number in [0, 1) Math.random can answer seeds a distinct source. An array
+    // is the request's draws, taken first, then the generator seeded with 0.
+    seed: scripted ? 0 : Math.floor((random as number) * 2 ** 53),
   };
+  if (scripted) form.draws = draws;
   const geo = edgeGeo(input);
   if (geo) form.geo = geo;
   return JSON.stringify(form);

@@ -112,9 +112,19 @@ export interface SiteSetupOptions {
   experiments?: ExperimentsStore;
   /** Extension: the clock resolution and reloads use (default: the system clock). */
   now?: () => Date;
-  /** Extension: the random source; called once per request to seed its draws (default:
-   * `Math.random`). */
-  random?: () => number;
+  /** Extension: the random source, called once per request (default: `Math.random`).
+   *
+   * - A number in `[0, 1)` seeds the request's deterministic generator with
+   *   `floor(random() * 2^53)`: the same number gives the same draws.
+   * - An array of numbers in `[0, 1)` is the request's draws themselves: random rules
+   *   (`website/matchers/random.ts`) and weighted choices take them in order, and once they run
+   *   out the generator continues seeded with 0. A test says "this visitor rolls 0.4" with
+   *   `random: () => [0.4]`; with a sticky random rule the cohort then shows in the resolved
+   *   page's `effects.setCookies` (`platform_segment`), and a request that carries that cookie
+   *   keeps the cohort whatever it draws.
+   *
+   * Anything else throws `INVALID_CONFIG` when the request is read. */
+  random?: () => number | readonly number[];
 }
 
 /** The response of a reload (spec "Reload request and response"). */

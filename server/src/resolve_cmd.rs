@@ -30,6 +30,10 @@ pub struct ResolveArgs {
     /// Seed of the random source for `random.ts` draws (default: 0).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// A draw in [0, 1) the random source returns before its seeded ones (repeatable, taken in
+    /// order): `--draw 0.4` puts this visitor's first `random.ts` roll at 0.4.
+    #[arg(long = "draw", value_name = "X")]
+    pub draws: Vec<f64>,
     /// Answer each loader with `{"loader": key, "props": props}` instead of `null`.
     #[arg(long)]
     pub echo_loaders: bool,
@@ -79,7 +83,10 @@ pub fn run(args: ResolveArgs) -> ExitCode {
         &args.headers,
         args.now.as_deref(),
     ) {
-        Ok(r) => r.with_seed(args.seed),
+        Ok(r) => match r.with_seed(args.seed).with_draws(args.draws) {
+            Ok(r) => r,
+            Err(e) => return crate::fail(&format!("--draw: {e}")),
+        },
         Err(e) => return crate::fail(&e),
     };
     let opened = match open_site::open(&args.site_dir, WorkerOptions::default()) {

@@ -394,3 +394,48 @@ fn symlinked_and_non_utf8_block_files_are_named_problems() {
         "{bundle}"
     );
 }
+
+#[test]
+fn resolve_takes_scripted_draws_and_shows_the_sticky_cohort() {
+    let root = site(
+        "draws",
+        &[(
+            "pages-home.json",
+            r#"{"path":"/","sections":[{"__resolveType":"website/flags/multivariate.ts","variants":[
+                {"rule":{"__resolveType":"website/matchers/random.ts","traffic":0.5},
+                 "value":{"__resolveType":"site/sections/Hero.tsx","title":"test"}},
+                {"rule":{"__resolveType":"website/matchers/always.ts"},
+                 "value":{"__resolveType":"site/sections/Hero.tsx","title":"control"}}]}]}"#,
+        )],
+    );
+    let dir = root.to_str().unwrap();
+    let roll = |draw: &str, cookie: Option<&str>| {
+        let mut args = vec!["resolve", dir, "/", "--draw", draw];
+        if let Some(cookie) = cookie {
+            args.extend(["--cookie", cookie]);
+        }
+        let page = json(&sitefile(&args));
+        let title = page["sections"][0]["props"]["title"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let cookie = page["effects"]["setCookies"][0]
+            .as_str()
+            .map(|c| c.split(';').next().unwrap().to_string());
+        (title, cookie)
+    };
+    let (title, cookie) = roll("0.4", None);
+    assert_eq!(title, "test");
+    let cookie = cookie.expect("a first roll sets the sticky cookie");
+    assert!(cookie.starts_with("platform_segment="), "{cookie}");
+    assert_eq!(roll("0.6", None).0, "control");
+    // The cookie keeps the cohort whatever the next roll.
+    assert_eq!(roll("0.6", Some(&cookie)), ("test".to_string(), None));
+    let bad = sitefile(&["resolve", dir, "/", "--draw", "1.5"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("--draw") && stderr.contains("[0, 1)"),
+        "{stderr}"
+    );
+}

@@ -295,6 +295,49 @@ test("now() and random() make date and random rules deterministic", async () => 
   assert.ok(draws.includes("test") && draws.includes("control"), `both cohorts are reachable: ${draws}`);
 });
 
+test("random() returning an array scripts the draws: the sticky cohort shows in setCookies and page JSON keeps it", async () => {
+  const blocks = {
+    "pages-home": {
+      path: "/",
+      sections: [flag(variant({ __resolveType: "website/matchers/random.ts", traffic: 0.5 }, hero("test")), variant(always, hero("control")))],
+    },
+  };
+  let draws = [];
+  const site = createSiteSetup({ env: {}, blocks, random: () => draws });
+  const visit = async (roll, cookies) => {
+    draws = roll;
+    const page = await resolveDecoPage({ url: "https://shop.example/", cookies }, site);
+    const cookie = page.effects.setCookies?.find((c) => c.startsWith("platform_segment="));
+    return { title: page.sections[0].props.title, cookie: cookie && cookie.split(";")[0] };
+  };
+  const test04 = await visit([0.4]);
+  assert.equal(test04.title, "test", "0.4 < traffic 0.5");
+  assert.ok(test04.cookie, "the first roll sets the sticky cookie");
+  const segment = (cookie) => JSON.parse(decodeURIComponent(Buffer.from(cookie.slice("platform_segment=".length), "base64").toString()));
+  assert.deepEqual(segment(test04.cookie).active, ["website/matchers/random.ts"]);
+  const control = await visit([0.6]);
+  assert.equal(control.title, "control", "0.6 >= traffic 0.5");
+  assert.deepEqual(segment(control.cookie).inactiveDrawn, ["website/matchers/random.ts"]);
+  const value = test04.cookie.slice("platform_segment=".length);
+  assert.deepEqual(await visit([0.6], { platform_segment: value }), { title: "test", cookie: undefined }, "the cookie wins over the roll");
+  // Page JSON writes no Set-Cookie, but a request carrying the cookie gets the cookie's cohort.
+  const { createDecoWorkerEntry } = require("sitefile");
+  const worker = createDecoWorkerEntry({ fetch: () => assert.fail("page JSON never reaches the origin") }, {}, site);
+  const pageJson = async (cookie) => {
+    draws = [0.6];
+    const response = await worker.fetch(new Request("https://shop.example/?renderJson", { headers: cookie ? { cookie } : {} }), {}, { waitUntil: () => {} });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("set-cookie"), null);
+    return (await response.json()).sections[0].props.title;
+  };
+  assert.equal(await pageJson(test04.cookie), "test");
+  assert.equal(await pageJson(undefined), "control", "without the cookie, the scripted roll decides");
+  for (const bad of [[1], ["0.4"], [0.2, -1]]) {
+    draws = bad;
+    await assert.rejects(resolveDecoPage({ url: "https://shop.example/" }, site), (e) => e.code === "INVALID_CONFIG" && /not a number in \[0, 1\)/.test(e.message));
+  }
+});
+
 test("bad input throws a SitefileError with the core's code", async () => {
   const site = createSiteSetup({ env: {}, blocks: { "pages-home": { path: "/", sections: [] } } });
   const revision = site.revision;

@@ -1,5 +1,5 @@
 //! The JSON form of a request, what every binding hands core: `{"url", "method"?, "headers"?,
-//! "cookies"?, "now"?, "seed"?, "geo"?}`.
+//! "cookies"?, "now"?, "seed"?, "draws"?, "geo"?}`.
 
 use super::{Geo, Request, RequestError};
 use chrono::{DateTime, Utc};
@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 /// A request as JSON. `headers` and `cookies` are `[[name, value]...]` pairs (names may repeat,
 /// order kept) or an object; `now` is RFC 3339 (absent: the Unix epoch, so a host that wants
-/// the wall clock says so); `seed` seeds the random source of `random.ts` draws (default 0).
+/// the wall clock says so); `seed` seeds the random source of `random.ts` draws (default 0);
+/// `draws` are numbers in `[0, 1)` that source returns first, in order, before its generator.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RequestForm {
@@ -29,6 +30,10 @@ pub struct RequestForm {
     /// The seed of the request's random source.
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Draws the random source returns first, in order, before its seeded generator: each a
+    /// number in `[0, 1)`, else the form is an `INVALID_REQUEST`.
+    #[serde(default)]
+    pub draws: Option<Vec<f64>>,
     /// The visitor's location as the host's edge reported it beside the request (Cloudflare's
     /// `request.cf`: `country`, `regionCode`, `region`, `city`, `latitude`, `longitude`; the
     /// coordinates as numbers or numeric strings).
@@ -139,9 +144,13 @@ impl RequestForm {
         if let Some(geo) = self.geo {
             request = request.with_host_geo(geo.into());
         }
-        Ok(request
+        let request = request
             .with_now(self.now.unwrap_or_default())
-            .with_seed(self.seed.unwrap_or(0)))
+            .with_seed(self.seed.unwrap_or(0));
+        match self.draws {
+            Some(draws) => request.with_draws(draws),
+            None => Ok(request),
+        }
     }
 }
 
@@ -192,6 +201,7 @@ mod tests {
             ),
             (r#"{"headers": []}"#, "missing field `url`"),
             ("[", "EOF"),
+            (r#"{"url": "https://x/", "draws": ["0.4"]}"#, "invalid type"),
         ] {
             let error = RequestForm::from_json(text).unwrap_err();
             assert_eq!(error.code(), ErrorCode::InvalidRequest);
@@ -202,5 +212,26 @@ mod tests {
             relative.into_request().unwrap_err().code(),
             ErrorCode::InvalidRequest
         );
+        let out_of_range = RequestForm::from_json(r#"{"url": "https://x/", "draws": [0.2, 1]}"#)
+            .unwrap()
+            .into_request()
+            .unwrap_err();
+        assert_eq!(out_of_range.code(), ErrorCode::InvalidRequest);
+        assert!(
+            out_of_range.to_string().contains("draws[1] is 1"),
+            "{out_of_range}"
+        );
+    }
+
+    #[test]
+    fn the_forms_draws_come_before_its_seeded_generator() {
+        let request = RequestForm::from_json(r#"{"url": "https://x/", "seed": 7, "draws": [0.4]}"#)
+            .unwrap()
+            .into_request()
+            .unwrap();
+        let mut random = request.random.clone();
+        let mut seeded = crate::request::RandomSource::new(7);
+        assert_eq!(random.next_f64(), 0.4);
+        assert_eq!(random.next_f64(), seeded.next_f64());
     }
 }

@@ -107,10 +107,18 @@ impl Request {
         self
     }
 
-    /// Seeds the random source.
+    /// Seeds the random source (dropping any scripted draws).
     pub fn with_seed(mut self, seed: u64) -> Request {
         self.random = RandomSource::new(seed);
         self
+    }
+
+    /// Scripts the random source: `draws` are returned first, in order, then the seeded
+    /// generator continues (call after [`Request::with_seed`]). A draw outside `[0, 1)` (or
+    /// not a number) is an `INVALID_REQUEST` error.
+    pub fn with_draws(mut self, draws: Vec<f64>) -> Result<Request, RequestError> {
+        self.random = RandomSource::with_draws(self.random.state, draws)?;
+        Ok(self)
     }
 
     /// The full URL.
@@ -353,20 +361,53 @@ pub fn is_bot_user_agent(ua: &str) -> bool {
     BOT_USER_AGENT.as_ref().is_some_and(|r| r.is_match(ua))
 }
 
-/// A deterministic random source (SplitMix64); the host seeds it per request.
+/// A deterministic random source: the host's scripted draws first, in order, then SplitMix64
+/// seeded by the host per request.
 #[derive(Debug, Clone)]
-pub struct RandomSource(u64);
+pub struct RandomSource {
+    state: u64,
+    /// Draws the host supplied ([`Request::with_draws`]), returned before the generator's.
+    draws: std::sync::Arc<[f64]>,
+    /// How many of `draws` were returned.
+    taken: usize,
+}
 
 impl RandomSource {
     /// A source seeded with `seed`.
     pub fn new(seed: u64) -> RandomSource {
-        RandomSource(seed)
+        RandomSource {
+            state: seed,
+            draws: std::sync::Arc::from([]),
+            taken: 0,
+        }
     }
 
-    /// The next draw in `[0, 1)`.
+    /// A source that returns `draws` first, in order, then continues as `RandomSource::new(seed)`.
+    /// Every draw must be a number in `[0, 1)`; the error names the first that is not.
+    pub fn with_draws(seed: u64, draws: Vec<f64>) -> Result<RandomSource, RequestError> {
+        if let Some((i, x)) = draws
+            .iter()
+            .enumerate()
+            .find(|(_, x)| !(0.0..1.0).contains(*x))
+        {
+            return Err(RequestError::InvalidForm(format!(
+                "draws[{i}] is {x}: every draw must be a number in [0, 1)"
+            )));
+        }
+        Ok(RandomSource {
+            draws: draws.into(),
+            ..RandomSource::new(seed)
+        })
+    }
+
+    /// The next draw in `[0, 1)`: the next scripted draw while any remain, else the generator's.
     pub fn next_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
+        if let Some(&x) = self.draws.get(self.taken) {
+            self.taken += 1;
+            return x;
+        }
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^= z >> 31;
@@ -478,6 +519,31 @@ mod tests {
             let x = a.next_f64();
             assert_eq!(x, b.next_f64());
             assert!((0.0..1.0).contains(&x));
+        }
+    }
+
+    #[test]
+    fn scripted_draws_come_first_then_the_seeded_generator() {
+        let mut scripted = Request::new("/")
+            .unwrap()
+            .with_seed(7)
+            .with_draws(vec![0.4, 0.0, 0.999])
+            .unwrap()
+            .random;
+        let mut seeded = RandomSource::new(7);
+        assert_eq!(scripted.next_f64(), 0.4);
+        assert_eq!(scripted.next_f64(), 0.0);
+        assert_eq!(scripted.next_f64(), 0.999);
+        for _ in 0..3 {
+            assert_eq!(scripted.next_f64(), seeded.next_f64());
+        }
+        for bad in [1.0, -0.1, f64::NAN, f64::INFINITY] {
+            let error = Request::new("/")
+                .unwrap()
+                .with_draws(vec![0.5, bad])
+                .unwrap_err();
+            assert!(error.to_string().contains("draws[1]"), "{error}");
+            assert!(error.to_string().contains("[0, 1)"), "{error}");
         }
     }
 }

@@ -91,7 +91,7 @@ pub fn pairs(headers: &Json) -> Vec<(String, String)> {
 }
 
 /// A request from the common request form (`{"url", "method", "headers", "cookies", "now",
-/// "seed", "geo"}`), read as every binding reads it: through the core's `RequestForm`, with the
+/// "seed", "draws", "geo"}`), read as every binding reads it: through the core's `RequestForm`, with the
 /// suite's defaults for `url` and `now`.
 pub fn request(form: &Json) -> Request {
     let mut form = form.as_object().cloned().unwrap_or_default();

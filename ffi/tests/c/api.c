@@ -131,6 +131,44 @@ static void clock_default(void) {
   sitefile_string_free(page);
 }
 
+/* "draws" in the request form are the request's random rolls, taken before its seed's: over a
+ * 50% random rule, 0.4 is the test variant and 0.6 the control (seed 0 alone rolls 0.88), and
+ * the first roll's sticky cookie is in the page's effects. A roll outside [0, 1) is refused. */
+static void scripted_draws(void) {
+  static const char content[] =
+      "{\"pages-home\": {\"__resolveType\": \"website/pages/Page.tsx\", \"path\": \"/\","
+      " \"sections\": [{\"__resolveType\": \"website/flags/multivariate.ts\", \"variants\": ["
+      "{\"rule\": {\"__resolveType\": \"website/matchers/random.ts\", \"traffic\": 0.5},"
+      " \"value\": {\"__resolveType\": \"site/sections/Hero.tsx\", \"title\": \"test\"}},"
+      "{\"rule\": {\"__resolveType\": \"website/matchers/always.ts\"}, \"value\": {\"__resolveType\":"
+      " \"site/sections/Hero.tsx\", \"title\": \"control\"}}]}]}}";
+  static const char *const requests[2] = {
+      "{\"url\": \"https://shop.example/\", \"draws\": [0.4]}",
+      "{\"url\": \"https://shop.example/\", \"draws\": [0.6]}",
+  };
+  static const char *const titles[2] = {"\"title\":\"test\"", "\"title\":\"control\""};
+  sitefile_site *site = NULL;
+  EXPECT(sitefile_site_from_content(content, "{}", &site), SITEFILE_STATUS_OK, "");
+  if (site == NULL) return;
+  for (int i = 0; i < 2; i++) {
+    sitefile_resolution *res = NULL;
+    char *page = NULL;
+    EXPECT(sitefile_resolve_begin(site, requests[i], NULL, &res), SITEFILE_STATUS_OK, "");
+    if (res == NULL) continue;
+    EXPECT(sitefile_resolution_next(res, &page), SITEFILE_STATUS_OK, "");
+    CHECK(contains(page, titles[i]));
+    CHECK(contains(page, "platform_segment="));
+    sitefile_string_free(page);
+    sitefile_resolution_free(res);
+  }
+  sitefile_resolution *res = (sitefile_resolution *)0x1;
+  EXPECT(sitefile_resolve_begin(site, "{\"url\": \"https://shop.example/\", \"draws\": [0.4, 1.5]}",
+                                NULL, &res),
+         SITEFILE_STATUS_INVALID_REQUEST, "draws[1] is 1.5: every draw must be a number in [0, 1)");
+  CHECK(res == NULL);
+  sitefile_site_free(site);
+}
+
 static void site_calls(sitefile_site *site) {
   char *revision = NULL;
   EXPECT(sitefile_site_revision(site, &revision), SITEFILE_STATUS_OK, "");
@@ -440,6 +478,7 @@ int main(int argc, char **argv) {
   content_site();
   bundle_site();
   clock_default();
+  scripted_draws();
 
   sitefile_site *site = NULL;
   EXPECT(sitefile_site_from_dir(dir, NULL, &site), SITEFILE_STATUS_OK, "");
