@@ -1096,3 +1096,60 @@ fn page_json_resolves_on_the_content_its_job_was_made_with() {
     assert!(body.contains("\"title\":\"mark-1\""), "{body}");
     assert!(!body.contains("mark-2"), "one content per body: {body}");
 }
+
+/// Runs the section loaders of one layout header (`layoutSections`) for `url`; `during` runs
+/// between handing out the calls and answering them. The keys of the sections whose loaders
+/// were called.
+fn header_loaders(site: &Site, url: &str, during: impl FnOnce()) -> Vec<String> {
+    use sitefile_core::section_loaders::SectionStep;
+    let sections = sitefile_core::sections_from_json(
+        &json!([{"component": "site/sections/Header.tsx", "props": {"menu": "m"}}]).to_string(),
+    )
+    .unwrap();
+    let with_loaders = ["site/sections/Header.tsx".to_string()].into();
+    let mut run = site.run_section_loaders(&request(url), sections, with_loaders);
+    let mut called = Vec::new();
+    let mut during = Some(during);
+    while let SectionStep::NeedLoaders(calls) = run.next().unwrap() {
+        if let Some(during) = during.take() {
+            during();
+        }
+        for call in calls {
+            called.push(call.key.clone());
+            run.provide(call.id, Ok(Value::from(json!({"links": 1}))))
+                .unwrap();
+        }
+    }
+    called
+}
+
+#[test]
+fn a_loader_purge_during_a_run_keeps_that_runs_layout_output_out() {
+    let mut resolve = ResolveConfig::by_convention();
+    resolve
+        .layout_sections
+        .insert("site/sections/Header.tsx".into());
+    let site = site_with(json!({}), resolve, &[]);
+    // A run that began before the purge keeps nothing: the next run calls the loader again.
+    assert_eq!(
+        header_loaders(&site, "https://shop.example/a", || site.purge_loaders()),
+        ["site/sections/Header.tsx"]
+    );
+    assert_eq!(
+        header_loaders(&site, "https://shop.example/b", || {}),
+        ["site/sections/Header.tsx"]
+    );
+    // Then the output is kept and shared.
+    assert!(header_loaders(&site, "https://shop.example/c", || {}).is_empty());
+    // A forced variant or a draft neither reads nor keeps outputs.
+    let forced = "https://shop.example/d?x-platform-matchers-override=Promo%3D1";
+    assert_eq!(
+        header_loaders(&site, forced, || {}),
+        ["site/sections/Header.tsx"]
+    );
+    let draft = "https://shop.example/e?__draft=api.example/drafts/x@v1";
+    assert_eq!(
+        header_loaders(&site, draft, || {}),
+        ["site/sections/Header.tsx"]
+    );
+}

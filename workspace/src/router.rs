@@ -87,10 +87,13 @@ async fn method_not_allowed() -> ApiError {
     ApiError::MethodNotAllowed
 }
 
-/// A path whose parameters would decode to a NUL character names nothing: 404 before any
-/// handler (and so any storage lookup) sees it.
+/// A path whose parameters would decode to a NUL character, or to bytes that are not UTF-8,
+/// names nothing: 404 in the one error body before any handler (and so any storage lookup, or
+/// the path extractor's own plain-text refusal) sees it.
 async fn reject_nul_in_path(request: Request, next: Next) -> Response {
-    if request.uri().path().contains("%00") {
+    let path = request.uri().path();
+    let decoded = percent_encoding::percent_decode_str(path).decode_utf8();
+    if path.contains("%00") || decoded.is_err() {
         return ApiError::NotFound("Not Found".into()).into_response();
     }
     next.run(request).await

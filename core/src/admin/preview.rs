@@ -11,6 +11,7 @@ use super::request::AdminRequest;
 use super::response::AdminResponse;
 use crate::Device;
 use crate::content::Snapshot;
+use crate::resolve::is_flag;
 use crate::uri::decode_uri_component_or_keep;
 use crate::value::{Key, Object, RESOLVE_TYPE, Value};
 use base64::Engine;
@@ -127,17 +128,20 @@ impl PreviewJob {
     /// The 200 HTML document: each section wrapped in `<section data-manifest-key="…">`, a failed
     /// section's error inline in its place, and a failure of the whole render inline instead of
     /// the sections. A section preview that rendered nothing — its key names no registered
-    /// section module, so resolution dropped it — shows that error inline too. A preview never
+    /// section module, so resolution dropped it — shows that error inline too (a flag whose
+    /// chosen variant is nothing renders nothing, as it should). A preview never
     /// fails the request.
     pub fn finish(self, rendered: Result<Vec<RenderedSection>, String>) -> AdminResponse {
         let rendered = match rendered {
-            Ok(sections) if sections.is_empty() && !self.is_page() => Ok(vec![RenderedSection {
-                key: self.component.clone(),
-                html: Err(format!(
-                    "no section module is registered for {}",
-                    self.component
-                )),
-            }]),
+            Ok(sections) if sections.is_empty() && !self.is_page() && !is_flag(&self.component) => {
+                Ok(vec![RenderedSection {
+                    key: self.component.clone(),
+                    html: Err(format!(
+                        "no section module is registered for {}",
+                        self.component
+                    )),
+                }])
+            }
             other => other,
         };
         let body = match rendered {

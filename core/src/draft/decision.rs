@@ -121,6 +121,15 @@ impl DraftDecision {
     }
 }
 
+/// Whether `request` carries a draft signal at all (`?__draft`, the draft cookie or the forwarded
+/// header), whatever the host decides of it: such a request keeps out of caches shared between
+/// visitors.
+pub(crate) fn carries_draft(request: &Request) -> bool {
+    request.query(DRAFT_PARAM).is_some()
+        || request.cookie(DRAFT_COOKIE).is_some()
+        || request.header(DRAFT_HEADER).is_some()
+}
+
 /// Decides the draft transition of a request. Only allowed hosts see drafts (the allow-list
 /// comes from the published content). Pointer precedence: `?__draft`, then the forwarded
 /// `x-platform-draft` header when `trust_forwarded_header` (set only behind a front that strips

@@ -7,6 +7,7 @@ mod hosts;
 mod pointer;
 
 pub use api_domains::ApiDomains;
+pub(crate) use decision::carries_draft;
 pub use decision::{
     DRAFT_COOKIE, DRAFT_HEADER, DRAFT_PARAM, DraftDecision, DraftState, PREVIEW_HEADERS,
     decide_draft,

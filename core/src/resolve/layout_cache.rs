@@ -6,6 +6,7 @@ use crate::value::Value;
 use chrono::{DateTime, Duration, Utc};
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How long a layout section stays fresh.
 pub const LAYOUT_TTL_SECONDS: i64 = 300;
@@ -20,6 +21,8 @@ type LayoutKey = (String, String, Device);
 #[derive(Debug, Default)]
 pub struct LayoutCache {
     entries: Mutex<HashMap<LayoutKey, (DateTime<Utc>, Value)>>,
+    /// Bumped by every [`LayoutCache::clear`]: work begun before a clear keeps nothing after it.
+    generation: AtomicU64,
 }
 
 impl LayoutCache {
@@ -45,27 +48,40 @@ impl LayoutCache {
         now: DateTime<Utc>,
         value: Value,
     ) {
-        let mut entries = self.entries.lock();
-        entries.retain(|(r, _, _), (t, _)| {
-            r == revision && now - *t < Duration::seconds(LAYOUT_TTL_SECONDS)
-        });
-        if entries.len() >= MAX_ENTRIES
-            && let Some(oldest) = entries
-                .iter()
-                .min_by_key(|(_, (t, _))| *t)
-                .map(|(k, _)| k.clone())
-        {
-            entries.remove(&oldest);
-        }
-        entries.insert(
-            (revision.to_string(), block.to_string(), device),
-            (now, value),
+        insert(
+            &mut self.entries.lock(),
+            (revision, block, device),
+            now,
+            value,
         );
     }
 
-    /// Drops everything.
+    /// Drops everything, and refuses what work begun before keeps ([`LayoutCache::generation`]).
     pub fn clear(&self) {
-        self.entries.lock().clear();
+        let mut entries = self.entries.lock();
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        entries.clear();
+    }
+
+    /// The current generation: hand it to [`LayoutCache::put_if_current`] to keep an output only
+    /// if no clear (a purge, a content swap) came in between.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// [`LayoutCache::put`], unless the cache was cleared since `generation` was read (checked
+    /// under the lock a clear takes).
+    pub fn put_if_current(
+        &self,
+        generation: u64,
+        key: (&str, &str, Device),
+        now: DateTime<Utc>,
+        value: Value,
+    ) {
+        let mut entries = self.entries.lock();
+        if self.generation() == generation {
+            insert(&mut entries, key, now, value);
+        }
     }
 
     /// How many entries are held.
@@ -77,6 +93,31 @@ impl LayoutCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// Stores `value` under `key` in `entries`, dropping entries of other revisions and expired
+/// ones, and the oldest when full.
+fn insert(
+    entries: &mut HashMap<LayoutKey, (DateTime<Utc>, Value)>,
+    (revision, block, device): (&str, &str, Device),
+    now: DateTime<Utc>,
+    value: Value,
+) {
+    entries.retain(|(r, _, _), (t, _)| {
+        r == revision && now - *t < Duration::seconds(LAYOUT_TTL_SECONDS)
+    });
+    if entries.len() >= MAX_ENTRIES
+        && let Some(oldest) = entries
+            .iter()
+            .min_by_key(|(_, (t, _))| *t)
+            .map(|(k, _)| k.clone())
+    {
+        entries.remove(&oldest);
+    }
+    entries.insert(
+        (revision.to_string(), block.to_string(), device),
+        (now, value),
+    );
 }
 
 #[cfg(test)]

@@ -692,7 +692,10 @@ impl Resolution {
             if matches!(self.target, Target::Value) {
                 single_value = Some(value.clone().unwrap_or(Value::Null));
             }
-            if let (Some(block), Some(cache), Some(v)) = (&layout, layout_cache, &value) {
+            // A page cut at its bound holds `null` past it: never a layout section to share.
+            if let (Some(block), Some(cache), Some(v), None) =
+                (&layout, layout_cache, &value, &self.effects.cut)
+            {
                 cache.put(
                     self.snapshot.revision(),
                     block,

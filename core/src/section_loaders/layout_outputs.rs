@@ -7,7 +7,8 @@
 //! references) has the same props on every page, so every page shares one entry; an inline
 //! layout section with other props gets an entry of its own, never another page's output (the
 //! reference keys by section alone, sharing one device's output with another and one page's
-//! inline props with the next). Entries live [`LAYOUT_TTL_SECONDS`](crate::resolve::layout_cache::LAYOUT_TTL_SECONDS) and are dropped on every
+//! inline props with the next). A request that forces matchers or renders a draft neither reads
+//! nor keeps outputs, as the resolution's layout cache does not. Entries live [`LAYOUT_TTL_SECONDS`](crate::resolve::layout_cache::LAYOUT_TTL_SECONDS) and are dropped on every
 //! content swap and loader purge. An output any of whose loaders failed is not kept.
 
 use crate::device::Device;
@@ -21,6 +22,8 @@ use std::sync::Arc;
 /// Where one run of section loaders reads and keeps layout sections' outputs.
 pub(crate) struct LayoutOutputs {
     cache: Arc<LayoutCache>,
+    /// The cache's generation when the run began: a purge or swap since then keeps nothing.
+    generation: u64,
     revision: String,
     device: Device,
     now: DateTime<Utc>,
@@ -39,6 +42,7 @@ impl LayoutOutputs {
         now: DateTime<Utc>,
     ) -> LayoutOutputs {
         LayoutOutputs {
+            generation: cache.generation(),
             cache,
             revision: revision.to_string(),
             device,
@@ -64,15 +68,17 @@ impl LayoutOutputs {
         self.failed.insert(index);
     }
 
-    /// Keeps the outputs of the layout sections that ran without a failure.
+    /// Keeps the outputs of the layout sections that ran without a failure, unless the cache was
+    /// cleared (a loader purge, a content swap) while the run was under way.
     pub(crate) fn keep(self, sections: &[ResolvedSection]) {
         for (index, key) in self.keeping {
             if let Some(section) = sections.get(index)
                 && !self.failed.contains(&index)
             {
-                let (revision, device) = (&self.revision, self.device);
+                let key = (self.revision.as_str(), key.as_str(), self.device);
+                let value = section.props.clone();
                 self.cache
-                    .put(revision, &key, device, self.now, section.props.clone());
+                    .put_if_current(self.generation, key, self.now, value);
             }
         }
     }

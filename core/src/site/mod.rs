@@ -32,6 +32,7 @@ use crate::admin::{
 use crate::check::{Problem, check};
 use crate::config::{ConfigError, PlatformConfig};
 use crate::content::{LoadProblem, ReloadError, ReloadRefused, ReloadResponse, Snapshot};
+use crate::draft::carries_draft;
 use crate::edge::{
     EdgePlan, EdgePolicy, PurgeIndex, PurgeScope, RequestInputs, UnknownProfile, WorkerOptions,
     build_time_hash, origin_failed, stored_state,
@@ -274,18 +275,22 @@ impl Site {
         sections: Vec<ResolvedSection>,
         with_loaders: HashSet<String>,
     ) -> SectionLoaderRun {
-        let layout = LayoutOutputs::new(
-            self.runtime.layout_outputs().clone(),
-            self.snapshot().revision(),
-            request.device(),
-            request.now,
-        );
+        // A forced variant or a draft must neither be served kept outputs nor leave its own.
+        let shares_layout = Overrides::from_request(request).is_empty() && !carries_draft(request);
+        let layout = shares_layout.then(|| {
+            LayoutOutputs::new(
+                self.runtime.layout_outputs().clone(),
+                self.snapshot().revision(),
+                request.device(),
+                request.now,
+            )
+        });
         SectionLoaderRun::new(
             sections,
             with_loaders,
             self.runtime.shared_config(),
             (request.url().as_str(), request.path()),
-            Some(layout),
+            layout,
         )
     }
 

@@ -73,6 +73,10 @@ async fn rest_errors_share_one_body() {
     let answer = nowhere.bearer_auth(&api.owner).send().await.unwrap();
     assert_eq!(refusal(answer).await, (404, "NOT_FOUND".into()));
 
+    let not_utf8 = api.client.post(format!("{}/api/%FF/tools/X", api.base));
+    let answer = not_utf8.bearer_auth(&api.owner).send().await.unwrap();
+    assert_eq!(refusal(answer).await, (404, "NOT_FOUND".into()));
+
     let huge = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":1,\"x\":\"{}\"}}",
         "x".repeat(2 << 20)
