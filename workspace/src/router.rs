@@ -73,7 +73,7 @@ pub fn router(state: AppState) -> Router {
             get(mcp::protected_resource_prefixed),
         )
         .fallback(|| async { ApiError::NotFound("Not Found".into()) })
-        .layer(middleware::from_fn(reject_nul_in_path))
+        .layer(middleware::from_fn(reject_unreadable_paths))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             log_storage_failures,
@@ -90,7 +90,7 @@ async fn method_not_allowed() -> ApiError {
 /// A path whose parameters would decode to a NUL character, or to bytes that are not UTF-8,
 /// names nothing: 404 in the one error body before any handler (and so any storage lookup, or
 /// the path extractor's own plain-text refusal) sees it.
-async fn reject_nul_in_path(request: Request, next: Next) -> Response {
+async fn reject_unreadable_paths(request: Request, next: Next) -> Response {
     let path = request.uri().path();
     let decoded = percent_encoding::percent_decode_str(path).decode_utf8();
     if path.contains("%00") || decoded.is_err() {
