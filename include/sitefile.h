@@ -706,7 +706,8 @@ enum sitefile_page_json_kind sitefile_page_json_kind_of(const struct sitefile_pa
 
 /**
  * The job of a `SITEFILE_PAGE_JSON_KIND_RESOLVE` request as JSON (`{"kind": "renderJson" |
- * "asJson", "section": <index> | null}`); NULL (still `SITEFILE_STATUS_OK`) for the other
+ * "asJson", "section": <index> | null, "draftFetch": {"url", "timeoutMs", "maxBytes"}}`,
+ * `draftFetch` only while a draft is to be fetched: see `sitefile_page_json_provide_draft`); NULL (still `SITEFILE_STATUS_OK`) for the other
  * kind or once finished. Free it with `sitefile_string_free`.
  *
  * # Safety
@@ -714,6 +715,21 @@ enum sitefile_page_json_kind sitefile_page_json_kind_of(const struct sitefile_pa
  */
 enum sitefile_status sitefile_page_json_job(const struct sitefile_page_json *page_json,
                                             char **out_json);
+
+/**
+ * The answer to the job's `draftFetch` (spec "Draft preview mode"): fetch its `url` bypassing
+ * every cache, within `timeoutMs` and `maxBytes`, before `sitefile_page_json_resolve`, and
+ * pass the body read (`body_len` bytes), or `body` NULL when the fetch failed, answered other
+ * than 2xx, or passed its timeout or size cap (the published page is answered then). The core
+ * keeps the draft for the next requests. Nothing happens when the job fetches nothing.
+ *
+ * # Safety
+ * `page_json` is NULL or a live page JSON request; `body` is NULL or readable for `body_len`
+ * bytes.
+ */
+enum sitefile_status sitefile_page_json_provide_draft(struct sitefile_page_json *page_json,
+                                                      const uint8_t *body,
+                                                      size_t body_len);
 
 /**
  * The response of a `SITEFILE_PAGE_JSON_KIND_RESPOND` request. Finishes it; the other kind is

@@ -58,6 +58,25 @@ export declare class NativeAdminOutcome {
   finishInvoke(results: string, headers: Array<string>): AdminResponseOutput
 }
 
+/**
+ * A page request's draft (core `Site::page_draft`): read `fetch`; when it is not `null`,
+ * fetch it within its bounds and call `provide` with the body (or `null` on any failure).
+ */
+export declare class NativeDraft {
+  /** The fetch to perform, as JSON `{url, timeoutMs, maxBytes}`; `null` when there is none. */
+  get fetch(): string | null
+  /**
+   * Whether the draft is at hand (render it with `resolveWithDraft`); `false` renders the
+   * published content.
+   */
+  get ready(): boolean
+  /**
+   * The fetch's answer: the body read, or `null` when it failed, answered other than 2xx, or
+   * passed its timeout or size cap. Nothing happens when there was no fetch to perform.
+   */
+  provide(body?: Buffer | undefined | null): void
+}
+
 /** The edge exchange of one request (see `Site::edge_exchange`). */
 export declare class NativeEdgeExchange {
   /** The edge plan the exchange follows, as `NativeEdgePlan.json` has it. */
@@ -120,6 +139,16 @@ export declare class NativePageJson {
    * `null` for `respond`.
    */
   get job(): string | null
+  /**
+   * The draft to fetch before `resolve` (JSON `{url, timeoutMs, maxBytes}`), or `null`: see
+   * `provideDraft`.
+   */
+  get draftFetch(): string | null
+  /**
+   * The draft fetch's answer: the body read, or `null` when it failed, answered other than
+   * 2xx, or passed its timeout or size cap (the published page is answered then).
+   */
+  provideDraft(body?: Buffer | undefined | null): void
   /** The response of a `respond` outcome (a preflight, a `__section` that is no index). */
   response(): AdminResponseOutput
   /**
@@ -232,11 +261,16 @@ export declare class NativeSite {
    */
   resolveInDraft(request: string, draft: string): NativeResolution
   /**
-   * The URL to fetch a draft pointer's blocks from (`<origin><path>` with `v=<version>`), over
-   * the site's `PLATFORM_PREVIEW_API_DOMAINS`; `null` for a malformed pointer or an authority
-   * no entry admits.
+   * What rendering the draft of a page request (`RequestForm` JSON) needs (core
+   * `Site::page_draft`); `trustForwardedHeader`: the draft middleware stripped any client
+   * copy of `x-platform-draft` and forwarded the pointer in it.
    */
-  draftFetchUrl(pointer: string): string | null
+  pageDraft(request: string, trustForwardedHeader: boolean): NativeDraft
+  /**
+   * Starts resolving the page for a request over `draft` when it is at hand (never cached,
+   * seen by this resolution only), else over the published content.
+   */
+  resolveWithDraft(request: string, draft: NativeDraft): NativeResolution
   /**
    * The edge plan for a request (`RequestForm` JSON) with the site's own functions' answers
    * (JSON `{segment?, profile?, nonce?: [16 bytes]}`); an unknown profile is `INVALID_CONFIG`.

@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.NativeAdminOutcome = nativeBinding.NativeAdminOutcome
+module.exports.NativeDraft = nativeBinding.NativeDraft
 module.exports.NativeEdgeExchange = nativeBinding.NativeEdgeExchange
 module.exports.NativeEdgePlan = nativeBinding.NativeEdgePlan
 module.exports.NativePageJson = nativeBinding.NativePageJson

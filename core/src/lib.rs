@@ -160,9 +160,10 @@ pub use admin::{
     preview_page_admin_path, preview_page_redirect, read_batch_answer, unknown_route,
 };
 
-// Draft: the preview parameters, cookie and headers, the draft pointer.
+// Draft: the preview parameters, cookie and headers, the draft a request renders.
 pub use draft::{
-    ApiDomains, DRAFT_COOKIE, DRAFT_HEADER, DRAFT_PARAM, DraftPointer, DraftState, PREVIEW_HEADERS,
+    DRAFT_COOKIE, DRAFT_HEADER, DRAFT_PARAM, Draft, DraftFetch, DraftSource, DraftState,
+    PREVIEW_HEADERS,
 };
 
 // Config: the `PLATFORM_*` configuration and what the hosts read of it.

@@ -1,7 +1,7 @@
 //! `sitefile_page_json`: a `?renderJson` / `?asJson` request — answered by the core at once,
 //! or a page resolution whose finished page the core turns into the response.
 
-use crate::args::{handle, handle_mut, json_string, optional_text, out, parse_json, text};
+use crate::args::{bytes, handle, handle_mut, json_string, optional_text, out, parse_json, text};
 use crate::host::{CHost, optional_host, sitefile_host};
 use crate::resolution::{request_of, sitefile_resolution};
 use crate::response::sitefile_response;
@@ -116,7 +116,8 @@ pub unsafe extern "C" fn sitefile_page_json_kind_of(
 }
 
 /// The job of a `SITEFILE_PAGE_JSON_KIND_RESOLVE` request as JSON (`{"kind": "renderJson" |
-/// "asJson", "section": <index> | null}`); NULL (still `SITEFILE_STATUS_OK`) for the other
+/// "asJson", "section": <index> | null, "draftFetch": {"url", "timeoutMs", "maxBytes"}}`,
+/// `draftFetch` only while a draft is to be fetched: see `sitefile_page_json_provide_draft`); NULL (still `SITEFILE_STATUS_OK`) for the other
 /// kind or once finished. Free it with `sitefile_string_free`.
 ///
 /// # Safety
@@ -132,6 +133,37 @@ pub unsafe extern "C" fn sitefile_page_json_job(
             unsafe { (out(out_json, "out_json")?, handle(page_json, "page_json")?) };
         if let Some(PageJsonOutcome::Resolve(job)) = &page_json.outcome {
             *out_json = json_string(job)?;
+        }
+        Ok(())
+    })
+}
+
+/// The answer to the job's `draftFetch` (spec "Draft preview mode"): fetch its `url` bypassing
+/// every cache, within `timeoutMs` and `maxBytes`, before `sitefile_page_json_resolve`, and
+/// pass the body read (`body_len` bytes), or `body` NULL when the fetch failed, answered other
+/// than 2xx, or passed its timeout or size cap (the published page is answered then). The core
+/// keeps the draft for the next requests. Nothing happens when the job fetches nothing.
+///
+/// # Safety
+/// `page_json` is NULL or a live page JSON request; `body` is NULL or readable for `body_len`
+/// bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_page_json_provide_draft(
+    page_json: *mut sitefile_page_json,
+    body: *const u8,
+    body_len: usize,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let page_json = unsafe { handle_mut(page_json, "page_json")? };
+        let body = if body.is_null() {
+            None
+        } else {
+            // SAFETY: the caller's promise, forwarded.
+            Some(unsafe { bytes(body, body_len, "body")? })
+        };
+        if let Some(PageJsonOutcome::Resolve(job)) = &mut page_json.outcome {
+            page_json.site.page_json_draft_fetched(job, body);
         }
         Ok(())
     })

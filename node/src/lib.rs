@@ -17,6 +17,7 @@
 mod admin;
 mod bundle;
 mod convert;
+mod draft;
 mod edge;
 mod error;
 mod exchange;
@@ -33,6 +34,7 @@ pub use admin::{
     preview_page_redirect, unknown_admin_route,
 };
 pub use bundle::{ContentBundle, content_bundle, fast_deploy_strips_content};
+pub use draft::NativeDraft;
 pub use edge::{
     DraftSignals, NativeEdgePlan, cache_profiles, draft_signals, editor_frame_ancestors,
     storage_url,

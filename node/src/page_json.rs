@@ -2,7 +2,7 @@
 //! page resolution whose finished page the core turns into the response.
 
 use crate::admin::AdminResponseOutput;
-use crate::convert::flat_headers;
+use crate::convert::{flat_headers, to_json};
 use crate::error::{Code, JsResult, fail, guarded};
 use crate::resolution::NativeResolution;
 use napi::bindgen_prelude::Buffer;
@@ -58,6 +58,25 @@ impl NativePageJson {
                 .map_err(|e| fail(ErrorCode::InvalidContent, e)),
             _ => Ok(None),
         })
+    }
+
+    /// The draft to fetch before `resolve` (JSON `{url, timeoutMs, maxBytes}`), or `null`: see
+    /// `provideDraft`.
+    #[napi(getter)]
+    pub fn draft_fetch(&self) -> Result<Option<String>, napi::Error<Code>> {
+        guarded(|| match &self.outcome {
+            Some(PageJsonOutcome::Resolve(job)) => job.draft_fetch().map(to_json).transpose(),
+            _ => Ok(None),
+        })
+    }
+
+    /// The draft fetch's answer: the body read, or `null` when it failed, answered other than
+    /// 2xx, or passed its timeout or size cap (the published page is answered then).
+    #[napi]
+    pub fn provide_draft(&mut self, body: Option<Buffer>) {
+        if let Some(PageJsonOutcome::Resolve(job)) = &mut self.outcome {
+            self.site.page_json_draft_fetched(job, body.as_deref());
+        }
     }
 
     /// The response of a `respond` outcome (a preflight, a `__section` that is no index).

@@ -2,6 +2,7 @@
 
 use crate::admin::{AdminHeadOutput, AdminRequestInput, NativeAdminOutcome};
 use crate::convert::{flat_headers, header_pairs, instant, parse, request_of};
+use crate::draft::NativeDraft;
 use crate::edge::NativeEdgePlan;
 use crate::error::{Code, fail, guarded, thrown};
 use crate::exchange::NativeEdgeExchange;
@@ -14,9 +15,8 @@ use napi::Env;
 use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
 use sitefile_core::{
-    AdminRequest, AdminSite, ApiDomains, DraftPointer, EdgeHints, ErrorCode, KeyRegistry,
-    MatcherSchema, RenderShellUpdate, Schema, Site, SiteSetup, Snapshot, Value, WorkerOptions,
-    sections_from_json,
+    AdminRequest, AdminSite, DraftSource, EdgeHints, ErrorCode, KeyRegistry, MatcherSchema,
+    RenderShellUpdate, Schema, Site, SiteSetup, Snapshot, Value, WorkerOptions, sections_from_json,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -243,13 +243,46 @@ impl NativeSite {
         })
     }
 
-    /// The URL to fetch a draft pointer's blocks from (`<origin><path>` with `v=<version>`), over
-    /// the site's `PLATFORM_PREVIEW_API_DOMAINS`; `null` for a malformed pointer or an authority
-    /// no entry admits.
+    /// What rendering the draft of a page request (`RequestForm` JSON) needs (core
+    /// `Site::page_draft`); `trustForwardedHeader`: the draft middleware stripped any client
+    /// copy of `x-platform-draft` and forwarded the pointer in it.
     #[napi]
-    pub fn draft_fetch_url(&self, pointer: String) -> Option<String> {
-        let domains = ApiDomains::new(&self.site.platform().draft.preview_api_domains);
-        DraftPointer::parse(&pointer).and_then(|p| p.fetch_url(&domains))
+    pub fn page_draft(
+        &self,
+        request: String,
+        trust_forwarded_header: bool,
+    ) -> Result<NativeDraft, napi::Error<Code>> {
+        guarded(|| {
+            let request = request_of(&request)?;
+            Ok(NativeDraft {
+                site: self.site.clone(),
+                source: self.site.page_draft(&request, trust_forwarded_header),
+            })
+        })
+    }
+
+    /// Starts resolving the page for a request over `draft` when it is at hand (never cached,
+    /// seen by this resolution only), else over the published content.
+    #[napi]
+    pub fn resolve_with_draft(
+        &self,
+        request: String,
+        draft: &NativeDraft,
+    ) -> Result<NativeResolution, napi::Error<Code>> {
+        guarded(|| {
+            let request = request_of(&request)?;
+            let site = self.site.clone();
+            let draft = match &draft.source {
+                DraftSource::Ready(draft) => Some(draft.clone()),
+                _ => None,
+            };
+            Ok(NativeResolution::starting(Box::new(move |host| {
+                Ok(match draft {
+                    Some(draft) => site.resolve_page_in_draft(request, draft.blocks(), host),
+                    None => site.resolve_page(request, host),
+                })
+            })))
+        })
     }
 
     /// The edge plan for a request (`RequestForm` JSON) with the site's own functions' answers

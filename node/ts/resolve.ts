@@ -7,7 +7,7 @@
 import { SitefileError, messageOf, native } from "./errors";
 import { experimentScope } from "./experiments";
 import { type MatcherContext, type RequestInput, Site, currentSite } from "./setup";
-import type { HostCallbacks, NativeResolution } from "../index";
+import type { HostCallbacks, NativeDraft, NativeResolution } from "../index";
 
 /** One section of a resolved page. */
 export interface ResolvedSection {
@@ -284,12 +284,12 @@ export async function resolveDecoPage(request: RequestInput, site: Site = curren
 }
 
 /**
- * Resolves the page for a request with a draft's blocks (`null` deletes a block) in place of
- * the published content, as {@link resolveDecoPage} does otherwise (core
- * `resolve_page_in_draft`): never cached, seen by this resolution only.
+ * Resolves the page for a request over a draft the core has at hand (`pageDraft`), as
+ * {@link resolveDecoPage} does otherwise (core `resolve_page_in_draft`): never cached, seen by
+ * this resolution only.
  * @internal
  */
-export async function resolveDecoPageInDraft(request: RequestInput, draft: Record<string, unknown>, site: Site): Promise<ResolvedPage> {
+export async function resolveDecoPageInDraft(request: RequestInput, draft: NativeDraft, site: Site): Promise<ResolvedPage> {
   const form = requestJson(request, site);
-  return drive(site, native(() => site.native.resolveInDraft(form, JSON.stringify(draft))), request);
+  return drive(site, native(() => site.native.resolveWithDraft(form, draft)), request);
 }

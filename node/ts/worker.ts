@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import { SitefileError, native } from "./errors";
 import { type Site, addon, currentSite } from "./setup";
 import { answerAdmin, toResponse, withHeaders } from "./admin";
+import { fetchDraftBody } from "./draft";
 import { type ResolvedSection, drive, messageOf, requestJson } from "./resolve";
 import { projectRenderJson, runSectionLoaders, sectionExports } from "./sections";
 import type * as Native from "../index";
@@ -295,11 +296,14 @@ async function droppedSections(site: Site): Promise<string[]> {
   return [...modules].filter(([, e]) => e.renderJson === false).map(([key]) => key);
 }
 
-/** Answers `?renderJson` / `?asJson`: at once (a preflight), or by resolving the page and
- * running its section loaders; the core writes the finished form. */
+/** Answers `?renderJson` / `?asJson`: at once (a preflight), or by fetching the draft the core
+ * asks for (on a preview host), resolving the page and running its section loaders; the core
+ * writes the finished form, draft headers and cookie included. */
 async function answerPageJson(site: Site, pageJson: Native.NativePageJson, request: Request): Promise<Response> {
   if (pageJson.kind === "respond") return toResponse(native(() => pageJson.response()));
   const job = JSON.parse(pageJson.job ?? "{}") as { kind: "renderJson" | "asJson" };
+  const draftFetch = pageJson.draftFetch;
+  if (draftFetch !== null) pageJson.provideDraft(await fetchDraftBody(draftFetch));
   const dropped = await droppedSections(site);
   const resolution = native(() => pageJson.resolve(dropped));
   const page = await drive(site, resolution, request);

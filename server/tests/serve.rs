@@ -339,6 +339,13 @@ async fn origin_answer(
         }
         return axum::Json(Value::Object(answer)).into_response();
     }
+    if path.starts_with("/drafts/") {
+        // A draft of the home page, as the editor's API answers it.
+        let draft = json!({"pages-home": {"name": "Home (draft)", "path": "/", "sections": [
+            {"__resolveType": "site/sections/Hero/Hero.tsx", "title": format!("draft {target}")}
+        ]}});
+        return axum::Json(draft).into_response();
+    }
     if path.contains("/previews/") {
         return (
             [("content-type", "text/html")],
@@ -404,6 +411,77 @@ async fn origin_answer(
         format!("<html>{method} {target} #{count}</html>"),
     )
         .into_response()
+}
+
+#[tokio::test]
+async fn page_json_renders_the_draft_on_a_preview_host_fetching_it_once() {
+    let api = TestOrigin::start().await;
+    let authority = api.base.trim_start_matches("http://").to_string();
+    let server = Server::start(&[
+        ("PLATFORM_ALLOWED_PREVIEW_HOSTS", "preview.shop.example"),
+        ("PLATFORM_PREVIEW_API_DOMAINS", "127.0.0.1"),
+    ])
+    .await;
+    let pointer = format!("{authority}/drafts/home@v1");
+    let ask = |path: String, cookie: Option<String>| {
+        let mut request = client()
+            .get(server.url(&path))
+            .header("host", "preview.shop.example");
+        if let Some(cookie) = cookie {
+            request = request.header("cookie", cookie);
+        }
+        async move { request.send().await.unwrap() }
+    };
+
+    let entered = ask(format!("/?renderJson&__draft={pointer}"), None).await;
+    assert_eq!(entered.status(), StatusCode::OK);
+    let headers = entered.headers().clone();
+    assert_eq!(headers["cache-control"], "no-store, private");
+    assert_eq!(headers["x-robots-tag"], "noindex, nofollow");
+    assert!(headers["vary"].to_str().unwrap().contains("Cookie"));
+    let cookie = headers["set-cookie"].to_str().unwrap().to_string();
+    assert!(cookie.starts_with("__platform_draft=") && cookie.contains("Max-Age=1800"));
+    let page: Value = entered.json().await.unwrap();
+    assert_eq!(page["name"], "Home (draft)");
+    let hero = page["sections"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(hero["props"]["title"], "draft /drafts/home?v=v1", "{page}");
+    assert_eq!(api.hits("/drafts/home?v=v1"), 1);
+
+    // The cookie carries the preview on; the draft is kept, not fetched again.
+    let pair = cookie.split(';').next().unwrap().to_string();
+    let next = ask("/?asJson".into(), Some(pair.clone())).await;
+    assert_eq!(next.headers()["cache-control"], "no-store, private");
+    assert!(next.headers().get("set-cookie").is_none());
+    let legacy: Value = next.json().await.unwrap();
+    assert_eq!(legacy["props"]["name"], "Home (draft)", "{legacy}");
+    assert_eq!(
+        api.hits("/drafts/home?v=v1"),
+        1,
+        "kept drafts are not fetched again"
+    );
+
+    // Leaving preview clears the cookie and answers the published page.
+    let left = ask("/?renderJson&__draft=off".into(), Some(pair)).await;
+    assert!(
+        left.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .contains("Max-Age=0")
+    );
+    assert_eq!(left.headers()["cache-control"], "no-store, private");
+    let published: Value = left.json().await.unwrap();
+    assert_eq!(published["name"], "Home");
+
+    // Another host never previews: nothing fetched, the published page as usual.
+    let other = client()
+        .get(server.url(&format!("/?renderJson&__draft={authority}/drafts/other@v1")))
+        .send()
+        .await
+        .unwrap();
+    assert!(other.headers().get("set-cookie").is_none());
+    let published: Value = other.json().await.unwrap();
+    assert_eq!(published["name"], "Home");
+    assert_eq!(api.hits("/drafts/other?v=v1"), 0);
 }
 
 /// `first ` at once, `and last` once `gate` lets it.

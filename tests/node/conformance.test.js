@@ -414,6 +414,11 @@ function runPageJsonCase(kase) {
   } else if (pageJson) {
     outcome = "resolve";
     job = JSON.parse(pageJson.job);
+    if (pageJson.draftFetch !== null) {
+      // The case's draft API: a listed URL answers its body (a string as is), any other fails.
+      const body = (kase.drafts ?? {})[JSON.parse(pageJson.draftFetch).url];
+      pageJson.provideDraft(body === undefined ? null : Buffer.from(typeof body === "string" ? body : JSON.stringify(body)));
+    }
     const resolution = pageJson.resolve(kase.host?.dropSections ?? []);
     rounds = drive(resolution, host, kase.loaders).rounds;
     written = resolution.pageJsonSections();

@@ -328,7 +328,9 @@ test("a POST preview of a client component (a reference in the route's bundle) i
 test("a hand-written page: resolveDecoPageWithDraft, runSectionLoaders and renderDecoSections from sitefile/page", async (t) => {
   const { runSectionLoaders } = require("sitefile");
   const { renderDecoSections, resolveDecoPageWithDraft } = require("sitefile/page");
+  const fetched = [];
   const server = require("node:http").createServer((req, res) => {
+    fetched.push(req.url);
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ "pages-home": { path: "/", sections: [hero("drafted")] } }));
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -367,6 +369,8 @@ test("a hand-written page: resolveDecoPageWithDraft, runSectionLoaders and rende
   assert.equal(await render(browser), '<main><p>hello you via /</p><div data-grid=""><b>nested</b></div><b>later</b></main>', "without one, at once");
   const pointer = `127.0.0.1:${server.address().port}/drafts/home@v1`;
   assert.equal(await render({ ...browser, "x-platform-draft": pointer }), "<main><h1>drafted</h1></main>", "the draft the request carries");
+  assert.equal(await render({ ...browser, "x-platform-draft": pointer }), "<main><h1>drafted</h1></main>");
+  assert.deepEqual(fetched, ["/drafts/home?v=v1"], "the core keeps the draft: fetched once");
   assert.match(await render({ ...browser, host: "other.example", "x-platform-draft": pointer }), /hello you/, "not on a host that may not preview");
   await assert.rejects(resolveDecoPageWithDraft({ url: `${ORIGIN}/` }, site), { code: "INVALID_REQUEST" });
   await assert.rejects(renderDecoSections([], {}), { code: "INVALID_CONFIG" });
@@ -804,6 +808,7 @@ test("draft middleware: the spec's state table, the core's decision, the pointer
   response = await middleware(request("/?__draft=off", { headers: { cookie: cookie.split(";")[0] } }));
   assert.match(response.headers.get("set-cookie"), /^__platform_draft=; .*Max-Age=0$/);
   assert.equal(response.headers.get("x-robots-tag"), null);
+  assert.equal(response.headers.get("cache-control"), "no-store, private", "an answer that clears the cookie is no shared copy");
   assert.equal(response.forwarded.get("x-platform-draft"), null);
   // A host that may not preview: nothing happens, a client's pointer header is dropped.
   response = await middleware(new Request(`https://other.example/?__draft=${encodeURIComponent(pointer)}`, { headers: { "x-platform-draft": pointer } }));

@@ -258,6 +258,55 @@ test("a cdnCacheControl function is asked once per profile", async (t) => {
   assert.equal((await get(worker, "/")).headers.get("cdn-cache-control"), "public, max-age=30");
 });
 
+test("page JSON on a preview host renders the request's draft, fetched once, with the draft's headers and cookie", async (t) => {
+  const fetched = [];
+  const api = http.createServer((req, res) => {
+    fetched.push(req.url);
+    const draft = { "pages-home": { name: "Home (draft)", path: "/", sections: [{ __resolveType: "site/sections/Hero.tsx", title: `draft ${req.url}` }] } };
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(draft));
+  });
+  await new Promise((resolve) => api.listen(0, "127.0.0.1", resolve));
+  t.after(() => api.close());
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const s = createSiteSetup({
+    env: { BUILD_HASH: "b1", PLATFORM_PREVIEW_API_DOMAINS: "127.0.0.1" },
+    blocks: {
+      site: { __resolveType: "site/apps/site.ts", previewHosts: ["preview.shop.example"] },
+      "pages-home": { name: "Home", path: "/", sections: [{ __resolveType: "site/sections/Hero.tsx", title: "published" }] },
+    },
+  });
+  const worker = createDecoWorkerEntry(origin.serverEntry, {}, s);
+  const at = (url, headers = {}) => worker.fetch(new Request(`https://preview.shop.example${url}`, { headers }), {}, { waitUntil() {} });
+  const pointer = `127.0.0.1:${api.address().port}/drafts/home@v1`;
+
+  const entered = await at(`/?renderJson&__draft=${encodeURIComponent(pointer)}`);
+  assert.equal(entered.status, 200);
+  assert.equal(entered.headers.get("cache-control"), "no-store, private");
+  assert.equal(entered.headers.get("x-robots-tag"), "noindex, nofollow");
+  assert.match(entered.headers.get("vary"), /Cookie/);
+  const cookie = entered.headers.get("set-cookie");
+  assert.match(cookie, /^__platform_draft=[^;]+;.*Max-Age=1800/);
+  const page = await entered.json();
+  assert.equal(page.name, "Home (draft)");
+  assert.equal(page.sections[0].props.title, "draft /drafts/home?v=v1");
+
+  const next = await at("/?asJson", { cookie: cookie.split(";")[0] });
+  assert.equal(next.headers.get("set-cookie"), null, "the cookie carries the preview on");
+  assert.equal((await next.json()).props.name, "Home (draft)");
+  assert.deepEqual(fetched, ["/drafts/home?v=v1"], "a kept draft is not fetched again");
+
+  const left = await at("/?renderJson&__draft=off", { cookie: cookie.split(";")[0] });
+  assert.match(left.headers.get("set-cookie"), /^__platform_draft=;.*Max-Age=0/);
+  assert.equal((await left.json()).name, "Home");
+
+  const elsewhere = await get(worker, `/?renderJson&__draft=${encodeURIComponent(pointer.replace("home", "other"))}`);
+  assert.equal(elsewhere.headers.get("set-cookie"), null);
+  assert.equal((await elsewhere.json()).name, "Home", "a host that may not preview never sees a draft");
+  assert.equal(fetched.length, 1);
+  assert.equal(origin.hits.size, 0, "page JSON never reaches the origin");
+});
+
 test("?asJson and ?renderJson are answered from the resolved page, before the cache", async (t) => {
   const origin = await startOrigin();
   t.after(origin.close);

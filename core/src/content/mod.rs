@@ -11,7 +11,6 @@ mod revision;
 mod snapshot;
 mod store;
 
-pub use block::Block;
 #[cfg(feature = "internals")]
 pub use block_name::decode_block_name;
 pub use bundle::load_bundle;

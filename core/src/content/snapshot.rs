@@ -50,6 +50,23 @@ impl Snapshot {
         }
     }
 
+    /// This content with `draft` blocks laid over it (a `null` block deletes its name); this
+    /// snapshot itself when there are none.
+    pub fn overlaid(self: &Arc<Self>, draft: &[(Key, Value)]) -> Arc<Snapshot> {
+        if draft.is_empty() {
+            return self.clone();
+        }
+        let mut blocks = self.blocks.clone();
+        for (name, block) in draft {
+            if block.is_null() {
+                blocks.remove(name);
+            } else {
+                blocks.insert(name.clone(), Arc::new(Block::new(block.clone())));
+            }
+        }
+        Arc::new(Snapshot::from_shared(blocks))
+    }
+
     /// An empty snapshot.
     pub fn empty() -> Snapshot {
         Snapshot::from_shared(FxHashMap::default())

@@ -97,8 +97,12 @@ impl DraftDecision {
     }
 
     /// Headers of a previewing response (merge `Vary`, do not replace it). A malformed
-    /// `?__draft=` renders no draft but is still kept out of caches and search engines.
+    /// `?__draft=` renders no draft but is still kept out of caches and search engines;
+    /// `?__draft=off`'s answer clears the cookie, so it is no shared copy either.
     pub fn response_headers(&self) -> Vec<(String, String)> {
+        if self.transition == DraftTransition::Exit {
+            return vec![("Cache-Control".into(), "no-store, private".into())];
+        }
         if self.transition == DraftTransition::Rejected {
             return vec![
                 ("Cache-Control".into(), "no-store, private".into()),
@@ -237,7 +241,11 @@ mod tests {
         assert_eq!(exit.transition, DraftTransition::Exit);
         assert_eq!(exit.state(), DraftState::Normal);
         assert!(exit.set_cookie().unwrap().contains("Max-Age=0"));
-        assert!(exit.response_headers().is_empty());
+        assert!(
+            exit.response_headers()
+                .contains(&("Cache-Control".into(), "no-store, private".into())),
+            "the answer that clears the cookie is no shared copy"
+        );
     }
 
     #[test]

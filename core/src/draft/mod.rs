@@ -3,6 +3,7 @@
 
 mod api_domains;
 mod decision;
+mod fetch;
 mod hosts;
 mod pointer;
 
@@ -14,7 +15,10 @@ pub use decision::{
 };
 #[cfg(feature = "internals")]
 pub use decision::{DRAFT_COOKIE_MAX_AGE, DraftTransition};
+pub(crate) use fetch::KeptDrafts;
+#[cfg(feature = "internals")]
+pub use fetch::{DRAFT_MAX_BYTES, DRAFT_TIMEOUT_MS, KEPT_DRAFTS};
+pub use fetch::{Draft, DraftFetch, DraftSource};
 pub use hosts::PreviewHosts;
 #[cfg(feature = "internals")]
 pub use hosts::{normalize_host, request_host_behind_proxy};
-pub use pointer::DraftPointer;

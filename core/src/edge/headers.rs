@@ -1,6 +1,8 @@
 //! Response header lists (`(name, value)` pairs, names compared ignoring ASCII case) as the edge
 //! policy builds and edits them.
 
+use crate::draft::DraftDecision;
+
 /// A list of response headers.
 pub type HeaderList = Vec<(String, String)>;
 
@@ -40,6 +42,21 @@ pub(crate) fn add_vary(headers: &mut HeaderList, tokens: &str) {
             Some((_, v)) => *v = format!("{v}, {token}"),
             None => headers.push(("Vary".into(), token.into())),
         }
+    }
+}
+
+/// Adds a request's draft headers to a response's `headers`: the decision's response headers
+/// (`Vary` merged, the others replacing theirs) and its `Set-Cookie`.
+pub(crate) fn add_draft_headers(headers: &mut HeaderList, draft: &DraftDecision) {
+    for (name, value) in draft.response_headers() {
+        if name.eq_ignore_ascii_case("vary") {
+            add_vary(headers, &value);
+        } else {
+            set(headers, &name, value);
+        }
+    }
+    if let Some(cookie) = draft.set_cookie() {
+        headers.push(("Set-Cookie".into(), cookie));
     }
 }
 

@@ -4,7 +4,7 @@
 use super::assets::{AssetKind, IMMUTABLE_CACHE_CONTROL, classify_asset};
 use super::cacheability::{Bypass, RequestFacts, request_bypass};
 use super::cdn::{CdnContext, SEGMENT_TOKEN_PARAM, segment_token};
-use super::headers::{add_vary, set};
+use super::headers::{add_draft_headers, add_vary, set};
 use super::key::{CacheKey, KeyContext, build_cache_key, is_fetch, url_key};
 use super::options::WorkerOptions;
 use super::profile::{CacheProfile, PRIVATE_CACHE_CONTROL, detect_profile};
@@ -288,16 +288,7 @@ impl EdgePolicy {
             }
         }
 
-        for (name, value) in plan.draft.response_headers() {
-            if name.eq_ignore_ascii_case("vary") {
-                add_vary(&mut plan.headers, &value);
-            } else {
-                set(&mut plan.headers, &name, value);
-            }
-        }
-        if let Some(cookie) = plan.draft.set_cookie() {
-            plan.headers.push(("Set-Cookie".into(), cookie));
-        }
+        add_draft_headers(&mut plan.headers, &plan.draft);
         if !is_fetch(request) {
             if o.speculation_rules.is_some() && readable {
                 set(

@@ -6,6 +6,7 @@ use super::render_json::{Projection, lazy_url};
 use super::secrets::{SecretTexts, without_secrets};
 use crate::admin::if_none_match;
 use crate::content::Snapshot;
+use crate::draft::{DraftDecision, DraftFetch, DraftSource};
 use crate::edge::headers::{self, HeaderList};
 use crate::hash::{base36, djb2};
 use crate::resolve::ResolvedPage;
@@ -153,6 +154,15 @@ pub struct PageJsonJob {
     target: String,
     #[serde(skip)]
     facts: Arc<PageJsonFacts>,
+    /// What this request does to draft preview (its headers and cookie go on the response).
+    #[serde(skip)]
+    draft: Option<DraftDecision>,
+    /// The draft to fetch before the page is resolved ([`PageJsonJob::draft_fetch`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    draft_fetch: Option<DraftFetch>,
+    /// The page is resolved on a draft laid over the content.
+    #[serde(skip)]
+    in_draft: bool,
 }
 
 impl PageJsonJob {
@@ -173,7 +183,47 @@ impl PageJsonJob {
             cors,
             target,
             facts,
+            draft: None,
+            draft_fetch: None,
+            in_draft: false,
         }
+    }
+
+    /// The job for a request whose draft decision is `decision`, its draft as `source` says.
+    pub(crate) fn with_draft(mut self, decision: DraftDecision, source: DraftSource) -> Self {
+        self.draft = Some(decision);
+        self.draft_is(source);
+        self
+    }
+
+    /// The draft is `source` now: a draft at hand is laid over the content the page is
+    /// resolved on (and read for its name); a fetch waits for the host.
+    pub(crate) fn draft_is(&mut self, source: DraftSource) {
+        self.draft_fetch = None;
+        match source {
+            DraftSource::Published => {}
+            DraftSource::Fetch(fetch) => self.draft_fetch = Some(fetch),
+            DraftSource::Ready(draft) => {
+                self.facts = Arc::new(PageJsonFacts {
+                    snapshot: self.facts.snapshot.overlaid(draft.blocks()),
+                    secrets: self.facts.secrets.clone(),
+                    dev_mode: self.facts.dev_mode,
+                });
+                self.in_draft = true;
+            }
+        }
+    }
+
+    /// The draft the host fetches before it resolves the page (spec "Draft preview mode"), its
+    /// body handed back with `Site::page_json_draft_fetched`; `None`: nothing to fetch (no
+    /// draft, or the draft is at hand). A page resolved without the answer is the published one.
+    pub fn draft_fetch(&self) -> Option<&DraftFetch> {
+        self.draft_fetch.as_ref()
+    }
+
+    /// Whether the page is resolved on a draft (never from or into a cache).
+    pub(crate) fn in_draft(&self) -> bool {
+        self.in_draft
     }
 
     /// The indexes of `page`'s sections whose props the body writes, so the only ones whose
@@ -210,8 +260,19 @@ impl PageJsonJob {
     /// `renderJson = false`, left out of `?renderJson` (with the Site block's
     /// `renderJson.sectionsToIgnore` suffixes). Secret-shaped values never reach the body.
     /// `?renderJson` carries an `ETag` (`"rj-<djb2 of the body, base 36>"`) and answers 304
-    /// when `If-None-Match` matches it (weak comparison over the list, `*`).
+    /// when `If-None-Match` matches it (weak comparison over the list, `*`). A request that
+    /// previews a draft, leaves preview or names a malformed draft gets the draft's headers
+    /// and cookie, as a page would.
     pub fn finish(&self, page: &ResolvedPage, dropped: &[String]) -> PageJsonResponse {
+        let mut response = self.respond(page, dropped);
+        if let Some(draft) = &self.draft {
+            headers::add_draft_headers(&mut response.headers, draft);
+        }
+        response
+    }
+
+    /// The response for `page`, before the draft's headers.
+    fn respond(&self, page: &ResolvedPage, dropped: &[String]) -> PageJsonResponse {
         let Some(block) = page.page.as_deref() else {
             return PageJsonResponse::not_found(self.kind, &self.cors);
         };

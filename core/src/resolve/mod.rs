@@ -34,6 +34,8 @@ pub use page::{ResolvedPage, ResolvedSection};
 pub use registry::KeyRegistry;
 #[cfg(feature = "internals")]
 pub use resolution::RequestOptions;
+#[cfg(not(feature = "internals"))]
+pub(crate) use resolution::RequestOptions;
 pub(crate) use resolution::{EveryVariant, RawSection, globals, sections_list};
 pub use resolution::{LoaderAnswer, LoaderCall, Resolution, ResolutionMisuse, Step};
 pub use runtime::Runtime;

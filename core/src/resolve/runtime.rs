@@ -4,7 +4,7 @@
 use super::config::ResolveConfig;
 use super::layout_cache::LayoutCache;
 use super::resolution::{Caches, RequestOptions, Resolution};
-use crate::content::{Block, ContentStore, ReloadError, ReloadResponse, Snapshot};
+use crate::content::{ContentStore, ReloadError, ReloadResponse, Snapshot};
 use crate::host::{Host, NoHost};
 use crate::loader_cache::LoaderCache;
 use crate::request::Request;
@@ -114,7 +114,7 @@ impl Runtime {
         host: &dyn Host,
     ) -> Resolution {
         Resolution::for_value(
-            self.overlaid(draft),
+            self.store.current().overlaid(draft),
             self.config.clone(),
             request,
             value,
@@ -133,7 +133,7 @@ impl Runtime {
         host: &dyn Host,
     ) -> Resolution {
         Resolution::for_page(
-            self.overlaid(draft),
+            self.store.current().overlaid(draft),
             self.config.clone(),
             request,
             &self.caches,
@@ -142,24 +142,6 @@ impl Runtime {
             },
             host,
         )
-    }
-
-    /// The current content with `draft` blocks laid over it; the current snapshot itself when
-    /// there are none.
-    fn overlaid(&self, draft: &[(Key, Value)]) -> Arc<Snapshot> {
-        let current = self.store.current();
-        if draft.is_empty() {
-            return current;
-        }
-        let mut blocks = current.shared_blocks().clone();
-        for (name, block) in draft {
-            if block.is_null() {
-                blocks.remove(name);
-            } else {
-                blocks.insert(name.clone(), Arc::new(Block::new(block.clone())));
-            }
-        }
-        Arc::new(Snapshot::from_shared(blocks))
     }
 
     /// Applies a reload body; caches derived from the old content are dropped.

@@ -32,7 +32,7 @@ use crate::admin::{
 use crate::check::{Problem, check};
 use crate::config::{ConfigError, PlatformConfig};
 use crate::content::{LoadProblem, ReloadError, ReloadRefused, ReloadResponse, Snapshot};
-use crate::draft::carries_draft;
+use crate::draft::{ApiDomains, DraftFetch, DraftSource, KeptDrafts, carries_draft, decide_draft};
 use crate::edge::{
     EdgePlan, EdgePolicy, PurgeIndex, PurgeScope, RequestInputs, UnknownProfile, WorkerOptions,
     build_time_hash, origin_failed, stored_state,
@@ -108,6 +108,8 @@ pub struct Site {
     flights: flights::Flights,
     schema: RwLock<Option<Arc<Schema>>>,
     derived: Arc<DerivedFacts>,
+    /// The drafts fetched last, for previews.
+    pub(crate) drafts: Arc<KeptDrafts>,
     /// Last, so it drops after the content: lets go of the long strings only it held.
     _long_strings: crate::value::LongStringsRelease,
 }
@@ -153,6 +155,7 @@ impl Site {
             flights: flights::Flights::default(),
             schema: RwLock::new(None),
             derived,
+            drafts: Arc::default(),
             _long_strings: crate::value::LongStringsRelease,
         })
     }
@@ -250,6 +253,33 @@ impl Site {
         host: &dyn Host,
     ) -> Resolution {
         self.runtime.resolve_page_in_draft(request, draft, host)
+    }
+
+    /// What rendering the draft of `request` needs (spec "Draft preview mode"): published
+    /// content unless its host may preview and it names a draft (`?__draft=`, the draft cookie,
+    /// or the forwarded `x-platform-draft` header when `trust_forwarded_header`, set only behind
+    /// a front that strips client copies) that an API domain admits; the draft when it was
+    /// fetched lately; else the fetch to perform, whose body goes to [`Site::draft_fetched`].
+    /// Render a draft with [`Site::resolve_page_in_draft`].
+    pub fn page_draft(&self, request: &Request, trust_forwarded_header: bool) -> DraftSource {
+        let decision = decide_draft(
+            request,
+            &self.derived.current().preview_hosts,
+            trust_forwarded_header,
+        );
+        self.drafts.source(&decision, &self.api_domains())
+    }
+
+    /// The host's answer to a draft `fetch`: the body read, or `None` when the fetch failed,
+    /// answered other than 2xx, or passed its timeout or size cap. A body that is a JSON object
+    /// of blocks is the draft (kept for the next requests); anything else is published content.
+    pub fn draft_fetched(&self, fetch: &DraftFetch, body: Option<&[u8]>) -> DraftSource {
+        self.drafts.fetched(fetch, body)
+    }
+
+    /// Where drafts may be fetched from (`PLATFORM_PREVIEW_API_DOMAINS`).
+    pub(crate) fn api_domains(&self) -> ApiDomains {
+        ApiDomains::new(&self.platform.draft.preview_api_domains)
     }
 
     /// Starts resolving one value — a saved block (`{"__resolveType": "<name>"}`), a section or

@@ -1,6 +1,7 @@
-//! The `page-json/` suite: one request per case through `Site::page_json`; for a job, the page
-//! resolved for the same request (loaders answered from `loaders`) is handed to the job's
-//! `finish` with the host's `dropSections` (modules exporting `renderJson = false`).
+//! The `page-json/` suite: one request per case through `Site::page_json`; for a job, its draft
+//! fetched from `drafts` when it asks for one, then the page resolved for the same request
+//! (loaders answered from `loaders`) is handed to the job's `finish` with the host's
+//! `dropSections` (modules exporting `renderJson = false`).
 
 use crate::support::{self, BodyMatch, CaseHost};
 use serde_json::Value as Json;
@@ -28,13 +29,17 @@ fn run(case: &Json) -> Vec<String> {
     {
         None => ("pass", Json::Null, Json::Null, None),
         Some(PageJsonOutcome::Respond(r)) => ("respond", Json::Null, Json::Null, Some(r)),
-        Some(PageJsonOutcome::Resolve(job)) => {
-            let resolution = site.resolve_page(request, &host);
+        Some(PageJsonOutcome::Resolve(mut job)) => {
+            let form = serde_json::to_value(&job).expect("jobs serialize");
+            if let Some(fetch) = job.draft_fetch() {
+                let body = support::draft_body(&case["drafts"], &fetch.url);
+                site.page_json_draft_fetched(&mut job, body.as_deref());
+            }
+            let resolution = site.resolve_page_json(&job, request, &host);
             let (page, rounds) = support::drive_page(resolution, &host, &case["loaders"]);
             let dropped: Vec<String> =
                 serde_json::from_value(case["host"]["dropSections"].clone()).unwrap_or_default();
             written = Json::from(job.written_sections(&page, &dropped));
-            let form = serde_json::to_value(&job).expect("jobs serialize");
             ("resolve", form, rounds, Some(job.finish(&page, &dropped)))
         }
     };

@@ -330,6 +330,15 @@ pub fn compare_page(expect: &Json, actual: &Json, at: &str, failures: &mut Vec<S
     }
 }
 
+/// The body the case's draft API (`drafts`: URL -> body) answers for `url`: a string as it is,
+/// other JSON written compactly; `None` (a failed fetch) for a URL it does not list.
+pub fn draft_body(drafts: &Json, url: &str) -> Option<Vec<u8>> {
+    drafts.get(url).map(|body| match body {
+        Json::String(text) => text.clone().into_bytes(),
+        other => other.to_string().into_bytes(),
+    })
+}
+
 /// Replaces `{revision}` (the site's content revision now) in an expected string.
 pub fn substitute(s: &str, site: &Site) -> String {
     s.replace("{revision}", &site.revision())

@@ -1167,6 +1167,31 @@ static void resolve_page_json(run_t *run, const cJSON *kase, sitefile_page_json 
   sitefile_resolution_free(res);
 }
 
+/* The case's draft API answers the job's `draftFetch`: a URL `drafts` lists answers its body (a
+ * string as is, other JSON printed), any other fails. */
+static void answer_draft_fetch(run_t *run, const cJSON *kase, sitefile_page_json *pj,
+                               const cJSON *job) {
+  const cJSON *url = get(get(job, "draftFetch"), "url");
+  if (!cJSON_IsString(url)) {
+    return;
+  }
+  const cJSON *body = get(get(kase, "drafts"), url->valuestring);
+  char *printed = NULL;
+  const char *text = NULL;
+  if (cJSON_IsString(body)) {
+    text = body->valuestring;
+  } else if (body != NULL) {
+    printed = cJSON_PrintUnformatted(body);
+    text = printed;
+  }
+  sitefile_status st = sitefile_page_json_provide_draft(pj, (const uint8_t *)text,
+                                                        text != NULL ? strlen(text) : 0);
+  if (st != SITEFILE_STATUS_OK) {
+    fail_call(run, "sitefile_page_json_provide_draft", st);
+  }
+  free(printed);
+}
+
 static void run_page_json_case(run_t *run, const cJSON *kase) {
   char *request = request_form(get(kase, "request"));
   sitefile_page_json *pj = NULL;
@@ -1200,6 +1225,7 @@ static void run_page_json_case(run_t *run, const cJSON *kase) {
       fail_call(run, "sitefile_page_json_job", st);
     }
     job = take_json(job_json);
+    answer_draft_fetch(run, kase, pj, job);
     resolve_page_json(run, kase, pj, host, &rounds, &written, &answer);
   }
   const cJSON *expect = get(kase, "expect");

@@ -27,7 +27,7 @@ import { SitefileError } from "../errors";
 import { type ResolvedPage, type ResolvedSection, resolveDecoPage, resolveDecoPageInDraft } from "../resolve";
 import { type RequestInput, Site, currentSite } from "../setup";
 import { deferredSection, eagerSections } from "./deferred";
-import { draftBlocks } from "./draft";
+import { forwardedDraft } from "./draft";
 import { originOf, renderSections } from "./render";
 import type { SectionConventions } from "./setup";
 
@@ -47,7 +47,7 @@ export interface DraftAwareRequest {
  * @internal
  */
 export async function resolveOverDraft(request: RequestInput, site: Site, origin: string, headers: Headers): Promise<ResolvedPage> {
-  const draft = await draftBlocks(site, origin, headers);
+  const draft = await forwardedDraft(site, origin, headers);
   return draft === null ? resolveDecoPage(request, site) : resolveDecoPageInDraft(request, draft, site);
 }
 

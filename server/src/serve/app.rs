@@ -3,6 +3,7 @@
 //! edge cache to it, loaders and previews run there; without one, this server answers pages
 //! itself with a built-in HTML view.
 
+use super::draft;
 use super::edge::Edge;
 use super::error::ServeErrorCode;
 use super::fast_deploy::FastDeploy;
@@ -37,6 +38,8 @@ pub struct App {
     site: Arc<Site>,
     edge: Option<Arc<Edge>>,
     fast_deploy: Option<Arc<FastDeploy>>,
+    /// The client page JSON fetches drafts with.
+    drafts: reqwest::Client,
 }
 
 /// The router of a site, in front of `edge`'s origin when there is one, writing reloads to
@@ -47,10 +50,12 @@ pub fn router(
     fast_deploy: Option<Arc<FastDeploy>>,
     workspace: Option<&Workspace>,
 ) -> Router {
+    let drafts = draft::client(site.outbound_user_agent(None));
     let site = Router::new().fallback(handle).with_state(App {
         site,
         edge,
         fast_deploy,
+        drafts,
     });
     let Some(workspace) = workspace else {
         return site;
@@ -268,7 +273,11 @@ async fn page_json(app: &App, request: Request, outcome: PageJsonOutcome) -> Res
         PageJsonOutcome::Respond(response) => {
             http_response(response.status, &response.headers, response.body.to_vec())
         }
-        PageJsonOutcome::Resolve(job) => {
+        PageJsonOutcome::Resolve(mut job) => {
+            if let Some(fetch) = job.draft_fetch() {
+                let body = draft::fetch(&app.drafts, fetch).await;
+                app.site.page_json_draft_fetched(&mut job, body.as_deref());
+            }
             // This server knows no section modules: none leaves the JSON and none has a loader.
             let resolution = app.site.resolve_page_json(&job, request, &NoHost);
             let page = match resolve(app, resolution).await {

@@ -3,6 +3,7 @@
 //! or as the edge cache in front of an origin (`--origin`), with every decision the core's.
 
 mod app;
+mod draft;
 mod edge;
 mod error;
 mod fast_deploy;
