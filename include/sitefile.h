@@ -718,7 +718,8 @@ enum sitefile_status sitefile_page_json_job(const struct sitefile_page_json *pag
 
 /**
  * The answer to the job's `draftFetch` (spec "Draft preview mode"): fetch its `url` bypassing
- * every cache, within `timeoutMs` and `maxBytes`, before `sitefile_page_json_resolve`, and
+ * every cache and following no redirect (the core admitted this URL, not where it points),
+ * within `timeoutMs` and `maxBytes`, before `sitefile_page_json_resolve`, and
  * pass the body read (`body_len` bytes), or `body` NULL when the fetch failed, answered other
  * than 2xx, or passed its timeout or size cap (the published page is answered then). The core
  * keeps the draft for the next requests. Nothing happens when the job fetches nothing.

@@ -251,6 +251,11 @@ export declare class NativeSite {
    */
   resolvePage(request: string, host: HostCallbacks): string | NativeResolution
   /**
+   * Starts resolving the site's not-found page (`"notFound": true`) for a request, whatever
+   * its path: what an app's own not-found screen renders. `page: null` when there is none.
+   */
+  resolveNotFound(request: string): NativeResolution
+  /**
    * Starts resolving one value (JSON: a saved block `{"__resolveType": "<name>"}`, a section
    * or props) for a request, like a page.
    */

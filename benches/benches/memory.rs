@@ -56,6 +56,7 @@ fn main() {
         let runtime = Runtime::new(snapshot, ResolveConfig::by_convention());
         let options = RequestOptions {
             bypass_caches: true,
+            ..RequestOptions::default()
         };
         let loaded = LIVE.load(Ordering::Relaxed);
         let mut written = 0usize;

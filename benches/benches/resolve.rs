@@ -47,7 +47,10 @@ fn resolve_pages(c: &mut Criterion) {
             ("cold+serialise", true, true),
         ];
         for (label, bypass_caches, serialise) in variants {
-            let options = RequestOptions { bypass_caches };
+            let options = RequestOptions {
+                bypass_caches,
+                ..RequestOptions::default()
+            };
             group.bench_with_input(
                 BenchmarkId::new(format!("{label}/{site} ({} urls)", requests.len()), ""),
                 &requests,
@@ -71,6 +74,7 @@ fn first_serialise(c: &mut Criterion) {
     group.measurement_time(std::time::Duration::from_secs(1));
     let options = RequestOptions {
         bypass_caches: true,
+        ..RequestOptions::default()
     };
     for (site, urls) in urls() {
         let requests: Vec<_> = urls.iter().map(|u| request(u)).collect();
@@ -125,6 +129,7 @@ fn loader_answers(c: &mut Criterion) {
     let answer = loader_answer_json();
     let options = RequestOptions {
         bypass_caches: true,
+        ..RequestOptions::default()
     };
     // The corpus site whose pages call the most loaders.
     let site = "otica-isabela";

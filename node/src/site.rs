@@ -201,6 +201,22 @@ impl NativeSite {
         })
     }
 
+    /// Starts resolving the site's not-found page (`"notFound": true`) for a request, whatever
+    /// its path: what an app's own not-found screen renders. `page: null` when there is none.
+    #[napi]
+    pub fn resolve_not_found(
+        &self,
+        request: String,
+    ) -> Result<NativeResolution, napi::Error<Code>> {
+        guarded(|| {
+            let request = request_of(&request)?;
+            let site = self.site.clone();
+            Ok(NativeResolution::starting(Box::new(move |host| {
+                Ok(site.resolve_not_found_page(request, host))
+            })))
+        })
+    }
+
     /// Starts resolving one value (JSON: a saved block `{"__resolveType": "<name>"}`, a section
     /// or props) for a request, like a page.
     #[napi]

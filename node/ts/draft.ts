@@ -40,15 +40,16 @@ async function boundedBody(response: Response, max: number): Promise<Buffer | nu
 
 /**
  * Performs the draft fetch the core asked for (`form`, its JSON), bypassing every cache
- * (`cache` is not in Node's `RequestInit` type, but Next's `fetch` and Node's read it): the
- * body, or `null` for a failure, a non-2xx answer, or a body not read within the fetch's
- * timeout and size cap.
+ * (`cache` is not in Node's `RequestInit` type, but Next's `fetch` and Node's read it) and
+ * following no redirect: the body, or `null` for a failure, a non-2xx answer (a redirect
+ * included), or a body not read within the fetch's timeout and size cap.
  */
 export async function fetchDraftBody(form: string): Promise<Buffer | null> {
   const fetchOf = JSON.parse(form) as DraftFetch;
   const signal = AbortSignal.timeout(fetchOf.timeoutMs);
   try {
-    const response = await fetch(fetchOf.url, { cache: "no-store", signal } as RequestInit);
+    // Redirects are not followed: the core admitted this URL, not wherever it points.
+    const response = await fetch(fetchOf.url, { cache: "no-store", redirect: "manual", signal } as RequestInit);
     if (!response.ok) {
       await response.body?.cancel();
       return null;

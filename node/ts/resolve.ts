@@ -50,6 +50,9 @@ export interface ResolvedPage {
   path: string | null;
   /** The pattern's groups, still percent-encoded. */
   params: Record<string, string>;
+  /** `true` when the page is the site's not-found page (its block says `"notFound": true`):
+   * answer it with status 404. Absent otherwise. */
+  notFound?: true;
   /** Site globals, then the page's sections. */
   sections: ResolvedSection[];
   /** The page's SEO block, resolved. */
@@ -281,6 +284,17 @@ export async function resolveDecoPage(request: RequestInput, site: Site = curren
   const first = native(() => site.native.resolvePage(form, host));
   if (typeof first === "string") return (JSON.parse(first) as Extract<Step, { step: "done" }>).value;
   return driveWith(site, first, request, host);
+}
+
+/**
+ * Resolves the site's not-found page (the page block with `"notFound": true`) for a request,
+ * whatever its path: what an app's own not-found screen renders. `page: null` when the site has
+ * none.
+ * @internal
+ */
+export async function resolveDecoNotFoundPage(request: RequestInput, site: Site): Promise<ResolvedPage> {
+  const form = requestJson(request, site);
+  return drive(site, native(() => site.native.resolveNotFound(form)), request);
 }
 
 /**

@@ -414,6 +414,29 @@ async fn origin_answer(
 }
 
 #[tokio::test]
+async fn the_sites_not_found_page_answers_404_in_the_view_and_in_page_json() {
+    let server = Server::start(&[]).await;
+    // The storefront's catch-all page says `"notFound": true`.
+    let view = server.get("/no/such/page").await;
+    assert_eq!(view.status(), StatusCode::NOT_FOUND);
+    let html = view.text().await.unwrap();
+    assert!(html.contains("<code>pages-not-found</code>"), "{html}");
+    assert!(html.contains("the site's not-found page"), "{html}");
+    let render = server.get("/no/such/page?renderJson").await;
+    assert_eq!(render.status(), StatusCode::NOT_FOUND);
+    let body: Value = render.json().await.unwrap();
+    assert_eq!(body["notFound"], true);
+    assert_eq!(body["name"], "Not found");
+    assert_eq!(
+        server.get("/no/such/page?asJson").await.status(),
+        StatusCode::NOT_FOUND
+    );
+    // Every other page is as before.
+    assert_eq!(server.get("/?renderJson").await.status(), StatusCode::OK);
+    assert_eq!(server.get("/").await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
 async fn page_json_renders_the_draft_on_a_preview_host_fetching_it_once() {
     let api = TestOrigin::start().await;
     let authority = api.base.trim_start_matches("http://").to_string();

@@ -66,7 +66,7 @@ test("a second page and the not-found page render in the browser", async () => {
 
   response = await page.goto(`${BASE}/no/such/page`, { waitUntil: "load" });
   assert.equal(response.status(), 404);
-  await page.locator('[data-testid="not-found"]').waitFor({ state: "visible", timeout: 15000 });
+  await page.locator('main[data-page="pages-not-found"] [data-section="hero"]').waitFor({ state: "visible", timeout: 15000 });
   await page.screenshot({ path: path.join(shots, "not-found.png"), fullPage: true });
   await page.close();
 });

@@ -188,11 +188,16 @@ test("POST /platform/render and a POST preview of the client component, through 
   assert.match(await response.text(), /<section data-manifest-key="site\/sections\/Counter.tsx"><section data-section="counter"><button type="button">Posted counter<\/button><output data-testid="count">2<\/output>/);
 });
 
-test("a path without a page is the Next not-found page", async () => {
-  const response = await get("/no/such/page");
-  assert.equal(response.status, 404);
-  // The app's app/not-found.tsx (in the RSC payload: notFound() from generateMetadata streams it).
-  assert.match(await response.text(), /No page here/);
+test("a path without a page is the site's not-found page, with status 404", async () => {
+  for (const path of ["/no/such/page", "/404"]) {
+    const response = await get(path);
+    assert.equal(response.status, 404, path);
+    // app/not-found.tsx renders the block with "notFound": true (in the RSC payload too:
+    // notFound() from generateMetadata streams it).
+    const html = await response.text();
+    assert.match(html, /We could not find that page/, path);
+    assert.doesNotMatch(html, /No page here/, "the app's fallback is for sites without one");
+  }
 });
 
 test("/live/_meta and /platform/meta: the schema with an ETag, 304 on a match, GET only", async () => {

@@ -102,7 +102,7 @@ function comparePage(expect, actual, at, failures) {
   for (const [key, want] of Object.entries(expect ?? {})) {
     let got = actual[key];
     if (got === undefined) {
-      got = ["errors", "setCookies", "warnings", "varies"].includes(key) ? [] : key === "degraded" ? false : null;
+      got = ["errors", "setCookies", "warnings", "varies"].includes(key) ? [] : ["degraded", "notFound"].includes(key) ? false : null;
     }
     if (key === "effects") comparePage(want, got, `${at}.effects`, failures);
     else if (!isDeepEqual(got, want)) failures.push(`${at}.${key}:\n    expected ${show(want)}\n    actual   ${show(got)}`);

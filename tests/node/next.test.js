@@ -659,6 +659,26 @@ test("createDecoPage: renders the path's page, nested sections as components, an
   assert.throws(() => createDecoPage({}), /createDecoPage takes \{ siteName \}/);
 });
 
+test("createDecoPage: the site's not-found page is Next's 404, and page.NotFound renders it in app/not-found.tsx", async () => {
+  const blocks = {
+    "pages-home": { path: "/", sections: [hero("Welcome")] },
+    "pages-missing": { path: "/404", notFound: true, sections: [hero("We could not find that page")] },
+  };
+  const page = createDecoPage({ siteName: "Shop", setup: pageSite(blocks) });
+  for (const url of [`${ORIGIN}/no/such/page`, `${ORIGIN}/404`]) {
+    await assert.rejects(renderPage(page, url), (e) => e.digest === "NEXT_HTTP_ERROR_FALLBACK;404", url);
+  }
+  nextRequestHeaders = new Headers({ host: new URL(ORIGIN).host });
+  const fallback = React.createElement("h1", null, "No page here");
+  assert.equal(
+    renderToStaticMarkup(await page.NotFound({ children: fallback })),
+    '<main data-page="pages-missing"><h1>We could not find that page</h1></main>',
+  );
+  const without = createDecoPage({ siteName: "Shop", setup: pageSite({ "pages-home": blocks["pages-home"] }) });
+  assert.equal(renderToStaticMarkup(await without.NotFound({ children: fallback })), "<h1>No page here</h1>", "a site without one: the app's fallback");
+  assert.equal((await renderPage(page, `${ORIGIN}/`)).html, '<main data-page="pages-home"><h1>Welcome</h1></main>');
+});
+
 test("createDecoPage: the path and user agent only by default; fullRequest passes cookies and the query and runs section loaders", async () => {
   const ensureSetup = pageSite({
     "pages-home": {

@@ -94,6 +94,16 @@ impl Block {
         (!path.is_empty() && truthy).then_some(path)
     }
 
+    /// Whether this block says it is the site's not-found page (`"notFound": true`; see
+    /// [`crate::pages::is_not_found_page`]), answered without parsing a lazy block.
+    pub(crate) fn is_not_found_page(&self) -> bool {
+        match self.raw_bytes().filter(|_| self.value.get().is_none()) {
+            Some(raw) => sonic_rs::get_from_slice(raw, [crate::pages::NOT_FOUND_FIELD])
+                .is_ok_and(|v| v.as_raw_str() == "true"),
+            None => crate::pages::is_not_found_page(self.value()),
+        }
+    }
+
     /// Whether `needle` is the `__resolveType` of some object in the block. A lazy block is
     /// parsed only when its bytes contain the needle at all.
     pub(crate) fn mentions(&self, needle: &str) -> bool {

@@ -17,6 +17,8 @@ const LOCATION_MATCHER: &str = "website/matchers/location.ts";
 pub struct Snapshot {
     blocks: FxHashMap<Key, Arc<Block>>,
     routes: RouteTable,
+    /// The not-found page: its name and path.
+    not_found: Option<(Key, String)>,
     uses_location: bool,
     revision: OnceLock<String>,
     canonical: OnceLock<Arc<[u8]>>,
@@ -40,10 +42,17 @@ impl Snapshot {
             .filter_map(|(name, b)| Some((&**name, b.page_path(name)?)))
             .collect();
         let routes = RouteTable::build(pages.iter().map(|(n, p)| (*n, p.as_str())));
+        // Several pages saying so: the first by name, so every binding picks the same one.
+        let not_found = pages
+            .iter()
+            .filter(|(name, _)| blocks[*name].is_not_found_page())
+            .min_by_key(|(name, _)| *name)
+            .map(|(name, path)| (Key::from(*name), path.clone()));
         let uses_location = blocks.values().any(|b| b.mentions(LOCATION_MATCHER));
         Snapshot {
             blocks,
             routes,
+            not_found,
             uses_location,
             revision: OnceLock::new(),
             canonical: OnceLock::new(),
@@ -117,6 +126,15 @@ impl Snapshot {
     /// The page route table.
     pub fn routes(&self) -> &RouteTable {
         &self.routes
+    }
+
+    /// The site's not-found page, its name and path: the routable page block with
+    /// `"notFound": true` (the first by name when several say so). It answers 404, and serves
+    /// every path no other page serves.
+    pub fn not_found_page(&self) -> Option<(&str, &str)> {
+        self.not_found
+            .as_ref()
+            .map(|(name, path)| (&**name, path.as_str()))
     }
 
     /// Whether any block uses the location matcher (the edge then keys pages by region).

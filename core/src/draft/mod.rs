@@ -16,8 +16,6 @@ pub use decision::{
 #[cfg(feature = "internals")]
 pub use decision::{DRAFT_COOKIE_MAX_AGE, DraftTransition};
 pub(crate) use fetch::KeptDrafts;
-#[cfg(feature = "internals")]
-pub use fetch::{DRAFT_MAX_BYTES, DRAFT_TIMEOUT_MS, KEPT_DRAFTS};
 pub use fetch::{Draft, DraftFetch, DraftSource};
 pub use hosts::PreviewHosts;
 #[cfg(feature = "internals")]

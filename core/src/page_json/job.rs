@@ -5,6 +5,7 @@ use super::recognize::PageJsonKind;
 use super::render_json::{Projection, lazy_url};
 use super::secrets::{SecretTexts, without_secrets};
 use crate::admin::if_none_match;
+use crate::config::SecretKey;
 use crate::content::Snapshot;
 use crate::draft::{DraftDecision, DraftFetch, DraftSource};
 use crate::edge::headers::{self, HeaderList};
@@ -189,24 +190,32 @@ impl PageJsonJob {
         }
     }
 
-    /// The job for a request whose draft decision is `decision`, its draft as `source` says.
-    pub(crate) fn with_draft(mut self, decision: DraftDecision, source: DraftSource) -> Self {
+    /// The job for a request whose draft decision is `decision`, its draft as `source` says
+    /// (its secrets decrypted with `key`).
+    pub(crate) fn with_draft(
+        mut self,
+        decision: DraftDecision,
+        source: DraftSource,
+        key: Option<&SecretKey>,
+    ) -> Self {
         self.draft = Some(decision);
-        self.draft_is(source);
+        self.draft_is(source, key);
         self
     }
 
     /// The draft is `source` now: a draft at hand is laid over the content the page is
-    /// resolved on (and read for its name); a fetch waits for the host.
-    pub(crate) fn draft_is(&mut self, source: DraftSource) {
+    /// resolved on (and read for its name), and the texts its secrets decrypt to (`key`) are
+    /// kept out of the body as the published content's are; a fetch waits for the host.
+    pub(crate) fn draft_is(&mut self, source: DraftSource, key: Option<&SecretKey>) {
         self.draft_fetch = None;
         match source {
             DraftSource::Published => {}
             DraftSource::Fetch(fetch) => self.draft_fetch = Some(fetch),
             DraftSource::Ready(draft) => {
+                let snapshot = self.facts.snapshot.overlaid(draft.blocks());
                 self.facts = Arc::new(PageJsonFacts {
-                    snapshot: self.facts.snapshot.overlaid(draft.blocks()),
-                    secrets: self.facts.secrets.clone(),
+                    secrets: Arc::new(SecretTexts::of(&snapshot, key)),
+                    snapshot,
                     dev_mode: self.facts.dev_mode,
                 });
                 self.in_draft = true;
@@ -301,26 +310,28 @@ impl PageJsonJob {
                             (!projection.is_dropped(&s.component))
                                 .then(|| projection.section(s, lazy))
                         });
-                        with_cut(
-                            Value::object(vec![
-                                (intern("name"), Value::string(name)),
-                                (
-                                    intern("path"),
-                                    page.path.as_deref().map_or(Value::Null, Value::string),
-                                ),
-                                (intern("sections"), Value::array(sections.collect())),
-                            ]),
-                            page,
-                        )
+                        let mut entries = vec![
+                            (intern("name"), Value::string(name)),
+                            (
+                                intern("path"),
+                                page.path.as_deref().map_or(Value::Null, Value::string),
+                            ),
+                        ];
+                        if page.not_found {
+                            entries.push((intern("notFound"), Value::Bool(true)));
+                        }
+                        entries.push((intern("sections"), Value::array(sections.collect())));
+                        with_cut(Value::object(entries), page)
                     }
                 };
-                cut_short(self.with_etag(self.bytes(&body)), page)
+                cut_short(self.with_etag(self.bytes(&body), page.not_found), page)
             }
             PageJsonKind::AsJson => {
                 let body = as_json::body(page, block, name, site_block, self.facts.dev_mode);
                 let body = self.bytes(&with_cut(body, page));
+                let status = if page.not_found { 404 } else { 200 };
                 cut_short(
-                    PageJsonResponse::new(200, as_json_headers(), &self.cors, body),
+                    PageJsonResponse::new(status, as_json_headers(), &self.cors, body),
                     page,
                 )
             }
@@ -336,12 +347,16 @@ impl PageJsonJob {
         sonic_rs::to_vec(&Json::<true>(body)).unwrap_or_else(|_| b"null".to_vec())
     }
 
-    /// 200 with the body's `ETag`, or 304 when the request already holds it.
-    fn with_etag(&self, body: Vec<u8>) -> PageJsonResponse {
+    /// 200 with the body's `ETag`, or 304 when the request already holds it; the site's
+    /// not-found page (`not_found`) is 404 with its body, whatever the request holds.
+    fn with_etag(&self, body: Vec<u8>, not_found: bool) -> PageJsonResponse {
         let text = String::from_utf8_lossy(&body);
         let etag = format!("\"rj-{}\"", base36(djb2(&text)));
         let mut headers = render_json_headers();
         headers.push(("ETag".into(), etag.clone()));
+        if not_found {
+            return PageJsonResponse::new(404, headers, &self.cors, body);
+        }
         if if_none_match(self.if_none_match.iter().map(String::as_str), &etag) {
             headers.retain(|(n, _)| !n.eq_ignore_ascii_case("content-type"));
             return PageJsonResponse::new(304, headers, &self.cors, Vec::new());

@@ -8,7 +8,9 @@ mod specificity;
 #[cfg(feature = "internals")]
 pub use metadata::Robots;
 pub use metadata::{MetadataDefaults, PageMetadata};
-pub use recognition::{PAGE_RESOLVE_TYPE, is_page_block, page_path};
+pub use recognition::{
+    NOT_FOUND_FIELD, PAGE_RESOLVE_TYPE, is_not_found_page, is_page_block, page_path,
+};
 #[cfg(feature = "internals")]
 pub use route_table::PageMatch;
 pub use route_table::{Route, RouteTable};

@@ -22,6 +22,15 @@ pub fn page_path<'a>(name: &str, block: &'a Value) -> Option<&'a str> {
     Some(path)
 }
 
+/// The field with which a page block says it is the site's not-found page: `"notFound": true`.
+pub const NOT_FOUND_FIELD: &str = "notFound";
+
+/// Whether a page block is the site's not-found page: it answers 404 where it serves, and serves
+/// every path no other page does.
+pub fn is_not_found_page(block: &Value) -> bool {
+    block.get(NOT_FOUND_FIELD).and_then(Value::as_bool) == Some(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,9 @@ pub struct ResolvedPage {
     pub path: Option<String>,
     /// The pattern's groups.
     pub params: BTreeMap<String, String>,
+    /// The page is the site's not-found page (`"notFound": true`): whoever answers it answers
+    /// 404 with it. Serialized as `notFound`, only when true.
+    pub not_found: bool,
     /// Site globals then the page's sections, in order.
     pub sections: Vec<ResolvedSection>,
     /// The page's SEO block, resolved.
@@ -46,6 +49,8 @@ struct PageJson<'a, const SPLICE: bool> {
     page: &'a Option<String>,
     path: &'a Option<String>,
     params: &'a BTreeMap<String, String>,
+    #[serde(rename = "notFound", skip_serializing_if = "std::ops::Not::not")]
+    not_found: bool,
     sections: SectionsJson<'a, SPLICE>,
     seo: Option<Json<'a, SPLICE>>,
     effects: &'a Effects,
@@ -126,6 +131,7 @@ impl ResolvedPage {
             page: &self.page,
             path: &self.path,
             params: &self.params,
+            not_found: self.not_found,
             sections: SectionsJson(&self.sections),
             seo: self.seo.as_ref().map(Json),
             effects: &self.effects,
@@ -152,6 +158,7 @@ mod tests {
             page: Some("pages-home".into()),
             path: Some("/".into()),
             params: BTreeMap::from([("id".into(), "a\tb".into())]),
+            not_found: true,
             sections: vec![ResolvedSection {
                 component: "site/sections/Hero.tsx".into(),
                 props: props.clone(),

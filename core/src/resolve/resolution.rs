@@ -121,6 +121,9 @@ pub struct RequestOptions {
     /// The request renders a draft or a preview overlay: the layout and page caches are
     /// neither read nor written.
     pub bypass_caches: bool,
+    /// Resolve the site's not-found page whatever the path (a host rendering its own not-found
+    /// screen); no page when the site has none.
+    pub not_found_page: bool,
 }
 
 #[derive(Debug)]
@@ -232,6 +235,8 @@ struct PageInfo {
     name: String,
     pattern: String,
     params: BTreeMap<String, String>,
+    /// The page is the site's not-found page (it answers 404).
+    not_found: bool,
 }
 
 /// One request's resolution. Owns everything it needs, so a host can keep it across awaits.
@@ -280,11 +285,28 @@ impl Resolution {
         // A forced variant must neither be served from nor leak into the shared layout cache.
         let uses_layout = use_caches && overrides.is_empty();
         let layout_cache = uses_layout.then_some(&caches.layout);
-        let found = snapshot.routes().find(request.path()).map(|m| PageInfo {
-            name: m.name.to_string(),
-            pattern: m.pattern.to_string(),
-            params: m.params,
-        });
+        let not_found = snapshot.not_found_page();
+        let is_not_found = |name: &str| not_found.is_some_and(|(n, _)| n == name);
+        let routed = if options.not_found_page {
+            None
+        } else {
+            snapshot.routes().find(request.path())
+        };
+        let found = match routed {
+            Some(m) => Some(PageInfo {
+                name: m.name.to_string(),
+                pattern: m.pattern.to_string(),
+                params: m.params,
+                not_found: is_not_found(m.name),
+            }),
+            // No page serves the path: the site's not-found page does, when it has one.
+            None => not_found.map(|(name, path)| PageInfo {
+                name: name.to_string(),
+                pattern: path.to_string(),
+                params: BTreeMap::new(),
+                not_found: true,
+            }),
+        };
         let mut pass = FirstPass {
             entries: Vec::new(),
             seo: None,
@@ -742,6 +764,7 @@ impl Resolution {
             page: page.map(|p| p.name.clone()),
             path: page.map(|p| p.pattern.clone()),
             params: page.map(|p| p.params.clone()).unwrap_or_default(),
+            not_found: page.is_some_and(|p| p.not_found),
             sections: globals,
             seo,
             effects,

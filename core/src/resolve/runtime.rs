@@ -98,6 +98,16 @@ impl Runtime {
         )
     }
 
+    /// Starts resolving the site's not-found page (`"notFound": true`) for `request`, whatever
+    /// its path: what a host shows on its own not-found screen. No page when the site has none.
+    pub fn resolve_not_found_page(&self, request: Request, host: &dyn Host) -> Resolution {
+        let options = RequestOptions {
+            not_found_page: true,
+            ..RequestOptions::default()
+        };
+        self.resolve_page_on(self.store.current(), request, options, host)
+    }
+
     /// Starts resolving one value (a saved block, a section or props) against the current
     /// content: previews, `/platform/render` and invoke props. Never cached.
     pub fn resolve_value(&self, request: Request, value: &Value, host: &dyn Host) -> Resolution {
@@ -139,6 +149,7 @@ impl Runtime {
             &self.caches,
             RequestOptions {
                 bypass_caches: true,
+                ..RequestOptions::default()
             },
             host,
         )

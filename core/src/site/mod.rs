@@ -282,6 +282,13 @@ impl Site {
         ApiDomains::new(&self.platform.draft.preview_api_domains)
     }
 
+    /// Starts resolving the site's not-found page (the routable page block with
+    /// `"notFound": true`) for `request`, whatever its path: what a host renders on its own
+    /// not-found screen (Next's `app/not-found.tsx`). `page: None` when the site has none.
+    pub fn resolve_not_found_page(&self, request: Request, host: &dyn Host) -> Resolution {
+        self.runtime.resolve_not_found_page(request, host)
+    }
+
     /// Starts resolving one value — a saved block (`{"__resolveType": "<name>"}`), a section or
     /// a props object — for previews, `/platform/render` and invoke props.
     pub fn resolve_value(&self, request: Request, value: &Value, host: &dyn Host) -> Resolution {

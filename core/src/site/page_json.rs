@@ -32,7 +32,8 @@ impl Site {
             PageJsonOutcome::Resolve(job) => {
                 let decision = decide_draft(request, &derived.preview_hosts, false);
                 let source = self.drafts.source(&decision, &self.api_domains());
-                PageJsonOutcome::Resolve(job.with_draft(decision, source))
+                let key = self.runtime.config().secret_key.as_ref();
+                PageJsonOutcome::Resolve(job.with_draft(decision, source, key))
             }
             respond => respond,
         })
@@ -44,7 +45,8 @@ impl Site {
     /// the published page. Nothing happens when the job fetches nothing.
     pub fn page_json_draft_fetched(&self, job: &mut page_json::PageJsonJob, body: Option<&[u8]>) {
         if let Some(fetch) = job.draft_fetch().cloned() {
-            job.draft_is(self.drafts.fetched(&fetch, body));
+            let key = self.runtime.config().secret_key.as_ref();
+            job.draft_is(self.drafts.fetched(&fetch, body), key);
         }
     }
 
@@ -59,6 +61,7 @@ impl Site {
     ) -> Resolution {
         let options = RequestOptions {
             bypass_caches: job.in_draft(),
+            ..RequestOptions::default()
         };
         self.runtime
             .resolve_page_on(job.snapshot().clone(), request, options, host)

@@ -312,12 +312,13 @@ pub fn drive(resolution: Resolution, host: &dyn Host, answers: &Json) -> Json {
 }
 
 /// Compares a resolved page with `expect` the way the resolution suite does: every listed key
-/// exactly (a missing list is `[]`, a missing `degraded` is `false`), `effects` key by key.
+/// exactly (a missing list is `[]`, a missing `degraded` or `notFound` is `false`), `effects`
+/// key by key.
 pub fn compare_page(expect: &Json, actual: &Json, at: &str, failures: &mut Vec<String>) {
     for (key, want) in expect.as_object().into_iter().flatten() {
         let got = actual.get(key).cloned().unwrap_or(match key.as_str() {
             "errors" | "setCookies" | "warnings" | "varies" => json!([]),
-            "degraded" => json!(false),
+            "degraded" | "notFound" => json!(false),
             _ => Json::Null,
         });
         if key == "effects" {

@@ -346,13 +346,14 @@ static void known_keys(run_t *run, const cJSON *expect, const char *const *known
   }
 }
 
-static const char *const PAGE_KEYS[] = {"page",   "path",  "params",  "sections", "seo",
-                                        "revision", "value", "effects", "rounds",   NULL};
+static const char *const PAGE_KEYS[] = {"page",     "path",  "params",  "notFound", "sections",
+                                        "seo",      "revision", "value", "effects",  "rounds", NULL};
 static const char *const EFFECT_KEYS[] = {"setCookies", "warnings", "varies", "errors", "degraded",
                                           NULL};
 
 /* Compares a page like the resolution suite: every listed key exactly (a missing `errors`,
- * `setCookies`, `warnings` or `varies` is [], a missing `degraded` false), `effects` per key. */
+ * `setCookies`, `warnings` or `varies` is [], a missing `degraded` or `notFound` false),
+ * `effects` per key. */
 static void compare_page(run_t *run, const cJSON *expect, const cJSON *actual, const char *at,
                          const char *const *known) {
   known_keys(run, expect, known);
@@ -365,7 +366,9 @@ static void compare_page(run_t *run, const cJSON *expect, const cJSON *actual, c
       bool list = strcmp(key, "errors") == 0 || strcmp(key, "setCookies") == 0 ||
                   strcmp(key, "warnings") == 0 || strcmp(key, "varies") == 0;
       missing = list ? cJSON_CreateArray()
-                     : strcmp(key, "degraded") == 0 ? cJSON_CreateFalse() : cJSON_CreateNull();
+                     : strcmp(key, "degraded") == 0 || strcmp(key, "notFound") == 0
+                         ? cJSON_CreateFalse()
+                         : cJSON_CreateNull();
       got = missing;
     }
     char where[200];

@@ -18,11 +18,15 @@ export const DRAFT_HEADER = addon.draftSignals().header;
 /**
  * The draft to render a Next page request with, or `null` for the published content (no
  * forwarded pointer, a host that may not preview, no API domain admits the pointer, the fetch
- * failed): `origin` is the request's public origin (the host the core checks), `headers` all
- * its headers.
+ * failed): `origin` is the request's origin, `headers` all its headers (the core checks the
+ * host as its edge does: `Host`, or `X-Forwarded-Host` where the site trusts it). Only the
+ * forwarded pointer counts here, never the draft cookie: the middleware reads the cookie and
+ * forwards what it allows.
  */
 export async function forwardedDraft(site: Site, origin: string, headers: Headers): Promise<NativeDraft | null> {
   if (!headers.has(DRAFT_HEADER)) return null;
-  const draft = await pageDraft(site, `${origin}/`, headers, true);
+  const forwarded = new Headers(headers);
+  forwarded.delete("cookie");
+  const draft = await pageDraft(site, `${origin}/`, forwarded, true);
   return draft.ready ? draft : null;
 }

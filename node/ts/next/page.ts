@@ -11,8 +11,9 @@
  * ```
  *
  * The page resolves the site's page for the request path with `resolveDecoPage`, calls Next's
- * `notFound()` when no page serves it, and renders its sections in order (nested sections as
- * components; a deferred section's loading fallback first, the section loaded separately when
+ * `notFound()` when no page serves it or the site's not-found page does (`"notFound": true`;
+ * `page.NotFound` renders that page in the app's `app/not-found.tsx`, with status 404), and
+ * renders its sections in order (nested sections as components; a deferred section's loading fallback first, the section loaded separately when
  * it nears the viewport through `section` — see `deferred.ts`). `generateMetadata` is the page's
  * document head from the core's `pageMetadata`. A request the draft middleware forwarded an
  * allowed draft pointer for is resolved over that draft's blocks (see `draft.ts`).
@@ -21,7 +22,7 @@
 import type * as React from "react";
 import { SitefileError } from "../errors";
 import { type MetadataDefaults, pageMetadata } from "../metadata";
-import type { ResolvedPage, ResolvedSection } from "../resolve";
+import { type ResolvedPage, type ResolvedSection, resolveDecoNotFoundPage } from "../resolve";
 import { runSectionLoaders } from "../sections";
 import { type RequestInput, Site, currentSite } from "../setup";
 import { deferredSection, eagerSections, isSectionRef, sectionOfPage } from "./deferred";
@@ -77,6 +78,10 @@ export interface DecoPage {
    * `ref.index` rendered with its section loaders run; `null` when that is not a deferred
    * section of key `ref.component` of that page. */
   section: (ref: DeferredSectionRef) => Promise<React.ReactElement | null>;
+  /** The site's not-found page (the page block with `"notFound": true`), for the app's
+   * `app/not-found.tsx`: `<page.NotFound>fallback</page.NotFound>` renders its sections, or the
+   * children when the site has none. Next answers it with status 404. */
+  NotFound: (props: { children?: React.ReactNode }) => Promise<React.ReactElement>;
 }
 
 /** Next's `notFound()`: renders the app's not-found page. */
@@ -177,7 +182,9 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
       pages.set(url, page);
     }
     const found = await page;
-    if (found.page === null) notFound();
+    // No page, or the site's not-found page: Next's not-found screen with status 404, where
+    // `NotFound` renders that page.
+    if (found.page === null || found.notFound === true) notFound();
     return { site, page: found, path: url.slice(origin.length) };
   };
 
@@ -213,7 +220,19 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
     return metadata;
   };
 
-  return { default: Page, generateMetadata, section };
+  const NotFound = async ({ children }: { children?: React.ReactNode }): Promise<React.ReactElement> => {
+    const site = await siteOf(options.setup);
+    const { headers } = await requestHeaders();
+    const { url, request } = requestFor(headers, "/", new URLSearchParams(), full);
+    const found = await resolveDecoNotFoundPage(request, site);
+    if (found.page === null) return react().createElement(react().Fragment, null, children);
+    let sections = eagerSections(found.sections);
+    if (full) sections = await withEagerLoaders(site, sections, url, headers);
+    const rendered = await renderSections(site, sections);
+    return react().createElement("main", { "data-page": found.page }, ...rendered);
+  };
+
+  return { default: Page, generateMetadata, section, NotFound };
 }
 
 export { type DecoPreviewPageOptions, type DecoPreviewPageProps, createDecoPreviewPage } from "./preview-page";

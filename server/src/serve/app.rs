@@ -38,8 +38,8 @@ pub struct App {
     site: Arc<Site>,
     edge: Option<Arc<Edge>>,
     fast_deploy: Option<Arc<FastDeploy>>,
-    /// The client page JSON fetches drafts with.
-    drafts: reqwest::Client,
+    /// The client page JSON fetches drafts with (none: drafts cannot be fetched).
+    drafts: Option<reqwest::Client>,
 }
 
 /// The router of a site, in front of `edge`'s origin when there is one, writing reloads to
@@ -152,10 +152,10 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
         Ok(resolved) => resolved,
         Err(misuse) => return resolution_failed(&misuse),
     };
-    let status = if page.page.is_some() {
-        StatusCode::OK
-    } else {
+    let status = if page.page.is_none() || page.not_found {
         StatusCode::NOT_FOUND
+    } else {
+        StatusCode::OK
     };
     let snapshot = app.site.snapshot();
     let mut routes: Vec<_> = snapshot.routes().routes().iter().collect();
@@ -267,7 +267,8 @@ fn core_request(parts: &Parts, device_hint: Option<Device>) -> Result<Request, S
     Ok(request.with_now(Utc::now()).with_seed(rand::random()))
 }
 
-/// Page JSON: answered at once, or the page resolved and handed back to the core.
+/// Page JSON: answered at once, or the page resolved (over the draft the core asks to fetch,
+/// on a preview host) and handed back to the core.
 async fn page_json(app: &App, request: Request, outcome: PageJsonOutcome) -> Response {
     match outcome {
         PageJsonOutcome::Respond(response) => {
@@ -275,7 +276,7 @@ async fn page_json(app: &App, request: Request, outcome: PageJsonOutcome) -> Res
         }
         PageJsonOutcome::Resolve(mut job) => {
             if let Some(fetch) = job.draft_fetch() {
-                let body = draft::fetch(&app.drafts, fetch).await;
+                let body = draft::fetch(app.drafts.as_ref(), fetch).await;
                 app.site.page_json_draft_fetched(&mut job, body.as_deref());
             }
             // This server knows no section modules: none leaves the JSON and none has a loader.

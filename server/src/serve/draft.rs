@@ -5,19 +5,26 @@ use sitefile_core::DraftFetch;
 use std::time::Duration;
 
 /// The client drafts are fetched with: no redirects followed (the core admitted this URL, not
-/// where it might point), `user_agent` on every request when there is one.
-pub fn client(user_agent: Option<String>) -> reqwest::Client {
+/// where it might point), `user_agent` on every request when there is one. `None` when the TLS
+/// backend cannot start: page JSON then answers published content.
+pub fn client(user_agent: Option<String>) -> Option<reqwest::Client> {
     let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
     if let Some(agent) = user_agent {
         builder = builder.user_agent(agent);
     }
-    // Building fails only when the TLS backend cannot start, which the origin client found first.
-    builder.build().unwrap_or_default()
+    match builder.build() {
+        Ok(client) => Some(client),
+        Err(e) => {
+            tracing::error!(error = %e, "draft preview is off: no HTTP client");
+            None
+        }
+    }
 }
 
 /// The body of `fetch`: `None` for a failure, a non-2xx answer, or a body not read whole within
 /// the fetch's timeout and size cap.
-pub async fn fetch(client: &reqwest::Client, fetch: &DraftFetch) -> Option<Vec<u8>> {
+pub async fn fetch(client: Option<&reqwest::Client>, fetch: &DraftFetch) -> Option<Vec<u8>> {
+    let client = client?;
     let read = async {
         let mut response = client.get(&fetch.url).send().await.ok()?;
         if !response.status().is_success() {

@@ -59,6 +59,13 @@ pub fn render(page: &ResolvedPage, path: &str, view: &View<'_>) -> String {
                 escape(page.path.as_deref().unwrap_or("")),
                 view.device.as_str(),
             );
+            if page.not_found {
+                html.push_str(
+                    "<p class=\"note\">This is the site's not-found page (its block says \
+                     <code>\"notFound\": true</code>): no other page serves this URL, so it \
+                     answers with status 404.</p>",
+                );
+            }
         }
         None => {
             let _ = write!(
