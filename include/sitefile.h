@@ -954,6 +954,17 @@ enum sitefile_status sitefile_section_loaders_next(struct sitefile_section_loade
                                                    char **out_json);
 
 /**
+ * The third argument every section loader of this run gets, as JSON in `*out_json` (free
+ * with `sitefile_string_free`): `{"device": "mobile" | "tablet" | "desktop"}`, what the
+ * reference passes as `ctx` to `loader(props, request, ctx)`.
+ *
+ * # Safety
+ * `run` is NULL or a live run no other thread is using; `out_json` is NULL or writable.
+ */
+enum sitefile_status sitefile_section_loaders_context(const struct sitefile_section_loaders *run,
+                                                      char **out_json);
+
+/**
  * Answers section loader call `id` of the current round: with `error` (a message; the loader
  * failed and the section keeps its props) when it is not NULL, else with `value_json` (the
  * section's new props as JSON; NULL is `null`). An id never handed out is

@@ -191,6 +191,8 @@ export declare class NativeResolution {
 
 /** One run of section loaders. */
 export declare class NativeSectionLoaders {
+  /** The third argument of every loader of this run, as JSON (`{"device": "mobile"}`). */
+  get context(): string
   /**
    * Provides the previous round's answers (JSON `[{id, value} | {id, error}]`; `null` on the
    * first call) and returns the next step as JSON: `{"step": "needLoaders", "value":

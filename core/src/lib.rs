@@ -135,7 +135,7 @@ pub use resolve::{
     KeyRegistry, LoaderAnswer, LoaderCall, Resolution, ResolutionMisuse, ResolveConfig,
     ResolvedPage, ResolvedSection, Runtime, Step,
 };
-pub use section_loaders::{SectionLoaderRun, sections_from_json};
+pub use section_loaders::{SectionContext, SectionLoaderRun, sections_from_json};
 
 // Page JSON: `?renderJson` and `?asJson`.
 pub use page_json::{PageJsonFinish, PageJsonJob, PageJsonOutcome, PageJsonResponse};

@@ -79,6 +79,25 @@ pub unsafe extern "C" fn sitefile_section_loaders_next(
     })
 }
 
+/// The third argument every section loader of this run gets, as JSON in `*out_json` (free
+/// with `sitefile_string_free`): `{"device": "mobile" | "tablet" | "desktop"}`, what the
+/// reference passes as `ctx` to `loader(props, request, ctx)`.
+///
+/// # Safety
+/// `run` is NULL or a live run no other thread is using; `out_json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_section_loaders_context(
+    run: *const sitefile_section_loaders,
+    out_json: *mut *mut c_char,
+) -> sitefile_status {
+    guard(|| {
+        // SAFETY: the caller's promises, forwarded.
+        let (out_json, run) = unsafe { (out(out_json, "out_json")?, handle(run, "run")?) };
+        *out_json = json_string(&run.run.context())?;
+        Ok(())
+    })
+}
+
 /// Answers section loader call `id` of the current round: with `error` (a message; the loader
 /// failed and the section keeps its props) when it is not NULL, else with `value_json` (the
 /// section's new props as JSON; NULL is `null`). An id never handed out is

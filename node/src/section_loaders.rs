@@ -1,6 +1,7 @@
 //! `NativeSectionLoaders`: the section loaders of a resolved page, driven one napi call per
 //! round like a resolution.
 
+use crate::convert::to_json;
 use crate::error::{Code, fail, guarded, thrown};
 use napi_derive::napi;
 use sitefile_core::{ErrorCode, LoaderAnswer, SectionLoaderRun};
@@ -13,6 +14,12 @@ pub struct NativeSectionLoaders {
 
 #[napi]
 impl NativeSectionLoaders {
+    /// The third argument of every loader of this run, as JSON (`{"device": "mobile"}`).
+    #[napi(getter)]
+    pub fn context(&self) -> Result<String, napi::Error<Code>> {
+        guarded(|| to_json(&self.run.context()))
+    }
+
     /// Provides the previous round's answers (JSON `[{id, value} | {id, error}]`; `null` on the
     /// first call) and returns the next step as JSON: `{"step": "needLoaders", "value":
     /// [calls]}` (a call's `key` is the section key) or `{"step": "done", "value": {sections,

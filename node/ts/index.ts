@@ -39,6 +39,7 @@ export {
   type MatcherSchema,
   registerLayoutSections,
   registerMatcher,
+  registerNonCriticalSections,
   registerMatcherSchema,
 } from "./setup";
 export {

@@ -10,8 +10,9 @@ import { type ResolveErrorEvent, type ResolvedSection, answerCall, messageOf, re
 
 /** What a section module exports that the runtime reads. */
 interface SectionExports {
-  /** `loader(props, request)`: the section's props from now on. */
-  loader?: (props: any, request: RequestInput) => unknown;
+  /** `loader(props, request, ctx)`: the section's props from now on; `ctx` is the core's
+   * context of the run (`{device}`), as the reference passes it. */
+  loader?: (props: any, request: RequestInput, ctx: SectionLoaderContext) => unknown;
   /** `false`: the section is left out of `?renderJson`; a function: its props as
    * `?renderJson` writes them (`renderJson(props)`, may be async). */
   renderJson?: unknown;
@@ -83,6 +84,11 @@ export function sectionExports(site: Site): Promise<Map<string, SectionExports>>
   return loaded;
 }
 
+/** The third argument of a section loader: the request's device class. */
+export interface SectionLoaderContext {
+  device: "mobile" | "tablet" | "desktop";
+}
+
 interface Call {
   id: number;
   key: string;
@@ -125,6 +131,7 @@ export async function runSectionLoadersWithEffects(
   const withLoaders = [...modules].filter(([, e]) => typeof e.loader === "function").map(([key]) => key);
   if (withLoaders.length === 0) return { sections, effects: {} };
   const run = native(() => site.native.runSectionLoaders(requestJson(request, site), JSON.stringify(sections), withLoaders));
+  const context = JSON.parse(native(() => run.context)) as SectionLoaderContext;
   let answers: string | null = null;
   for (;;) {
     const given = answers;
@@ -142,7 +149,7 @@ export async function runSectionLoadersWithEffects(
     }
     const results = await Promise.all(
       step.value.map((call) => {
-        return answerCall(call.id, () => modules.get(registeredKey(site, call.key))?.loader?.(call.props, request));
+        return answerCall(call.id, () => modules.get(registeredKey(site, call.key))?.loader?.(call.props, request, context));
       }),
     );
     answers = `[${results.join(",")}]`;

@@ -98,6 +98,9 @@ export interface SiteSetupOptions {
   /** Sections whose resolved output is cached for a few minutes, shared across pages and keyed
    * by device (also {@link registerLayoutSections}). */
   layoutSections?: string[];
+  /** Sections whose loader may fail without degrading the page: it renders without that
+   * section's data and stays cacheable (also {@link registerNonCriticalSections}). */
+  nonCriticalSections?: string[];
   /** Loaders kept in the loader cache: key → `{maxAgeMs, staleMs?}`. */
   cachedLoaders?: Record<string, { maxAgeMs: number; staleMs?: number }>;
   /** Mark lazy-wrapped sections deferred for visitors that are not bots. */
@@ -169,11 +172,13 @@ export interface MatcherSchema {
 
 const globalMatchers = new Map<string, Matcher>();
 const globalLayoutSections = new Set<string>();
+const globalNonCriticalSections = new Set<string>();
 const globalMatcherSchemas = new Map<string, MatcherSchema>();
 /** What a `customMatchers` function registers for the site being set up. */
 let registering: {
   matchers: Map<string, Matcher>;
   layoutSections: Set<string>;
+  nonCriticalSections: Set<string>;
   matcherSchemas: Map<string, MatcherSchema>;
 } | null = null;
 
@@ -214,6 +219,17 @@ export function registerLayoutSections(keys: string[]): void {
     throw new SitefileError("INVALID_CONFIG", "registerLayoutSections takes an array of section keys");
   }
   for (const key of keys) (registering?.layoutSections ?? globalLayoutSections).add(key);
+}
+
+/**
+ * Marks sections as non-critical: their loader may fail without degrading the page (it renders
+ * without that section's data and stays cacheable). Scoped like {@link registerLayoutSections}.
+ */
+export function registerNonCriticalSections(keys: string[]): void {
+  if (!Array.isArray(keys) || keys.some((k) => typeof k !== "string")) {
+    throw new SitefileError("INVALID_CONFIG", "registerNonCriticalSections takes an array of section keys");
+  }
+  for (const key of keys) (registering?.nonCriticalSections ?? globalNonCriticalSections).add(key);
 }
 
 /** A site: content, setup, reload. Resolve pages with `resolveDecoPage`. */
@@ -349,6 +365,7 @@ export function createSiteSetup(options: SiteSetupOptions): Site {
   const scope = {
     matchers: new Map<string, Matcher>(),
     layoutSections: new Set<string>(),
+    nonCriticalSections: new Set<string>(),
     matcherSchemas: new Map<string, MatcherSchema>(),
   };
   registering = scope;
@@ -359,6 +376,7 @@ export function createSiteSetup(options: SiteSetupOptions): Site {
   }
   for (const [key, matcher] of scope.matchers) matchers.set(key, matcher);
   const layoutSections = [...new Set([...globalLayoutSections, ...scope.layoutSections, ...(options.layoutSections ?? [])])];
+  const nonCriticalSections = [...new Set([...globalNonCriticalSections, ...scope.nonCriticalSections, ...(options.nonCriticalSections ?? [])])];
   const loaders = new Map(Object.entries(options.loaders ?? {}));
   for (const [key, loader] of loaders) {
     if (typeof loader !== "function") {
@@ -372,6 +390,7 @@ export function createSiteSetup(options: SiteSetupOptions): Site {
     featureFlagMatcher: options.featureFlags?.matcherKey,
     productionOrigins: options.productionOrigins,
     layoutSections,
+    nonCriticalSections,
     cachedLoaders: options.cachedLoaders,
     asyncRendering: options.asyncRendering,
     resolveGlobals: options.resolveGlobals,

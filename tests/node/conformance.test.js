@@ -160,6 +160,7 @@ function siteFor(kase) {
     featureFlagMatcher: kase.featureFlagMatcher,
     productionOrigins: c.productionOrigins ?? [],
     layoutSections: c.layoutSections ?? [],
+    nonCriticalSections: c.nonCriticalSections ?? [],
     asyncRendering: c.asyncRendering ?? false,
     resolveGlobals: c.resolveGlobals ?? true,
     env: vars(kase),

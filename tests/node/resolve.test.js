@@ -473,6 +473,44 @@ test("runSectionLoaders: module loaders replace props, nested sections follow, f
   assert.equal(whole.effects.degraded, undefined);
 });
 
+test("section loaders: the Site block's globals get theirs, each gets ctx {device} third, a non-critical section's failure does not degrade", async () => {
+  const { runSectionLoadersWithEffects, registerNonCriticalSections } = require("sitefile");
+  const seen = [];
+  const site = createSiteSetup({
+    env: {},
+    blocks: {
+      Site: { global: [{ __resolveType: "site/sections/Menu.tsx", items: 0 }] },
+      "pages-home": { path: "/", sections: [{ __resolveType: "site/sections/Reviews.tsx", sku: "1" }] },
+    },
+    sections: {
+      "./sections/Menu.tsx": async () => ({
+        default: () => null,
+        loader: (props, request, ctx) => {
+          seen.push(ctx);
+          return { items: 3, device: ctx.device };
+        },
+      }),
+      "./sections/Reviews.tsx": async () => ({
+        default: () => null,
+        loader: () => {
+          throw new Error("reviews down");
+        },
+      }),
+    },
+    customMatchers: [() => registerNonCriticalSections(["site/sections/Reviews.tsx"])],
+  });
+  const request = { url: "https://shop.example/", headers: { "user-agent": MOBILE } };
+  const page = await resolveDecoPage(request, site);
+  assert.deepEqual(page.sections.map((s) => s.component), ["site/sections/Menu.tsx", "site/sections/Reviews.tsx"], "globals first");
+  const { sections, effects } = await runSectionLoadersWithEffects(page.sections, request, site);
+  assert.deepEqual(sections[0].props, { items: 3, device: "mobile" }, "a global's loader runs");
+  assert.deepEqual(seen, [{ device: "mobile" }], "the third argument");
+  assert.deepEqual(sections[1].props, { sku: "1" });
+  assert.equal(effects.degraded, undefined, "a non-critical section's failure does not degrade the page");
+  assert.deepEqual(effects.errors.map((e) => e.message), ["reviews down"]);
+  assert.throws(() => registerNonCriticalSections("site/sections/Reviews.tsx"), { code: "INVALID_CONFIG" });
+});
+
 test("initPlatform sees the content at setup and after every reload; layout sections are cached", async () => {
   const { registerLayoutSections, handleAdminRequest } = require("sitefile");
   const seen = [];

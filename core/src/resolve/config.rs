@@ -25,6 +25,9 @@ pub struct ResolveConfig {
     pub cached_loaders: HashMap<String, Freshness>,
     /// Section keys marked `layout = true` / `registerLayoutSections`.
     pub layout_sections: HashSet<String>,
+    /// Section keys whose loader's failure does not degrade the page
+    /// (`registerNonCriticalSections`): the page renders without that section's data.
+    pub non_critical_sections: HashSet<String>,
     /// Origins whose absolute URLs in resolved pages become relative (`productionOrigins`).
     pub production_origins: Vec<String>,
     /// Merge the Site block's theme and global sections into every page (`resolveGlobals`).

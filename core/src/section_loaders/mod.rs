@@ -10,6 +10,6 @@ mod run;
 
 pub use form::sections_from_json;
 pub(crate) use layout_outputs::LayoutOutputs;
-pub use run::SectionLoaderRun;
 #[cfg(feature = "internals")]
 pub use run::{MAX_NESTING, SectionStep, SectionsDone};
+pub use run::{SectionContext, SectionLoaderRun};

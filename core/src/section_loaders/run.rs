@@ -2,6 +2,7 @@
 //! hands out a round of calls, `provide` takes their answers.
 
 use super::LayoutOutputs;
+use crate::device::Device;
 use crate::effects::{Effects, ResolveErrorEvent};
 use crate::resolve::{
     CallId, LoaderCall, PAGE_PATH, PAGE_URL, ResolutionMisuse, ResolveConfig, ResolvedSection,
@@ -42,6 +43,14 @@ pub struct SectionsDone {
     pub effects: Effects,
 }
 
+/// What every section loader of a run gets as its third argument (`loader(props, request,
+/// ctx)`, as in the reference): the request's device class (`{"device": "mobile"}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SectionContext {
+    /// The request's device class.
+    pub device: Device,
+}
+
 /// Where a call's answer goes: a top-level section, or a nested section inside one (the path of
 /// keys and list indexes from the section's props to the nested section).
 #[derive(Debug, Clone)]
@@ -70,6 +79,7 @@ pub struct SectionLoaderRun {
     config: Arc<ResolveConfig>,
     url: String,
     path: String,
+    context: SectionContext,
     calls: Vec<Call>,
     /// The calls of the round handed out last.
     round: std::ops::Range<CallId>,
@@ -85,7 +95,8 @@ pub struct SectionLoaderRun {
 impl SectionLoaderRun {
     /// A run over `sections` for a request for `url` (with path `path`): sections whose
     /// registered key (`config.sections`) is in `with_loaders` have their loader called; a
-    /// failure of a layout section's loader (`config.layout_sections`) does not degrade the page.
+    /// failure of a layout section's loader (`config.layout_sections`) or of a non-critical one
+    /// (`config.non_critical_sections`) does not degrade the page.
     /// With `layout`, a layout section whose output is kept there is served from it, its loaders
     /// not called, and the others' outputs are kept when the run ends.
     pub(crate) fn new(
@@ -93,6 +104,7 @@ impl SectionLoaderRun {
         with_loaders: HashSet<String>,
         config: Arc<ResolveConfig>,
         (url, path): (&str, &str),
+        context: SectionContext,
         layout: Option<LayoutOutputs>,
     ) -> SectionLoaderRun {
         let mut run = SectionLoaderRun {
@@ -101,6 +113,7 @@ impl SectionLoaderRun {
             config,
             url: url.to_string(),
             path: path.to_string(),
+            context,
             calls: Vec::new(),
             round: 0..0,
             queued: Vec::new(),
@@ -125,6 +138,11 @@ impl SectionLoaderRun {
             }
         }
         run
+    }
+
+    /// The third argument every section loader of this run gets.
+    pub fn context(&self) -> SectionContext {
+        self.context
     }
 
     /// Serves layout section `index` from the kept outputs when one is fresh, dropping the
@@ -234,7 +252,9 @@ impl SectionLoaderRun {
                         layout.failed(target.section);
                     }
                     let component = self.calls[id].component.clone();
-                    if !self.config.layout_sections.contains(&component) {
+                    if !self.config.layout_sections.contains(&component)
+                        && !self.config.non_critical_sections.contains(&component)
+                    {
                         self.effects.degraded = true;
                     }
                     self.effects.errors.push(ResolveErrorEvent {

@@ -42,7 +42,7 @@ use crate::loader_cache::LoaderCache;
 use crate::matchers::{Overrides, Segment};
 use crate::request::Request;
 use crate::resolve::{Resolution, ResolveConfig, ResolvedSection, Runtime};
-use crate::section_loaders::{LayoutOutputs, SectionLoaderRun};
+use crate::section_loaders::{LayoutOutputs, SectionContext, SectionLoaderRun};
 use crate::value::{Key, Value};
 use chrono::{DateTime, Utc};
 use derived::{DeriveSettings, DerivedFacts};
@@ -327,6 +327,9 @@ impl Site {
             with_loaders,
             self.runtime.shared_config(),
             (request.url().as_str(), request.path()),
+            SectionContext {
+                device: request.device(),
+            },
             layout,
         )
     }

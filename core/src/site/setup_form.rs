@@ -33,6 +33,9 @@ pub struct SetupForm {
     /// `registerLayoutSections`.
     #[serde(default)]
     pub layout_sections: Vec<String>,
+    /// `registerNonCriticalSections`.
+    #[serde(default)]
+    pub non_critical_sections: Vec<String>,
     /// Mark lazy-wrapped sections deferred for non-bot requests.
     #[serde(default)]
     pub async_rendering: bool,
@@ -120,6 +123,7 @@ impl SetupForm {
         let origins: Vec<&str> = self.production_origins.iter().map(String::as_str).collect();
         resolve = resolve.with_production_origins(&origins)?;
         resolve.layout_sections = self.layout_sections.into_iter().collect();
+        resolve.non_critical_sections = self.non_critical_sections.into_iter().collect();
         resolve.async_rendering = self.async_rendering;
         resolve.resolve_globals = self.resolve_globals.unwrap_or(true);
         let worker = match &self.options {

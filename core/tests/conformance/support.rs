@@ -157,6 +157,10 @@ fn resolve_config(case: &Json) -> ResolveConfig {
         let key = key.as_str().expect("layout section keys are strings");
         config.layout_sections.insert(key.to_string());
     }
+    for key in c["nonCriticalSections"].as_array().into_iter().flatten() {
+        let key = key.as_str().expect("non-critical section keys are strings");
+        config.non_critical_sections.insert(key.to_string());
+    }
     config.async_rendering = c["asyncRendering"].as_bool().unwrap_or(false);
     config.resolve_globals = c["resolveGlobals"].as_bool().unwrap_or(true);
     config

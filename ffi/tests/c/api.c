@@ -394,6 +394,13 @@ static void more_resolutions(sitefile_site *site) {
   const char *sections = "[{\"component\": \"site/sections/A.tsx\", \"props\": {\"n\": 1}}]";
   EXPECT(sitefile_section_loaders_begin(site, request, sections, "[\"site/sections/A.tsx\"]", &run),
          SITEFILE_STATUS_OK, "");
+  /* The third argument of every loader: the request's device (no user agent: desktop). */
+  char *context = NULL;
+  EXPECT(sitefile_section_loaders_context(run, &context), SITEFILE_STATUS_OK, "");
+  CHECK(context != NULL && strcmp(context, "{\"device\":\"desktop\"}") == 0);
+  sitefile_string_free(context);
+  EXPECT(sitefile_section_loaders_context(NULL, &context), SITEFILE_STATUS_NULL_ARGUMENT,
+         "run is NULL");
   EXPECT(sitefile_section_loaders_next(run, &step), SITEFILE_STATUS_OK, "");
   CHECK(is_loader_round(step));
   size_t ids[4];

@@ -443,6 +443,7 @@ static char *setup_of(const cJSON *kase) {
   }
   add_copy(setup, "productionOrigins", get(config, "productionOrigins"), "[]");
   add_copy(setup, "layoutSections", get(config, "layoutSections"), "[]");
+  add_copy(setup, "nonCriticalSections", get(config, "nonCriticalSections"), "[]");
   add_copy(setup, "asyncRendering", get(config, "asyncRendering"), "false");
   add_copy(setup, "resolveGlobals", get(config, "resolveGlobals"), "true");
 

@@ -81,6 +81,9 @@ export interface NextSetupOptions {
   /** `cmsRouteConfig`'s `resolveGlobals`: merge the Site block's global sections and theme
    * into every page (default `true`). Set for the site, so every page of the app follows it. */
   resolveGlobals?: boolean;
+  /** Sections whose loader may fail without degrading the page (also
+   * `registerNonCriticalSections` in a `customMatchers` function). */
+  nonCriticalSections?: string[];
   /** Extension: lazy-wrapped sections (`website/sections/Rendering/Lazy.tsx`) are deferred for
    * visitors that are not bots (the core decides; default `true`): `createDecoPage` renders
    * their loading fallback first and the section when it nears the viewport. */
@@ -193,6 +196,7 @@ async function setUp(options: NextSetupOptions): Promise<Site> {
     onResolveError: options.onResolveError,
     onDanglingReference: options.onDanglingReference,
     layoutSections: layoutSections(options.conventions),
+    nonCriticalSections: options.nonCriticalSections,
     asyncRendering: options.asyncRendering ?? true,
     resolveGlobals: options.resolveGlobals,
     env: options.env,
