@@ -210,6 +210,13 @@ typedef struct sitefile_edge_plan sitefile_edge_plan;
 typedef struct sitefile_host sitefile_host;
 
 /**
+ * The draft of one page request. Not thread-safe: use it from one thread at a time. It keeps
+ * what it needs of its site, so it stays valid after `sitefile_site_free`. Free it with
+ * `sitefile_page_draft_free`.
+ */
+typedef struct sitefile_page_draft sitefile_page_draft;
+
+/**
  * One page JSON request (`?renderJson`, `?asJson`). Not thread-safe: use it from one thread
  * at a time. It keeps what it needs of its site, so it stays valid after
  * `sitefile_site_free`. Finished once; free it with `sitefile_page_json_free`.
@@ -425,6 +432,73 @@ enum sitefile_status sitefile_admin_finish_invoke(struct sitefile_admin *admin,
  * `admin` is NULL or an admin request from `sitefile_admin_begin`, not freed before.
  */
 void sitefile_admin_free(struct sitefile_admin *admin);
+
+/**
+ * What rendering the draft of a page request (`request_json`, the request form of
+ * `sitefile_resolve_begin`) needs, in `*out_draft` (freed with `sitefile_page_draft_free`):
+ * published content unless its host may preview (`PLATFORM_ALLOWED_PREVIEW_HOSTS` or the Site
+ * block's `previewHosts`) and it names a draft (`?__draft=`, the `__platform_draft` cookie, or
+ * the `x-platform-draft` header when `trust_forwarded_header`, set only behind a front that
+ * strips client copies of it) that `PLATFORM_PREVIEW_API_DOMAINS` admits. Then read
+ * `sitefile_page_draft_fetch`, perform that fetch, hand the body to
+ * `sitefile_page_draft_provide`, and resolve with `sitefile_resolve_page_draft_begin`.
+ *
+ * # Safety
+ * `site` is NULL or a live site; `request_json` is NULL or NUL-terminated; `out_draft` is NULL
+ * or writable.
+ */
+enum sitefile_status sitefile_page_draft_begin(const struct sitefile_site *site,
+                                               const char *request_json,
+                                               bool trust_forwarded_header,
+                                               struct sitefile_page_draft **out_draft);
+
+/**
+ * The fetch to perform for the draft as JSON in `*out_json` (`{"url", "timeoutMs",
+ * "maxBytes"}`; free with `sitefile_string_free`), or NULL (still `SITEFILE_STATUS_OK`) when
+ * there is none: no draft, or the core has it. Fetch `url` bypassing every cache and following
+ * no redirect, within `timeoutMs` and `maxBytes`.
+ *
+ * # Safety
+ * `draft` is NULL or a live draft; `out_json` is NULL or writable.
+ */
+enum sitefile_status sitefile_page_draft_fetch(const struct sitefile_page_draft *draft,
+                                               char **out_json);
+
+/**
+ * The answer to the draft's fetch: the body read (`body_len` bytes), or `body` NULL when the
+ * fetch failed, answered other than 2xx, or passed its timeout or size cap (the page is then
+ * the published one). The core keeps a draft it was handed for the next requests. Nothing
+ * happens when there was no fetch to perform.
+ *
+ * # Safety
+ * `draft` is NULL or a live draft no other thread is using; `body` is NULL or readable for
+ * `body_len` bytes.
+ */
+enum sitefile_status sitefile_page_draft_provide(struct sitefile_page_draft *draft,
+                                                 const uint8_t *body,
+                                                 size_t body_len);
+
+/**
+ * Begins resolving the page for a request (`request_json` and `host` as for
+ * `sitefile_resolve_begin`) over `draft` when the core has it (seen by this resolution only,
+ * never cached), else over the published content. Driven and freed as a page resolution.
+ *
+ * # Safety
+ * As `sitefile_resolve_begin`; `draft` is NULL or a live draft.
+ */
+enum sitefile_status sitefile_resolve_page_draft_begin(const struct sitefile_site *site,
+                                                       const char *request_json,
+                                                       const struct sitefile_page_draft *draft,
+                                                       const struct sitefile_host *host,
+                                                       struct sitefile_resolution **out_resolution);
+
+/**
+ * Frees a page request's draft. NULL is a no-op.
+ *
+ * # Safety
+ * `draft` is NULL or a draft from `sitefile_page_draft_begin`, not freed before.
+ */
+void sitefile_page_draft_free(struct sitefile_page_draft *draft);
 
 /**
  * Plans a request at the edge (`request_json`: the request form of `sitefile_resolve_begin`)

@@ -13,6 +13,7 @@
 
 mod admin;
 mod args;
+mod draft;
 mod edge;
 mod exchange;
 mod host;
@@ -28,6 +29,10 @@ pub use admin::{
     sitefile_admin_finish_invoke, sitefile_admin_finish_preview, sitefile_admin_finish_purge,
     sitefile_admin_free, sitefile_admin_job, sitefile_admin_kind, sitefile_admin_kind_of,
     sitefile_admin_resolve_preview, sitefile_admin_response,
+};
+pub use draft::{
+    sitefile_page_draft, sitefile_page_draft_begin, sitefile_page_draft_fetch,
+    sitefile_page_draft_free, sitefile_page_draft_provide, sitefile_resolve_page_draft_begin,
 };
 pub use edge::{
     sitefile_edge_after_origin, sitefile_edge_plan, sitefile_edge_plan_free,
@@ -46,8 +51,8 @@ pub use host::{
 };
 pub use page_json::{
     sitefile_page_json, sitefile_page_json_begin, sitefile_page_json_free, sitefile_page_json_job,
-    sitefile_page_json_kind, sitefile_page_json_kind_of, sitefile_page_json_resolve,
-    sitefile_page_json_response,
+    sitefile_page_json_kind, sitefile_page_json_kind_of, sitefile_page_json_provide_draft,
+    sitefile_page_json_resolve, sitefile_page_json_response,
 };
 pub use resolution::{
     sitefile_resolution, sitefile_resolution_free, sitefile_resolution_next,
@@ -60,8 +65,8 @@ pub use response::{
     sitefile_response_status,
 };
 pub use section_loaders::{
-    sitefile_section_loaders, sitefile_section_loaders_begin, sitefile_section_loaders_free,
-    sitefile_section_loaders_next, sitefile_section_loaders_provide,
+    sitefile_section_loaders, sitefile_section_loaders_begin, sitefile_section_loaders_context,
+    sitefile_section_loaders_free, sitefile_section_loaders_next, sitefile_section_loaders_provide,
 };
 pub use site::{
     sitefile_site, sitefile_site_block, sitefile_site_block_count,

@@ -204,7 +204,7 @@ unsafe fn value_of(p: *const c_char, what: &str) -> Outcome<Value> {
 ///
 /// # Safety
 /// As `sitefile_resolve_begin`.
-unsafe fn begin(
+pub(crate) unsafe fn begin(
     site: *const sitefile_site,
     request_json: *const c_char,
     host: *const sitefile_host,

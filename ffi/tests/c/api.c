@@ -169,6 +169,82 @@ static void scripted_draws(void) {
   sitefile_site_free(site);
 }
 
+/* A page request's draft: the core names the fetch, keeps what it was handed, and the page is
+ * resolved over it; a failed fetch and a host that may not preview render published content. */
+static void page_drafts(void) {
+  static const char content[] =
+      "{\"Site\": {\"previewHosts\": [\"preview.shop.example\"]},"
+      " \"pages-home\": {\"path\": \"/\", \"sections\": [{\"__resolveType\":"
+      " \"site/sections/Hero.tsx\", \"title\": \"published\"}]}}";
+  static const char draft_body[] =
+      "{\"pages-home\": {\"path\": \"/\", \"sections\": [{\"__resolveType\":"
+      " \"site/sections/Hero.tsx\", \"title\": \"draft\"}]}}";
+  static const char entering[] =
+      "{\"url\": \"https://preview.shop.example/?__draft=localhost:9/drafts/home@v1\"}";
+  sitefile_site *site = NULL;
+  EXPECT(sitefile_site_from_content(content, "{\"env\": {\"PLATFORM_PREVIEW_API_DOMAINS\": \"localhost\"}}",
+                                    &site),
+         SITEFILE_STATUS_OK, "");
+  if (site == NULL) return;
+  sitefile_page_draft *draft = NULL;
+  char *fetch = NULL;
+  char *page = NULL;
+  sitefile_resolution *res = NULL;
+
+  /* A failed fetch: the published page. */
+  EXPECT(sitefile_page_draft_begin(site, entering, false, &draft), SITEFILE_STATUS_OK, "");
+  EXPECT(sitefile_page_draft_fetch(draft, &fetch), SITEFILE_STATUS_OK, "");
+  CHECK(contains(fetch, "\"url\":\"http://localhost:9/drafts/home?v=v1\""));
+  CHECK(contains(fetch, "\"timeoutMs\":5000") && contains(fetch, "\"maxBytes\":67108864"));
+  sitefile_string_free(fetch);
+  EXPECT(sitefile_page_draft_provide(draft, NULL, 0), SITEFILE_STATUS_OK, "");
+  EXPECT(sitefile_resolve_page_draft_begin(site, entering, draft, NULL, &res), SITEFILE_STATUS_OK, "");
+  EXPECT(sitefile_resolution_next(res, &page), SITEFILE_STATUS_OK, "");
+  CHECK(contains(page, "\"title\":\"published\""));
+  sitefile_string_free(page);
+  sitefile_resolution_free(res);
+  sitefile_page_draft_free(draft);
+
+  /* The draft read: rendered, and kept for the next request. */
+  EXPECT(sitefile_page_draft_begin(site, entering, false, &draft), SITEFILE_STATUS_OK, "");
+  EXPECT(sitefile_page_draft_provide(draft, (const uint8_t *)draft_body, strlen(draft_body)),
+         SITEFILE_STATUS_OK, "");
+  EXPECT(sitefile_resolve_page_draft_begin(site, entering, draft, NULL, &res), SITEFILE_STATUS_OK, "");
+  EXPECT(sitefile_resolution_next(res, &page), SITEFILE_STATUS_OK, "");
+  CHECK(contains(page, "\"title\":\"draft\""));
+  sitefile_string_free(page);
+  sitefile_resolution_free(res);
+  sitefile_page_draft_free(draft);
+  EXPECT(sitefile_page_draft_begin(site, entering, false, &draft), SITEFILE_STATUS_OK, "");
+  fetch = (char *)0x1;
+  EXPECT(sitefile_page_draft_fetch(draft, &fetch), SITEFILE_STATUS_OK, "");
+  CHECK(fetch == NULL);
+  sitefile_page_draft_free(draft);
+
+  /* Another host never previews. */
+  EXPECT(sitefile_page_draft_begin(site, "{\"url\": \"https://www.shop.example/?__draft=localhost:9/drafts/home@v1\"}",
+                                   false, &draft),
+         SITEFILE_STATUS_OK, "");
+  fetch = (char *)0x1;
+  EXPECT(sitefile_page_draft_fetch(draft, &fetch), SITEFILE_STATUS_OK, "");
+  CHECK(fetch == NULL);
+  EXPECT(sitefile_resolve_page_draft_begin(site, "{\"url\": \"https://www.shop.example/\"}", draft, NULL, &res),
+         SITEFILE_STATUS_OK, "");
+  EXPECT(sitefile_resolution_next(res, &page), SITEFILE_STATUS_OK, "");
+  CHECK(contains(page, "\"title\":\"published\""));
+  sitefile_string_free(page);
+  sitefile_resolution_free(res);
+  sitefile_page_draft_free(draft);
+
+  EXPECT(sitefile_page_draft_begin(site, NULL, false, &draft), SITEFILE_STATUS_NULL_ARGUMENT,
+         "request_json is NULL");
+  CHECK(draft == NULL);
+  EXPECT(sitefile_resolve_page_draft_begin(site, entering, NULL, NULL, &res),
+         SITEFILE_STATUS_NULL_ARGUMENT, "draft is NULL");
+  sitefile_page_draft_free(NULL);
+  sitefile_site_free(site);
+}
+
 static void site_calls(sitefile_site *site) {
   char *revision = NULL;
   EXPECT(sitefile_site_revision(site, &revision), SITEFILE_STATUS_OK, "");
@@ -486,6 +562,7 @@ int main(int argc, char **argv) {
   bundle_site();
   clock_default();
   scripted_draws();
+  page_drafts();
 
   sitefile_site *site = NULL;
   EXPECT(sitefile_site_from_dir(dir, NULL, &site), SITEFILE_STATUS_OK, "");
