@@ -6,6 +6,7 @@ use std::time::Instant;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
+use super::era;
 use super::jsonrpc::{
     self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, REQUEST_TIMEOUT,
 };
@@ -108,7 +109,8 @@ async fn forward(
     }
     params.insert("name".into(), json!(tool));
     params.insert("arguments".into(), arguments);
-    let params = Value::Object(params);
+    // Upstreams are spoken to in a session revision: a 2026-07-28 envelope never goes there.
+    let params = era::without_envelope(Value::Object(params));
     match state
         .upstream
         .request(target, "tools/call", params, target.tool_timeout)

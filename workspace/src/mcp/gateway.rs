@@ -11,6 +11,7 @@ use futures_util::future::join_all;
 use serde_json::{Value, json};
 
 use super::call::{CallContext, call_tool};
+use super::era::{self, Era, ServerInfo};
 use super::jsonrpc::{self, INVALID_PARAMS};
 use super::proxy::api_error;
 use super::target::target_for;
@@ -194,7 +195,11 @@ pub async fn compose(
     })
 }
 
-/// The gateway endpoint.
+/// The version the gateway reports for itself.
+const GATEWAY_VERSION: &str = "1.0.0";
+
+/// The gateway endpoint, in the session revisions and the stateless one (2026-07-28: see
+/// `era`).
 pub async fn gateway(
     State(state): State<AppState>,
     Path((org, agent_id)): Path<(String, String)>,
@@ -210,6 +215,10 @@ pub async fn gateway(
         Err(response) => return response,
     };
     let id = request.reply_id();
+    let era = match era::classify(&headers, &request) {
+        Ok(era) => era,
+        Err(refusal) => return refusal.response(id),
+    };
     let principal = match authenticate(&state, &headers, Some(&resource)).await {
         Ok(Credential::Valid(principal)) => principal,
         Ok(other) => return unauthorized(id, &resource, other.refusal()),
@@ -230,17 +239,32 @@ pub async fn gateway(
         return accepted();
     }
     let request_id = uuid::Uuid::new_v4().to_string();
-    match request.method.as_str() {
+    let method = request.method.as_str();
+    let server = ServerInfo {
+        name: &agent.id,
+        version: GATEWAY_VERSION,
+    };
+    let stamped =
+        |status: StatusCode, body: Value| reply(status, era.stamp_reply(method, body, &server));
+    match method {
         "initialize" => {
             let mut result = json!({
                 "protocolVersion": negotiate_version(&request.params),
                 "capabilities": { "tools": {} },
-                "serverInfo": { "name": agent.id, "title": agent.title, "version": "1.0.0" },
+                "serverInfo": { "name": agent.id, "title": agent.title, "version": GATEWAY_VERSION },
             });
             if let Some(instructions) = &agent.instructions {
                 result["instructions"] = json!(instructions);
             }
             reply(StatusCode::OK, jsonrpc::result(id, result))
+        }
+        "server/discover" if era != Era::Legacy => {
+            let discovered = era.discover(
+                json!({ "tools": {} }),
+                agent.instructions.as_deref(),
+                &server,
+            );
+            reply(StatusCode::OK, jsonrpc::result(id, discovered))
         }
         "ping" => reply(StatusCode::OK, jsonrpc::result(id, json!({}))),
         "tools/list" => match compose(&state, &agent, &request_id).await {
@@ -265,7 +289,7 @@ pub async fn gateway(
                         Value::Object(definition)
                     })
                     .collect();
-                reply(
+                stamped(
                     StatusCode::OK,
                     jsonrpc::result(id, json!({ "tools": tools })),
                 )
@@ -332,7 +356,7 @@ pub async fn gateway(
                 allowed,
             )
             .await;
-            reply(status, body)
+            stamped(status, body)
         }
         method => rpc_error(
             StatusCode::OK,

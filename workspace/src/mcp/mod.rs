@@ -5,6 +5,7 @@
 mod answers;
 mod call;
 mod discovery;
+mod era;
 mod gateway;
 mod journal;
 pub mod jsonrpc;

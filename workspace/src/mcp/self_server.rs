@@ -5,6 +5,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::{Value, json};
 
+use super::era::{self, ServerInfo};
 use super::jsonrpc::{self, ACCESS_DENIED, INVALID_PARAMS, METHOD_NOT_FOUND};
 use super::proxy::api_error;
 use super::transport::{
@@ -15,8 +16,15 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use crate::tools;
 
-/// The management endpoint. Tool failures map like the REST endpoint's statuses: 403 →
-/// HTTP 403 with code -32003; 400 → -32602; 404/409 → a result with `isError: true`.
+/// The management endpoint's name and version.
+const SERVER: ServerInfo<'static> = ServerInfo {
+    name: "sitefile-workspace-management",
+    version: env!("CARGO_PKG_VERSION"),
+};
+
+/// The management endpoint, in the session revisions and the stateless one (2026-07-28: see
+/// `era`). Tool failures map like the REST endpoint's statuses: 403 → HTTP 403 with code
+/// -32003; 400 → -32602; 404/409 → a result with `isError: true`.
 pub async fn self_mcp(
     State(state): State<AppState>,
     Path(org): Path<String>,
@@ -29,6 +37,10 @@ pub async fn self_mcp(
         Err(response) => return response,
     };
     let id = request.reply_id();
+    let era = match era::classify(&headers, &request) {
+        Ok(era) => era,
+        Err(refusal) => return refusal.response(id),
+    };
     let principal = match authenticate(&state, &headers, Some(&resource)).await {
         Ok(Credential::Valid(principal)) => principal,
         Ok(other) => return unauthorized(id, &resource, other.refusal()),
@@ -40,25 +52,27 @@ pub async fn self_mcp(
     if request.id.is_none() {
         return accepted();
     }
-    match request.method.as_str() {
-        "initialize" => reply(
+    let method = request.method.as_str();
+    let result = |value: Value| {
+        reply(
             StatusCode::OK,
-            jsonrpc::result(
-                id,
-                json!({
-                    "protocolVersion": negotiate_version(&request.params),
-                    "capabilities": { "tools": {} },
-                    "serverInfo": { "name": "sitefile-workspace-management", "version": env!("CARGO_PKG_VERSION") },
-                }),
-            ),
+            jsonrpc::result(id.clone(), era.stamp_result(method, value, &SERVER)),
+        )
+    };
+    match method {
+        "initialize" => result(json!({
+            "protocolVersion": negotiate_version(&request.params),
+            "capabilities": { "tools": {} },
+            "serverInfo": { "name": SERVER.name, "version": SERVER.version },
+        })),
+        "server/discover" if era != era::Era::Legacy => reply(
+            StatusCode::OK,
+            jsonrpc::result(id, era.discover(json!({ "tools": {} }), None, &SERVER)),
         ),
-        "ping" => reply(StatusCode::OK, jsonrpc::result(id, json!({}))),
+        "ping" => result(json!({})),
         "tools/list" => {
             let tools: Vec<Value> = tools::TOOLS.iter().map(tools::ToolDef::describe).collect();
-            reply(
-                StatusCode::OK,
-                jsonrpc::result(id, json!({ "tools": tools })),
-            )
+            result(json!({ "tools": tools }))
         }
         "tools/call" => {
             let (name, arguments) = match request.tool_call() {
@@ -66,10 +80,7 @@ pub async fn self_mcp(
                 Err(body) => return reply(StatusCode::OK, body),
             };
             match tools::execute(&state, &principal, &name, arguments, "self").await {
-                Ok(output) => reply(
-                    StatusCode::OK,
-                    jsonrpc::result(id, jsonrpc::tool_result(&output)),
-                ),
+                Ok(output) => result(jsonrpc::tool_result(&output)),
                 Err(ApiError::Forbidden(message)) => {
                     rpc_error(StatusCode::FORBIDDEN, id, ACCESS_DENIED, &message)
                 }
@@ -79,10 +90,9 @@ pub async fn self_mcp(
                 Err(ApiError::NotFound(message)) if tools::find(&name).is_none() => {
                     rpc_error(StatusCode::OK, id, INVALID_PARAMS, &message)
                 }
-                Err(error @ (ApiError::NotFound(_) | ApiError::Conflict(_))) => reply(
-                    StatusCode::OK,
-                    jsonrpc::result(id, jsonrpc::tool_error(&error.to_string())),
-                ),
+                Err(error @ (ApiError::NotFound(_) | ApiError::Conflict(_))) => {
+                    result(jsonrpc::tool_error(&error.to_string()))
+                }
                 Err(error) => api_error(id, error),
             }
         }

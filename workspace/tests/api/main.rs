@@ -12,6 +12,7 @@ mod keys;
 mod limits;
 mod llm_double;
 mod mcp_double;
+mod modern;
 mod nul;
 mod oauth;
 mod oauth_double;

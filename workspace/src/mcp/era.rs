@@ -1,0 +1,430 @@
+//! Which MCP revision a request speaks, and the 2026-07-28 revision's request checks and result
+//! stamps.
+//!
+//! A request is of the stateless revision (2026-07-28, "modern") when its body claims it:
+//! `params._meta["io.modelcontextprotocol/protocolVersion"]`; otherwise it is of the session
+//! revisions (2025-11-25 and before, "legacy"), as a dual-era server tells them apart. A modern
+//! request is checked in the revision's order: the version served (400, `-32022`), the envelope
+//! (400, `-32602`), the method (404, `-32601`), then the headers that must repeat the body
+//! (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`; 400, `-32020`).
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde_json::{Map, Value, json};
+
+use super::jsonrpc::{self, INVALID_PARAMS, METHOD_NOT_FOUND, RpcRequest};
+use super::transport::reply;
+
+/// The stateless revisions this server speaks, newest first.
+pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
+/// The first stateless revision: a version at or after it (they sort as dates) is modern.
+const FIRST_MODERN_VERSION: &str = "2026-07-28";
+
+/// The envelope key of the request's revision.
+pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// The envelope key of the client's capabilities.
+const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The result `_meta` key naming the server.
+const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+/// The prefix of every envelope key.
+const ENVELOPE_PREFIX: &str = "io.modelcontextprotocol/";
+
+/// The headers and the body disagree.
+pub const HEADER_MISMATCH: i64 = -32020;
+/// The request's revision is not served.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// The requests of the 2026-07-28 revision this server knows; any other method is not found.
+const MODERN_METHODS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "completion/complete",
+    "subscriptions/listen",
+];
+
+/// The methods whose `Mcp-Name` header repeats a parameter, and which one.
+const NAMED_PARAMS: &[(&str, &str)] = &[
+    ("tools/call", "name"),
+    ("prompts/get", "name"),
+    ("resources/read", "uri"),
+];
+
+/// The lists whose complete results carry cache hints (`ttlMs`, `cacheScope`).
+const HINTED_METHODS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
+
+/// The revision a request speaks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Era {
+    /// A session revision (2025-11-25 and before): `initialize`, `Mcp-Session-Id`.
+    Legacy,
+    /// The stateless revision, at this version.
+    Modern(String),
+}
+
+/// A request the revision's checks refuse: the HTTP status and the JSON-RPC error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The JSON-RPC error code.
+    pub code: i64,
+    /// The message.
+    pub message: String,
+    /// The error's `data`.
+    pub data: Value,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, code: i64, message: String, data: Value) -> Refusal {
+        Refusal {
+            status,
+            code,
+            message,
+            data,
+        }
+    }
+
+    /// The refusal as the reply to request `id`.
+    pub fn response(&self, id: Value) -> Response {
+        let mut body = jsonrpc::error(id, self.code, &self.message);
+        body["error"]["data"] = self.data.clone();
+        reply(self.status, body)
+    }
+}
+
+/// The version a request's body claims, if it claims one.
+fn claimed_version(request: &RpcRequest) -> Option<&Value> {
+    request.params.get("_meta")?.get(PROTOCOL_VERSION_KEY)
+}
+
+/// A header's value, trimmed of surrounding whitespace; `None` when absent or not text.
+fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+}
+
+/// Whether `version` is a stateless revision (those sort after the last session one).
+fn is_modern_version(version: &str) -> bool {
+    version >= FIRST_MODERN_VERSION
+}
+
+/// The revision of `request` with `headers`, or why it is refused.
+pub fn classify(headers: &HeaderMap, request: &RpcRequest) -> Result<Era, Refusal> {
+    let Some(claim) = claimed_version(request) else {
+        // A modern header without the envelope it stands for.
+        if let Some(version) = header(headers, "mcp-protocol-version")
+            && is_modern_version(version)
+        {
+            return Err(envelope_refusal(vec![PROTOCOL_VERSION_KEY]));
+        }
+        return Ok(Era::Legacy);
+    };
+    let Some(version) = claim.as_str() else {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            INVALID_PARAMS,
+            format!("Invalid params: _meta[\"{PROTOCOL_VERSION_KEY}\"] must be a string"),
+            json!({ "envelope": { "key": PROTOCOL_VERSION_KEY, "problem": "not a string" } }),
+        ));
+    };
+    if !MODERN_VERSIONS.contains(&version) {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            UNSUPPORTED_PROTOCOL_VERSION,
+            format!("Unsupported protocol version: {version}"),
+            json!({ "supported": MODERN_VERSIONS, "requested": version }),
+        ));
+    }
+    let meta = &request.params["_meta"];
+    let missing: Vec<&str> = [CLIENT_CAPABILITIES_KEY]
+        .into_iter()
+        .filter(|key| !meta.get(*key).is_some_and(Value::is_object))
+        .collect();
+    if !missing.is_empty() {
+        return Err(envelope_refusal(missing));
+    }
+    if !MODERN_METHODS.contains(&request.method.as_str()) {
+        return Err(Refusal::new(
+            StatusCode::NOT_FOUND,
+            METHOD_NOT_FOUND,
+            format!("Method not found: {}", request.method),
+            Value::Null,
+        ));
+    }
+    check_header(headers, "mcp-protocol-version", Some(version))?;
+    check_header(headers, "mcp-method", Some(&request.method))?;
+    if let Some((_, param)) = NAMED_PARAMS.iter().find(|(m, _)| *m == request.method) {
+        check_header(
+            headers,
+            "mcp-name",
+            request.params.get(*param).and_then(Value::as_str),
+        )?;
+    }
+    Ok(Era::Modern(version.to_string()))
+}
+
+/// 400 `-32602`: the envelope lacks `missing`.
+fn envelope_refusal(missing: Vec<&str>) -> Refusal {
+    Refusal::new(
+        StatusCode::BAD_REQUEST,
+        INVALID_PARAMS,
+        format!(
+            "Invalid params: the request's _meta lacks {}",
+            missing.join(", ")
+        ),
+        json!({ "envelope": { "missing": missing } }),
+    )
+}
+
+/// 400 `-32020` unless header `name` carries `body` (the value the body holds; a header for a
+/// value the body lacks disagrees too). `=?base64?…?=` values are decoded first.
+fn check_header(headers: &HeaderMap, name: &str, body: Option<&str>) -> Result<(), Refusal> {
+    let sent = header(headers, name);
+    let decoded = sent.map(decode_sentinel);
+    if decoded.as_deref() == Some(body.unwrap_or_default()) && body.is_some() {
+        return Ok(());
+    }
+    Err(Refusal::new(
+        StatusCode::BAD_REQUEST,
+        HEADER_MISMATCH,
+        format!(
+            "Bad Request: the request headers and body disagree: {name} is {} but the body says {}",
+            sent.map_or("missing".to_string(), |s| format!("{s:?}")),
+            body.map_or("nothing".to_string(), |b| format!("{b:?}")),
+        ),
+        json!({ "mismatch": { "header": name, "body": body } }),
+    ))
+}
+
+/// A header value as the client meant it: `=?base64?<data>?=` carries UTF-8 in Base64; any other
+/// value is itself (an undecodable sentinel is kept as sent, so it disagrees).
+fn decode_sentinel(value: &str) -> String {
+    use base64::Engine as _;
+    value
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+        .and_then(|data| base64::engine::general_purpose::STANDARD.decode(data).ok())
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .unwrap_or_else(|| value.to_string())
+}
+
+/// `params` without the 2026-07-28 envelope (`_meta`'s `io.modelcontextprotocol/*` keys, and
+/// `_meta` itself when nothing else is left): what a session-revision peer is sent.
+pub fn without_envelope(mut params: Value) -> Value {
+    if let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) {
+        meta.retain(|key, _| !key.starts_with(ENVELOPE_PREFIX));
+        if meta.is_empty()
+            && let Some(object) = params.as_object_mut()
+        {
+            object.remove("_meta");
+        }
+    }
+    params
+}
+
+/// A server's name and version, as `serverInfo` carries them.
+pub struct ServerInfo<'a> {
+    /// The name.
+    pub name: &'a str,
+    /// The version.
+    pub version: &'a str,
+}
+
+impl ServerInfo<'_> {
+    fn value(&self) -> Value {
+        json!({ "name": self.name, "version": self.version })
+    }
+}
+
+impl Era {
+    /// The `server/discover` result (a method of the stateless revision only): the stateless
+    /// revisions served, `capabilities`, and `instructions` when there are some.
+    pub fn discover(
+        &self,
+        capabilities: Value,
+        instructions: Option<&str>,
+        server: &ServerInfo<'_>,
+    ) -> Value {
+        let mut result = json!({
+            "supportedVersions": MODERN_VERSIONS,
+            "capabilities": capabilities,
+        });
+        if let Some(instructions) = instructions {
+            result["instructions"] = json!(instructions);
+        }
+        self.stamp_result("server/discover", result, server)
+    }
+
+    /// A result of `method` as the request's revision writes it: for a stateless request,
+    /// `resultType` (`complete` unless the result says otherwise), the server in
+    /// `_meta["io.modelcontextprotocol/serverInfo"]`, and the cache hints of a complete list
+    /// (nothing is shared between callers: `ttlMs` 0, `cacheScope` `private`); a session
+    /// request's result as it is.
+    pub fn stamp_result(&self, method: &str, mut result: Value, server: &ServerInfo<'_>) -> Value {
+        let (Era::Modern(_), Some(object)) = (self, result.as_object_mut()) else {
+            return result;
+        };
+        let complete = object
+            .entry("resultType")
+            .or_insert_with(|| json!("complete"))
+            == "complete";
+        if complete && HINTED_METHODS.contains(&method) {
+            object.entry("ttlMs").or_insert(json!(0));
+            object.entry("cacheScope").or_insert(json!("private"));
+        }
+        let meta = object
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !meta.is_object() {
+            *meta = Value::Object(Map::new());
+        }
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(SERVER_INFO_KEY.into(), server.value());
+        }
+        result
+    }
+
+    /// A whole JSON-RPC reply to `method` stamped as [`Era::stamp_result`] stamps its result
+    /// (an error reply is left as it is).
+    pub fn stamp_reply(&self, method: &str, mut body: Value, server: &ServerInfo<'_>) -> Value {
+        if let Some(result) = body.get_mut("result") {
+            *result = self.stamp_result(method, result.take(), server);
+        }
+        body
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(method: &str, params: Value) -> RpcRequest {
+        RpcRequest::parse(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+            .unwrap()
+    }
+
+    fn envelope(version: &str) -> Value {
+        json!({ PROTOCOL_VERSION_KEY: version, CLIENT_CAPABILITIES_KEY: {} })
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, value.parse().unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn a_body_without_a_claim_is_legacy_unless_a_modern_header_says_otherwise() {
+        let plain = request("tools/list", json!({}));
+        assert_eq!(classify(&HeaderMap::new(), &plain), Ok(Era::Legacy));
+        let old = headers(&[("mcp-protocol-version", "2025-11-25")]);
+        assert_eq!(classify(&old, &plain), Ok(Era::Legacy));
+        let new = headers(&[("mcp-protocol-version", "2026-07-28")]);
+        let refused = classify(&new, &plain).unwrap_err();
+        assert_eq!(
+            (refused.status, refused.code),
+            (StatusCode::BAD_REQUEST, -32602)
+        );
+    }
+
+    #[test]
+    fn the_modern_ladder() {
+        let call = request(
+            "tools/call",
+            json!({"name": "héllo", "arguments": {}, "_meta": envelope("2026-07-28")}),
+        );
+        let good = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "=?base64?aMOpbGxv?="),
+        ]);
+        assert_eq!(classify(&good, &call), Ok(Era::Modern("2026-07-28".into())));
+        for (dropped, header) in [
+            (0, "mcp-protocol-version"),
+            (1, "mcp-method"),
+            (2, "mcp-name"),
+        ] {
+            let mut partial = good.clone();
+            partial.remove(["mcp-protocol-version", "mcp-method", "mcp-name"][dropped]);
+            let refused = classify(&partial, &call).unwrap_err();
+            assert_eq!(refused.code, HEADER_MISMATCH, "{header}");
+            assert_eq!(refused.data["mismatch"]["header"], header);
+        }
+        let future = request("tools/list", json!({"_meta": envelope("2099-01-01")}));
+        let refused = classify(&good, &future).unwrap_err();
+        assert_eq!(refused.code, UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(
+            refused.data,
+            json!({"supported": ["2026-07-28"], "requested": "2099-01-01"})
+        );
+        let bare = request(
+            "tools/list",
+            json!({"_meta": {PROTOCOL_VERSION_KEY: "2026-07-28"}}),
+        );
+        let refused = classify(&good, &bare).unwrap_err();
+        assert_eq!(
+            refused.data["envelope"]["missing"],
+            json!([CLIENT_CAPABILITIES_KEY])
+        );
+        let removed = request("initialize", json!({"_meta": envelope("2026-07-28")}));
+        let refused = classify(&good, &removed).unwrap_err();
+        assert_eq!(
+            (refused.status, refused.code),
+            (StatusCode::NOT_FOUND, -32601)
+        );
+    }
+
+    #[test]
+    fn stamps_and_envelopes() {
+        let server = ServerInfo {
+            name: "s",
+            version: "1",
+        };
+        let modern = Era::Modern("2026-07-28".into());
+        let list = modern.stamp_result("tools/list", json!({"tools": []}), &server);
+        assert_eq!(list["resultType"], "complete");
+        assert_eq!(
+            (list["ttlMs"].clone(), list["cacheScope"].clone()),
+            (json!(0), json!("private"))
+        );
+        assert_eq!(list["_meta"][SERVER_INFO_KEY]["name"], "s");
+        let asked = modern.stamp_result(
+            "tools/call",
+            json!({"resultType": "input_required", "requestState": "x"}),
+            &server,
+        );
+        assert_eq!(asked["resultType"], "input_required");
+        assert!(asked.get("ttlMs").is_none());
+        assert_eq!(
+            Era::Legacy.stamp_result("tools/list", json!({"tools": []}), &server),
+            json!({"tools": []})
+        );
+        assert_eq!(
+            without_envelope(json!({"name": "t", "_meta": envelope("2026-07-28")})),
+            json!({"name": "t"})
+        );
+        assert_eq!(
+            without_envelope(
+                json!({"_meta": {"progressToken": 1, PROTOCOL_VERSION_KEY: "2026-07-28"}})
+            ),
+            json!({"_meta": {"progressToken": 1}})
+        );
+    }
+}

@@ -1,0 +1,226 @@
+//! The stateless MCP revision (2026-07-28) on `self` and the gateway: `server/discover`, the
+//! revision's request checks in their order, stamped results, and no 2026 envelope reaching an
+//! upstream spoken to in a session revision.
+
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+
+use crate::both_backends;
+use crate::common::{Api, Backend, call, request};
+use crate::mcp_double;
+
+const VERSION: &str = "2026-07-28";
+const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// `message` with the 2026-07-28 envelope in its params.
+fn enveloped(mut message: Value, version: &str) -> Value {
+    message["params"]["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "1" },
+    });
+    message
+}
+
+/// The headers a 2026-07-28 client sends for `message`.
+fn headers_for(message: &Value) -> Vec<(&'static str, String)> {
+    let method = message["method"].as_str().unwrap().to_string();
+    let mut headers = vec![
+        ("mcp-protocol-version", VERSION.to_string()),
+        ("mcp-method", method.clone()),
+    ];
+    if method == "tools/call" {
+        headers.push((
+            "mcp-name",
+            message["params"]["name"].as_str().unwrap().into(),
+        ));
+    }
+    headers
+}
+
+/// POSTs `message` to `path` with `key` and `headers`.
+async fn post(
+    api: &Api,
+    path: &str,
+    key: &str,
+    message: &Value,
+    headers: &[(&'static str, String)],
+) -> (u16, HeaderMap, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{}{path}", api.base))
+        .header("accept", "application/json, text/event-stream")
+        .bearer_auth(key)
+        .json(message);
+    for (name, value) in headers {
+        request = request.header(*name, value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    (
+        status,
+        headers,
+        response.json().await.unwrap_or(Value::Null),
+    )
+}
+
+/// A 2026-07-28 request as a client sends it.
+async fn modern(api: &Api, path: &str, key: &str, message: Value) -> (u16, Value) {
+    let message = enveloped(message, VERSION);
+    let (status, _, body) = post(api, path, key, &message, &headers_for(&message)).await;
+    (status, body)
+}
+
+/// The checks every endpoint makes of a 2026-07-28 request, in the revision's order.
+async fn refuses_as_the_revision_says(api: &Api, path: &str, key: &str) {
+    let list = enveloped(request("tools/list"), VERSION);
+    let headers = headers_for(&list);
+    // A version not served: 400 -32022, naming what is.
+    let future = enveloped(request("tools/list"), "2099-01-01");
+    let (status, _, body) = post(api, path, key, &future, &headers).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["code"], -32022);
+    assert_eq!(
+        body["error"]["data"],
+        json!({"supported": [VERSION], "requested": "2099-01-01"})
+    );
+    // An envelope without the client's capabilities: 400 -32602.
+    let mut bare = list.clone();
+    bare["params"]["_meta"]
+        .as_object_mut()
+        .unwrap()
+        .remove("io.modelcontextprotocol/clientCapabilities");
+    let (status, _, body) = post(api, path, key, &bare, &headers).await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (400, json!(-32602)),
+        "{body}"
+    );
+    // A method the revision removed: 404 -32601.
+    let ping = enveloped(request("ping"), VERSION);
+    let (status, _, body) = post(api, path, key, &ping, &headers_for(&ping)).await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (404, json!(-32601)),
+        "{body}"
+    );
+    // Headers that disagree with the body, or are missing: 400 -32020.
+    for (name, value) in [
+        ("mcp-method", Some("tools/call")),
+        ("mcp-protocol-version", None),
+    ] {
+        let mut sent: Vec<_> = headers
+            .iter()
+            .filter(|(n, _)| *n != name)
+            .cloned()
+            .collect();
+        if let Some(value) = value {
+            sent.push((name, value.to_string()));
+        }
+        let (status, _, body) = post(api, path, key, &list, &sent).await;
+        assert_eq!(status, 400, "{name}: {body}");
+        assert_eq!(body["error"]["code"], -32020);
+        assert_eq!(body["error"]["data"]["mismatch"]["header"], name);
+    }
+    // A modern header on a body without the envelope: 400 -32602.
+    let (status, _, body) = post(api, path, key, &request("tools/list"), &headers).await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (400, json!(-32602)),
+        "{body}"
+    );
+}
+
+both_backends!(
+    self_speaks_the_stateless_revision,
+    gateway_speaks_the_stateless_revision
+);
+
+async fn self_speaks_the_stateless_revision(backend: Backend) {
+    let api = Api::start(backend).await;
+    let path = "/api/acme/mcp/self";
+    let (status, body) = modern(&api, path, &api.owner, request("server/discover")).await;
+    assert_eq!(status, 200, "{body}");
+    let discovered = &body["result"];
+    assert_eq!(discovered["supportedVersions"], json!([VERSION]));
+    assert_eq!(discovered["capabilities"], json!({"tools": {}}));
+    assert_eq!(discovered["resultType"], "complete");
+    assert_eq!(
+        (
+            discovered["ttlMs"].clone(),
+            discovered["cacheScope"].clone()
+        ),
+        (json!(0), json!("private"))
+    );
+    assert_eq!(
+        discovered["_meta"][SERVER_INFO]["name"],
+        "sitefile-workspace-management"
+    );
+
+    let (status, body) = modern(&api, path, &api.owner, request("tools/list")).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["result"]["resultType"], "complete");
+    assert_eq!(body["result"]["cacheScope"], "private");
+    assert!(body["result"]["tools"].as_array().unwrap().len() > 5);
+
+    let (status, body) = modern(&api, path, &api.owner, call("API_KEY_LIST", json!({}))).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["resultType"], "complete");
+    assert!(
+        body["result"].get("ttlMs").is_none(),
+        "no cache hints on a call"
+    );
+    assert_eq!(
+        body["result"]["_meta"][SERVER_INFO]["version"],
+        env!("CARGO_PKG_VERSION")
+    );
+
+    refuses_as_the_revision_says(&api, path, &api.owner).await;
+
+    // The session revision is unchanged, and has no server/discover.
+    let (status, _, body) = api.rpc(path, Some(&api.owner), request("tools/list")).await;
+    assert_eq!(status, 200);
+    assert!(body["result"].get("resultType").is_none(), "{body}");
+    let (_, _, body) = api
+        .rpc(path, Some(&api.owner), request("server/discover"))
+        .await;
+    assert_eq!(body["error"]["code"], -32601);
+}
+
+async fn gateway_speaks_the_stateless_revision(backend: Backend) {
+    let api = Api::start(backend).await;
+    let upstream = mcp_double::start(false).await;
+    let connection = api.connection(&api.owner, &upstream.url, json!({})).await;
+    let agent = api.agent(&api.owner, &[&connection]).await;
+    let path = format!("/api/acme/mcp/gateway/{agent}");
+
+    let (status, body) = modern(&api, &path, &api.owner, request("server/discover")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["supportedVersions"], json!([VERSION]));
+    assert_eq!(body["result"]["instructions"], "Be brief.");
+    assert_eq!(body["result"]["_meta"][SERVER_INFO]["name"], agent);
+
+    let (status, body) = modern(&api, &path, &api.owner, request("tools/list")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["resultType"], "complete");
+    let echo = body["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .find(|n| n.ends_with("_echo"))
+        .unwrap();
+
+    let (status, body) = modern(&api, &path, &api.owner, call(&echo, json!({"text": "hi"}))).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["content"][0]["text"], "hi");
+    assert_eq!(body["result"]["resultType"], "complete");
+    // The member speaks a session revision: the envelope stays at the gateway.
+    let forwarded = upstream.last_params();
+    assert!(
+        !forwarded.to_string().contains("io.modelcontextprotocol/"),
+        "no 2026 envelope in a 2025 session: {forwarded}"
+    );
+
+    refuses_as_the_revision_says(&api, &path, &api.owner).await;
+}
