@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::answers;
 use super::call::{CallContext, call_tool, upstream_failure};
+use super::era::{self, Era, ServerInfo};
 use super::journal::Journal;
 use super::jsonrpc::{self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_REQUEST, RpcRequest};
 use super::relay;
@@ -124,6 +125,9 @@ pub async fn legacy_deprecation(
     response
 }
 
+/// The version the proxy reports for itself where the upstream names none.
+const PROXY_VERSION: &str = "1.0.0";
+
 /// Shared body of both routes; `org` is `None` on the legacy route.
 async fn serve(
     state: &AppState,
@@ -141,6 +145,10 @@ async fn serve(
         Err(response) => return response,
     };
     let id = request.reply_id();
+    let era = match era::classify(headers, &request) {
+        Ok(era) => era,
+        Err(refusal) => return refusal.response(id),
+    };
     let resource = resource_url(state, org, connection_id);
     let credential = match authenticate(state, headers, Some(&resource)).await {
         Ok(credential) => credential,
@@ -200,9 +208,11 @@ async fn serve(
         connection_id: connection.id.clone(),
         key_id: p.key_id.clone(),
     });
+    // A stateless (2026-07-28) request names no session: it runs in the key's shared one.
     let session_id = headers
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
+        .filter(|_| era == Era::Legacy)
         .map(str::to_string);
     let session = match (&session_id, &owner) {
         (Some(_), _) if request.method == "initialize" => None,
@@ -279,6 +289,7 @@ async fn serve(
             .as_ref()
             .map_or("anonymous".into(), Principal::actor);
         let (state, org_id, params) = (state.clone(), connection.org_id.clone(), request.params);
+        let title = connection.title.clone();
         return relay::answer(streaming, keepalive, move |relay| async move {
             let ctx = CallContext {
                 org_id: &org_id,
@@ -289,7 +300,11 @@ async fn serve(
             let target = Target { relay, ..target };
             let (status, body) = call_tool(&state, &ctx, &target, &tool, params, id, allowed).await;
             forget(status);
-            (status, body)
+            let server = ServerInfo {
+                name: &title,
+                version: PROXY_VERSION,
+            };
+            (status, era.stamp_reply("tools/call", body, &server))
         })
         .await;
     }
@@ -355,7 +370,7 @@ async fn serve(
             let mut result = json!({
                 "protocolVersion": version,
                 "capabilities": deliverable_capabilities(init.get("capabilities")),
-                "serverInfo": init.get("serverInfo").cloned().unwrap_or_else(|| json!({ "name": connection.title, "version": "1.0.0" })),
+                "serverInfo": init.get("serverInfo").cloned().unwrap_or_else(|| json!({ "name": connection.title, "version": PROXY_VERSION })),
             });
             if let Some(instructions) = init.get("instructions") {
                 result["instructions"] = instructions.clone();
@@ -367,6 +382,26 @@ async fn serve(
             response
         }
         "ping" => reply(StatusCode::OK, jsonrpc::result(id, json!({}))),
+        "server/discover" if era != Era::Legacy => {
+            // What the upstream announced when the key's shared session was opened.
+            let init = match state.upstream.initialize(&target).await {
+                Ok(init) => init,
+                Err(error) => {
+                    let (status, body, _) = upstream_failure(error, id);
+                    return reply(status, body);
+                }
+            };
+            let text = |key: &str| init["serverInfo"][key].as_str().map(str::to_string);
+            let (name, version) = (text("name"), text("version"));
+            let server = ServerInfo {
+                name: name.as_deref().unwrap_or(&connection.title),
+                version: version.as_deref().unwrap_or(PROXY_VERSION),
+            };
+            let capabilities = deliverable_capabilities(init.get("capabilities"));
+            let instructions = init.get("instructions").and_then(Value::as_str);
+            let result = era.discover(capabilities, instructions, &server);
+            reply(StatusCode::OK, jsonrpc::result(id, result))
+        }
         method => {
             let listing = method == "tools/list" && request.params.get("cursor").is_none();
             // `tasks/result` waits for the task's tool call: the connection's tool timeout.
@@ -375,7 +410,10 @@ async fn serve(
             } else {
                 LIST_TIMEOUT
             };
-            let (state, method, params) = (state.clone(), method.to_string(), request.params);
+            // Upstreams are spoken to in a session revision: the envelope stays here.
+            let params = era::without_envelope(request.params);
+            let (state, method) = (state.clone(), method.to_string());
+            let title = connection.title.clone();
             relay::answer(streaming, keepalive, move |relay| async move {
                 let target = Target { relay, ..target };
                 let (status, body) = match state
@@ -402,7 +440,11 @@ async fn serve(
                     }
                 };
                 forget(status);
-                (status, body)
+                let server = ServerInfo {
+                    name: &title,
+                    version: PROXY_VERSION,
+                };
+                (status, era.stamp_reply(&method, body, &server))
             })
             .await
         }
@@ -675,13 +717,15 @@ fn relayed_capabilities(client: Option<&Value>) -> Value {
 }
 
 /// Whether a key may send `method` (other than `tools/call`, authorized per tool) to a
-/// connection. Session set-up, `ping`, `tools/list` and notifications need some grant
-/// on the connection; `resources/*` and `prompts/*` need the method itself (for example
+/// connection. Session set-up, `ping`, `tools/list`, `server/discover` and notifications need
+/// some grant on the connection; `resources/*` and `prompts/*` need the method itself (for example
 /// `resources/read`) or `*` granted on it; any other method needs `*` on it.
 pub(super) fn method_allowed(principal: &Principal, connection_id: &str, method: &str) -> bool {
     let permissions = &principal.permissions;
     match method {
-        "initialize" | "ping" | "tools/list" => permissions.any_on(connection_id),
+        "initialize" | "ping" | "tools/list" | "server/discover" => {
+            permissions.any_on(connection_id)
+        }
         // A task is created by a tool call the key was granted; reading, awaiting and
         // cancelling it by id needs some grant on the connection, and reaches only the
         // key's own upstream sessions, so another key's task is unknown there. Listing

@@ -133,7 +133,8 @@ async fn refuses_as_the_revision_says(api: &Api, path: &str, key: &str) {
 
 both_backends!(
     self_speaks_the_stateless_revision,
-    gateway_speaks_the_stateless_revision
+    gateway_speaks_the_stateless_revision,
+    proxy_serves_stateless_clients_over_a_session_upstream
 );
 
 async fn self_speaks_the_stateless_revision(backend: Backend) {
@@ -221,6 +222,67 @@ async fn gateway_speaks_the_stateless_revision(backend: Backend) {
         !forwarded.to_string().contains("io.modelcontextprotocol/"),
         "no 2026 envelope in a 2025 session: {forwarded}"
     );
+
+    refuses_as_the_revision_says(&api, &path, &api.owner).await;
+}
+
+async fn proxy_serves_stateless_clients_over_a_session_upstream(backend: Backend) {
+    let api = Api::start(backend).await;
+    let upstream = mcp_double::start(false).await;
+    let connection = api.connection(&api.owner, &upstream.url, json!({})).await;
+    let path = format!("/api/acme/mcp/{connection}");
+
+    // A key with one tool granted may discover, list and call it; not another tool.
+    let (_, key) = api.key(json!({ &connection: ["echo"] })).await;
+    let (status, body) = modern(&api, &path, &key, request("server/discover")).await;
+    assert_eq!(
+        status, 200,
+        "a grant on the connection is enough to discover it: {body}"
+    );
+    let discovered = &body["result"];
+    assert_eq!(discovered["supportedVersions"], json!([VERSION]));
+    assert!(
+        discovered["capabilities"]["tools"].is_object(),
+        "{discovered}"
+    );
+    assert_eq!(discovered["resultType"], "complete");
+    assert_eq!(discovered["cacheScope"], "private");
+    assert!(discovered["_meta"][SERVER_INFO]["name"].is_string());
+
+    let (status, body) = modern(&api, &path, &key, request("tools/list")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (
+            body["result"]["resultType"].clone(),
+            body["result"]["ttlMs"].clone()
+        ),
+        (json!("complete"), json!(0))
+    );
+
+    let (status, body) = modern(
+        &api,
+        &path,
+        &key,
+        call("echo", json!({"text": "stateless"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["content"][0]["text"], "stateless");
+    assert_eq!(body["result"]["resultType"], "complete");
+    let forwarded = upstream.last_params();
+    assert!(
+        !forwarded.to_string().contains("io.modelcontextprotocol/"),
+        "no 2026 envelope in the upstream's session: {forwarded}"
+    );
+    let (status, body) = modern(&api, &path, &key, call("add", json!({"a": 1, "b": 2}))).await;
+    assert_eq!(status, 403, "{body}");
+
+    // A session id sent along is ignored: the revision has none.
+    let message = enveloped(call("echo", json!({"text": "again"})), VERSION);
+    let mut headers = headers_for(&message);
+    headers.push(("mcp-session-id", "no-such-session".into()));
+    let (status, _, body) = post(&api, &path, &key, &message, &headers).await;
+    assert_eq!(status, 200, "{body}");
 
     refuses_as_the_revision_says(&api, &path, &api.owner).await;
 }
