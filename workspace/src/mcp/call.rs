@@ -132,12 +132,18 @@ async fn forward(
     }
 }
 
-/// Maps an upstream failure: unreachable → 503, timeout → -32001, protocol → -32603.
+/// Maps an upstream failure: unreachable → 503, timeout → -32001, protocol → -32603; a
+/// JSON-RPC error the upstream refused the request with is relayed as it is, with its status.
 pub(super) fn upstream_failure(
     error: UpstreamError,
     rpc_id: Value,
 ) -> (StatusCode, Value, &'static str) {
     let (status, code) = match &error {
+        UpstreamError::Refused { status, error } => {
+            let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_GATEWAY);
+            let body = json!({ "jsonrpc": "2.0", "id": rpc_id, "error": error });
+            return (status, body, "error");
+        }
         UpstreamError::Unreachable(_) => (StatusCode::SERVICE_UNAVAILABLE, INTERNAL_ERROR),
         UpstreamError::Timeout => (StatusCode::OK, REQUEST_TIMEOUT),
         UpstreamError::Protocol(_) => (StatusCode::OK, INTERNAL_ERROR),

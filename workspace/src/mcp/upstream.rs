@@ -41,6 +41,8 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
 /// Largest upstream answer read (JSON body or event stream; on a session's GET stream,
 /// one event); beyond it the request (or the GET stream) fails.
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+/// The most bytes read of an upstream's error answer (a JSON-RPC error is small).
+const MAX_ERROR_BYTES: usize = 64 * 1024;
 /// Timeout for session set-up and listings (tool calls use the connection's timeout).
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Most shared (stateless) upstream sessions kept; beyond it the least recently used one
@@ -85,6 +87,15 @@ pub enum UpstreamError {
     /// The upstream answered, but not with a usable JSON-RPC response.
     #[error("upstream protocol error: {0}")]
     Protocol(String),
+    /// The upstream refused the request with an HTTP 4xx carrying a JSON-RPC error (a version
+    /// it does not serve, headers it finds wrong): relayed as it is.
+    #[error("upstream refused the request (HTTP {status}): {}", error["message"].as_str().unwrap_or("no message"))]
+    Refused {
+        /// The upstream's HTTP status.
+        status: u16,
+        /// The upstream's JSON-RPC error object.
+        error: Value,
+    },
     /// The upstream no longer knows the downstream session's own upstream session.
     #[error("Session not found: the upstream ended it; initialize a new session")]
     SessionExpired,
@@ -662,10 +673,7 @@ async fn read_response(
         return Ok(None);
     }
     if !status.is_success() {
-        return Err(PostError::Failed(UpstreamError::Protocol(format!(
-            "upstream answered HTTP {}",
-            status.as_u16()
-        ))));
+        return Err(PostError::Failed(refused(response).await));
     }
     if response
         .content_length()
@@ -692,6 +700,30 @@ async fn read_response(
         )))
     })?;
     Ok(Some(value))
+}
+
+/// The failure an upstream's 4xx answer means: its JSON-RPC error when the body holds one
+/// (read up to [`MAX_ERROR_BYTES`]), else a protocol error naming the status.
+async fn refused(response: reqwest::Response) -> UpstreamError {
+    let status = response.status().as_u16();
+    let plain = || UpstreamError::Protocol(format!("upstream answered HTTP {status}"));
+    let mut stream = response.bytes_stream();
+    let mut bytes = Vec::new();
+    while let Some(Ok(chunk)) = stream.next().await {
+        if bytes.len() + chunk.len() > MAX_ERROR_BYTES {
+            return plain();
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(body) if body["error"]["code"].is_i64() && body["error"]["message"].is_string() => {
+            UpstreamError::Refused {
+                status,
+                error: body["error"].clone(),
+            }
+        }
+        _ => plain(),
+    }
 }
 
 /// Reads an upstream event stream. With `id` (the answer to a POST): returns the JSON-RPC

@@ -188,6 +188,18 @@ async fn handle_mode(
             (StatusCode::TEMPORARY_REDIRECT, [("location", location)]).into_response()
         }
         "error500" => (StatusCode::INTERNAL_SERVER_ERROR, "broken").into_response(),
+        // A server of the stateless revision only: a session revision's request is refused
+        // with HTTP 400 and -32022, as the revision says.
+        "modern-only" => {
+            let msg: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            let asked = msg["params"]["protocolVersion"]
+                .as_str()
+                .unwrap_or("2025-11-25");
+            let error = serde_json::json!({"jsonrpc": "2.0", "id": msg["id"], "error": {
+                "code": -32022, "message": "Unsupported protocol version",
+                "data": {"supported": ["2026-07-28"], "requested": asked}}});
+            (StatusCode::BAD_REQUEST, axum::Json(error)).into_response()
+        }
         _ => respond(d, Some(mode), headers, body).await,
     }
 }

@@ -134,7 +134,8 @@ async fn refuses_as_the_revision_says(api: &Api, path: &str, key: &str) {
 both_backends!(
     self_speaks_the_stateless_revision,
     gateway_speaks_the_stateless_revision,
-    proxy_serves_stateless_clients_over_a_session_upstream
+    proxy_serves_stateless_clients_over_a_session_upstream,
+    an_upstream_refusal_is_relayed_as_it_is
 );
 
 async fn self_speaks_the_stateless_revision(backend: Backend) {
@@ -285,4 +286,23 @@ async fn proxy_serves_stateless_clients_over_a_session_upstream(backend: Backend
     assert_eq!(status, 200, "{body}");
 
     refuses_as_the_revision_says(&api, &path, &api.owner).await;
+}
+
+async fn an_upstream_refusal_is_relayed_as_it_is(backend: Backend) {
+    let api = Api::start(backend).await;
+    let upstream = mcp_double::start(false).await;
+    let connection = api
+        .connection(&api.owner, &upstream.mode_url("modern-only"), json!({}))
+        .await;
+    let path = format!("/api/acme/mcp/{connection}");
+    for message in [request("tools/list"), call("echo", json!({"text": "hi"}))] {
+        let (status, _, body) = api.rpc(&path, Some(&api.owner), message).await;
+        assert_eq!(status, 400, "the upstream's status, not 200: {body}");
+        assert_eq!(
+            body["error"]["code"], -32022,
+            "not flattened into -32603: {body}"
+        );
+        assert_eq!(body["error"]["data"]["supported"], json!([VERSION]));
+        assert!(body["id"].is_number(), "the client's id: {body}");
+    }
 }
