@@ -144,6 +144,10 @@ async fn serve_two_requests(env: &[(String, String)]) -> String {
     let exit = server.terminate().await;
     let stderr = reading.await.unwrap();
     assert!(exit.success(), "{exit:?}: {stderr}");
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "no terminal colour codes in a log that is a pipe: {stderr:?}"
+    );
     stderr
 }
 

@@ -172,12 +172,15 @@ pub async fn serve_command(listen: SocketAddr) -> Result<(), CliError> {
     serve(config, listen).await
 }
 
-/// Logs to stderr, filtered by `RUST_LOG` (default `info`), unless the host already did.
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`), unless the host already did; in
+/// colour only when stderr is a terminal (a file or a log collector gets plain text).
 fn init_logging() {
+    use std::io::IsTerminal as _;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }

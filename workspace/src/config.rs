@@ -55,7 +55,14 @@ pub struct OAuthConfig {
     /// (`PLATFORM_OAUTH_CLIENT_ID`, `PLATFORM_OAUTH_CLIENT_SECRET`): with them, tokens that
     /// are not JWTs are checked by its introspection endpoint (RFC 7662).
     pub client: Option<OAuthClient>,
+    /// The scopes a client asks the authorization server for (`PLATFORM_OAUTH_SCOPES`,
+    /// comma-separated; default [`DEFAULT_OAUTH_SCOPES`]): advertised as `scopes_supported`
+    /// in the protected-resource metadata, so a client that names none asks for these.
+    pub scopes: Vec<String>,
 }
+
+/// The scope advertised when `PLATFORM_OAUTH_SCOPES` is not set.
+pub const DEFAULT_OAUTH_SCOPES: &[&str] = &["mcp"];
 
 /// A confidential client's credentials (HTTP Basic at the introspection endpoint).
 #[derive(Clone)]
@@ -227,6 +234,16 @@ impl Config {
                     .map(|aud| url("PLATFORM_OAUTH_AUDIENCE", aud))
                     .transpose()?,
                 client,
+                scopes: lookup("PLATFORM_OAUTH_SCOPES").map_or_else(
+                    || DEFAULT_OAUTH_SCOPES.iter().map(|s| s.to_string()).collect(),
+                    |list| {
+                        list.split(',')
+                            .map(str::trim)
+                            .filter(|s| !s.is_empty())
+                            .map(str::to_string)
+                            .collect()
+                    },
+                ),
             });
         }
         Ok(config)

@@ -94,8 +94,10 @@ pub fn stderr_logs<S>() -> impl tracing_subscriber::Layer<S>
 where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
 {
+    use std::io::IsTerminal as _;
     tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
 }

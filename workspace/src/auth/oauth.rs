@@ -30,6 +30,8 @@ pub struct OAuth {
     introspection: Option<Introspection>,
     /// The service's clock, which `exp` and `nbf` are checked against.
     clock: Clock,
+    /// The scopes advertised to clients.
+    scopes: Vec<String>,
 }
 
 /// The claims read from a valid token.
@@ -81,7 +83,13 @@ impl OAuth {
             clock,
             issuer: config.issuer.clone(),
             audience: audience.trim_end_matches('/').to_string(),
+            scopes: config.scopes.clone(),
         })
+    }
+
+    /// The scopes a client asks for (advertised in the protected-resource metadata).
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
     }
 
     /// The issuer URL (advertised in the protected-resource metadata).

@@ -27,6 +27,9 @@ pub struct Principal {
     /// The authorization revision an API key was validated at (`None` for an OAuth token):
     /// the same request reads its connection at that revision.
     pub revision: Option<i64>,
+    /// When the API key expires (milliseconds since the epoch; `None`: never, or an OAuth
+    /// token): a key it mints expires no later.
+    pub expires_at: Option<i64>,
 }
 
 impl Principal {
@@ -138,6 +141,7 @@ pub async fn authenticate(
         permissions: key.permissions,
         via_oauth: false,
         revision: Some(revision),
+        expires_at: key.expires_at,
     }))
 }
 
@@ -165,6 +169,7 @@ async fn access_token(
         org,
         via_oauth: true,
         revision: None,
+        expires_at: None,
     }))
 }
 

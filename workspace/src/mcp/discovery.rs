@@ -36,6 +36,7 @@ fn document(state: &AppState, path: &str) -> Response {
     });
     if let Some(oauth) = &state.oauth {
         document["authorization_servers"] = json!([oauth.issuer()]);
+        document["scopes_supported"] = json!(oauth.scopes());
     }
     Json(document).into_response()
 }

@@ -91,7 +91,11 @@ pub(super) async fn create(ctx: &ToolCtx<'_>, input: Value) -> Result<Value, Api
         name: input.name,
         key_hash: hash_api_key(&value),
         permissions: input.permissions,
-        expires_at: expires_in.map(|s| now + s * 1000),
+        // A key never outlives the key that minted it.
+        expires_at: match (expires_in.map(|s| now + s * 1000), ctx.principal.expires_at) {
+            (Some(asked), Some(minter)) => Some(asked.min(minter)),
+            (asked, minter) => asked.or(minter),
+        },
         created_at: now,
     };
     ctx.state.store.insert_api_key(&record).await?;

@@ -11,8 +11,60 @@ use crate::common::{Api, Backend};
 both_backends!(
     keys_scopes_and_minting,
     keys_revoke_expire_and_cross_org,
-    tools_endpoint_errors
+    tools_endpoint_errors,
+    a_minted_key_never_outlives_its_minter
 );
+
+async fn a_minted_key_never_outlives_its_minter(backend: Backend) {
+    let clock = ManualClock::new(now_ms());
+    let api = Api::start_with(backend, |c| c.clock = clock.clock()).await;
+    let permissions = json!({ "self": ["API_KEY_CREATE", "COLLECTION_THREADS_LIST"] });
+    let minter = api
+        .ok(
+            &api.owner,
+            "API_KEY_CREATE",
+            json!({ "name": "minter", "expiresIn": 60, "permissions": permissions }),
+        )
+        .await;
+    let minter_key = minter["key"].as_str().unwrap().to_string();
+    for asked in [json!(null), json!(3600)] {
+        let mut input = json!({ "name": "minted", "permissions": permissions });
+        if !asked.is_null() {
+            input["expiresIn"] = asked.clone();
+        }
+        let minted = api.ok(&minter_key, "API_KEY_CREATE", input).await;
+        assert_eq!(
+            minted["expiresAt"], minter["expiresAt"],
+            "asked {asked}: the minted key expires with its minter"
+        );
+    }
+    let shorter = api
+        .ok(
+            &minter_key,
+            "API_KEY_CREATE",
+            json!({ "name": "short", "expiresIn": 10, "permissions": permissions }),
+        )
+        .await;
+    assert_ne!(
+        shorter["expiresAt"], minter["expiresAt"],
+        "a shorter expiry is kept"
+    );
+    let minted = api
+        .ok(
+            &minter_key,
+            "API_KEY_CREATE",
+            json!({ "name": "late", "permissions": permissions }),
+        )
+        .await;
+    let minted_key = minted["key"].as_str().unwrap().to_string();
+    clock.advance(Duration::from_secs(60));
+    for key in [&minter_key, &minted_key] {
+        assert_eq!(
+            api.tool(key, "COLLECTION_THREADS_LIST", json!({})).await.0,
+            401
+        );
+    }
+}
 
 async fn keys_scopes_and_minting(backend: Backend) {
     let api = Api::start(backend).await;

@@ -44,6 +44,7 @@ async fn start(
             issuer,
             audience: None,
             client: None,
+            scopes: vec!["mcp".into()],
         });
         if let Some(clock) = clock {
             config.clock = clock.clock();
@@ -74,6 +75,11 @@ async fn oauth_tokens_map_to_members(backend: Backend) {
         .await
         .unwrap();
     assert_eq!(doc["authorization_servers"], json!([server.issuer]));
+    assert_eq!(
+        doc["scopes_supported"],
+        json!(["mcp"]),
+        "a client that names no scope asks for the one the service accepts"
+    );
 
     // A token for alice meant for this service or for this very resource: the owner's rights.
     for aud in [api.base.clone(), format!("{}{path}", api.base)] {
@@ -307,6 +313,7 @@ async fn oauth_jwks_ages_out() {
             issuer,
             audience: None,
             client: None,
+            scopes: vec!["mcp".into()],
         });
         config.clock = clock.clock();
     })
@@ -373,6 +380,7 @@ async fn start_introspecting(
                 id: CLIENT_ID.into(),
                 secret,
             }),
+            scopes: vec!["mcp".into()],
         });
         config.clock = clock.clock();
     })

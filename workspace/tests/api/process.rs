@@ -761,4 +761,8 @@ async fn telemetry_and_deprecation_log() {
         !log.contains(ENCRYPTION_KEY_B64) && !log.contains(&owner),
         "secrets never logged"
     );
+    assert!(
+        !log.contains('\u{1b}'),
+        "no terminal colour codes in a log that is a file: {log:?}"
+    );
 }
