@@ -177,7 +177,7 @@ impl Upstream {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let body = initialize_body(id, protocol_version, capabilities);
         let init = self.initialize_once(target, &body, id, Some(client));
-        tokio::time::timeout(LIST_TIMEOUT.min(target.tool_timeout), init)
+        tokio::time::timeout(LIST_TIMEOUT, init)
             .await
             .map_err(|_| UpstreamError::Timeout)?
     }
@@ -313,9 +313,7 @@ impl Upstream {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let body = initialize_body(id, CLIENT_PROTOCOL_VERSION, json!({}));
         let init = self.initialize_once(target, &body, id, None);
-        // Setting the session up is bounded like the calls it is for: an upstream that
-        // accepts and never answers costs a call its tool timeout, not the listing timeout.
-        let init = tokio::time::timeout(LIST_TIMEOUT.min(target.tool_timeout), init)
+        let init = tokio::time::timeout(LIST_TIMEOUT, init)
             .await
             .map_err(|_| UpstreamError::Timeout)??;
         let mut sessions = self.sessions.lock().await;
