@@ -31,9 +31,9 @@ pub struct CallContext<'a> {
 }
 
 /// Calls `tool` on the target and returns the HTTP status and JSON-RPC response (with
-/// `rpc_id`). `params` are the caller's `tools/call` params, forwarded whole (`task`,
-/// `_meta` with a progress token, anything a newer protocol adds) with `name` set to
-/// `tool`, the name at the connection; a missing `arguments` is sent as `{}`. `allowed`
+/// `rpc_id`). `params` are the caller's `tools/call` params, forwarded (`task`, `_meta` with
+/// a progress token, anything a newer protocol adds) without the 2026-07-28 request envelope
+/// and with `name` set to `tool`, the name at the connection; a missing `arguments` is sent as `{}`. `allowed`
 /// is the caller's authorization verdict: a denied call is recorded and answered 403
 /// without reaching the upstream.
 pub async fn call_tool(
@@ -133,16 +133,28 @@ async fn forward(
 }
 
 /// Maps an upstream failure: unreachable → 503, timeout → -32001, protocol → -32603; a
-/// JSON-RPC error the upstream refused the request with is relayed as it is, with its status.
+/// JSON-RPC error the upstream refused the request with is relayed as it is, with its status,
+/// when that is 400 or 429, and is a 502 `-32603` carrying it in `data.upstream` otherwise.
 pub(super) fn upstream_failure(
     error: UpstreamError,
     rpc_id: Value,
 ) -> (StatusCode, Value, &'static str) {
     let (status, code) = match &error {
-        UpstreamError::Refused { status, error } => {
-            let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_GATEWAY);
+        // A refusal of what the request said (400, 429) is the client's to read, as it is;
+        // one about the proxy's own standing upstream (401, 403, 404, …) is not: a 401 would
+        // read as the client's key refused, a 404 as its session gone.
+        UpstreamError::Refused { status, error } if [400, 429].contains(status) => {
+            let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST);
             let body = json!({ "jsonrpc": "2.0", "id": rpc_id, "error": error });
             return (status, body, "error");
+        }
+        UpstreamError::Refused {
+            status,
+            error: refusal,
+        } => {
+            let mut body = jsonrpc::error(rpc_id, INTERNAL_ERROR, &error.to_string());
+            body["error"]["data"] = json!({ "upstream": { "status": status, "error": refusal } });
+            return (StatusCode::BAD_GATEWAY, body, "error");
         }
         UpstreamError::Unreachable(_) => (StatusCode::SERVICE_UNAVAILABLE, INTERNAL_ERROR),
         UpstreamError::Timeout => (StatusCode::OK, REQUEST_TIMEOUT),

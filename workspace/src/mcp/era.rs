@@ -4,9 +4,10 @@
 //! A request is of the stateless revision (2026-07-28, "modern") when its body claims it:
 //! `params._meta["io.modelcontextprotocol/protocolVersion"]`; otherwise it is of the session
 //! revisions (2025-11-25 and before, "legacy"), as a dual-era server tells them apart. A modern
-//! request is checked in the revision's order: the version served (400, `-32022`), the envelope
-//! (400, `-32602`), the method (404, `-32601`), then the headers that must repeat the body
-//! (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`; 400, `-32020`).
+//! request is checked in the order the revision's reference implementation checks: the envelope
+//! (400, `-32602`), headers that contradict the body (400, `-32020`), the version served (400,
+//! `-32022`), the headers that must repeat the body but are missing (`MCP-Protocol-Version`,
+//! `Mcp-Method`, `Mcp-Name`; 400, `-32020`), then the method (404, `-32601`).
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -26,13 +27,22 @@ pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion"
 const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 /// The result `_meta` key naming the server.
 const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
-/// The prefix of every envelope key.
-const ENVELOPE_PREFIX: &str = "io.modelcontextprotocol/";
+/// The keys of the request envelope (the revision's other `io.modelcontextprotocol/*` keys,
+/// such as a related task, are not the envelope).
+const ENVELOPE_KEYS: &[&str] = &[
+    PROTOCOL_VERSION_KEY,
+    CLIENT_CAPABILITIES_KEY,
+    "io.modelcontextprotocol/clientInfo",
+    "io.modelcontextprotocol/logLevel",
+];
 
 /// The headers and the body disagree.
 pub const HEADER_MISMATCH: i64 = -32020;
 /// The request's revision is not served.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// The session revisions' code for a resource not found.
+const RESOURCE_NOT_FOUND: i64 = -32002;
 
 /// The requests of the 2026-07-28 revision this server knows; any other method is not found.
 const MODERN_METHODS: &[&str] = &[
@@ -123,13 +133,18 @@ fn is_modern_version(version: &str) -> bool {
     version >= FIRST_MODERN_VERSION
 }
 
-/// The revision of `request` with `headers`, or why it is refused.
+/// The revision of `request` with `headers`, or why it is refused, in the order the
+/// revision's reference implementation checks: the envelope, headers that contradict the body,
+/// the version, headers missing, then the method.
 pub fn classify(headers: &HeaderMap, request: &RpcRequest) -> Result<Era, Refusal> {
     let Some(claim) = claimed_version(request) else {
-        // A modern header without the envelope it stands for.
+        // A modern header on a body of a session revision.
         if let Some(version) = header(headers, "mcp-protocol-version")
             && is_modern_version(version)
         {
+            if request.method == "initialize" {
+                return Err(mismatch("mcp-protocol-version", Some(version), None));
+            }
             return Err(envelope_refusal(vec![PROTOCOL_VERSION_KEY]));
         }
         return Ok(Era::Legacy);
@@ -142,6 +157,16 @@ pub fn classify(headers: &HeaderMap, request: &RpcRequest) -> Result<Era, Refusa
             json!({ "envelope": { "key": PROTOCOL_VERSION_KEY, "problem": "not a string" } }),
         ));
     };
+    let meta = &request.params["_meta"];
+    let missing: Vec<&str> = [CLIENT_CAPABILITIES_KEY]
+        .into_iter()
+        .filter(|key| !meta.get(*key).is_some_and(Value::is_object))
+        .collect();
+    if !missing.is_empty() && request.id.is_some() {
+        return Err(envelope_refusal(missing));
+    }
+    contradicts(headers, "mcp-protocol-version", Some(version))?;
+    contradicts(headers, "mcp-method", Some(&request.method))?;
     if !MODERN_VERSIONS.contains(&version) {
         return Err(Refusal::new(
             StatusCode::BAD_REQUEST,
@@ -150,13 +175,18 @@ pub fn classify(headers: &HeaderMap, request: &RpcRequest) -> Result<Era, Refusa
             json!({ "supported": MODERN_VERSIONS, "requested": version }),
         ));
     }
-    let meta = &request.params["_meta"];
-    let missing: Vec<&str> = [CLIENT_CAPABILITIES_KEY]
-        .into_iter()
-        .filter(|key| !meta.get(*key).is_some_and(Value::is_object))
-        .collect();
-    if !missing.is_empty() {
-        return Err(envelope_refusal(missing));
+    // A notification is accepted as it is: nothing answers it.
+    if request.id.is_none() {
+        return Ok(Era::Modern(version.to_string()));
+    }
+    check_header(headers, "mcp-protocol-version", Some(version))?;
+    check_header(headers, "mcp-method", Some(&request.method))?;
+    if let Some((_, param)) = NAMED_PARAMS.iter().find(|(m, _)| *m == request.method) {
+        let named = request.params.get(*param).and_then(Value::as_str);
+        // Neither the body nor the header names it: the handler says what is missing.
+        if named.is_some() || header(headers, "mcp-name").is_some() {
+            check_header(headers, "mcp-name", named)?;
+        }
     }
     if !MODERN_METHODS.contains(&request.method.as_str()) {
         return Err(Refusal::new(
@@ -166,16 +196,30 @@ pub fn classify(headers: &HeaderMap, request: &RpcRequest) -> Result<Era, Refusa
             Value::Null,
         ));
     }
-    check_header(headers, "mcp-protocol-version", Some(version))?;
-    check_header(headers, "mcp-method", Some(&request.method))?;
-    if let Some((_, param)) = NAMED_PARAMS.iter().find(|(m, _)| *m == request.method) {
-        check_header(
-            headers,
-            "mcp-name",
-            request.params.get(*param).and_then(Value::as_str),
-        )?;
-    }
     Ok(Era::Modern(version.to_string()))
+}
+
+/// 400 `-32020` when header `name` is sent and says something else than the body (`body`);
+/// a missing header is checked later.
+fn contradicts(headers: &HeaderMap, name: &str, body: Option<&str>) -> Result<(), Refusal> {
+    match header(headers, name) {
+        Some(_) => check_header(headers, name, body),
+        None => Ok(()),
+    }
+}
+
+/// 400 `-32020`: header `name` (`sent`) and the body (`body`) disagree.
+fn mismatch(name: &str, sent: Option<&str>, body: Option<&str>) -> Refusal {
+    Refusal::new(
+        StatusCode::BAD_REQUEST,
+        HEADER_MISMATCH,
+        format!(
+            "Bad Request: the request headers and body disagree: {name} is {} but the body says {}",
+            sent.map_or("missing".to_string(), |s| format!("{s:?}")),
+            body.map_or("nothing".to_string(), |b| format!("{b:?}")),
+        ),
+        json!({ "mismatch": { "header": name, "body": body } }),
+    )
 }
 
 /// 400 `-32602`: the envelope lacks `missing`.
@@ -195,20 +239,10 @@ fn envelope_refusal(missing: Vec<&str>) -> Refusal {
 /// value the body lacks disagrees too). `=?base64?…?=` values are decoded first.
 fn check_header(headers: &HeaderMap, name: &str, body: Option<&str>) -> Result<(), Refusal> {
     let sent = header(headers, name);
-    let decoded = sent.map(decode_sentinel);
-    if decoded.as_deref() == Some(body.unwrap_or_default()) && body.is_some() {
-        return Ok(());
+    match (sent.map(decode_sentinel), body) {
+        (Some(decoded), Some(body)) if decoded == body => Ok(()),
+        _ => Err(mismatch(name, sent, body)),
     }
-    Err(Refusal::new(
-        StatusCode::BAD_REQUEST,
-        HEADER_MISMATCH,
-        format!(
-            "Bad Request: the request headers and body disagree: {name} is {} but the body says {}",
-            sent.map_or("missing".to_string(), |s| format!("{s:?}")),
-            body.map_or("nothing".to_string(), |b| format!("{b:?}")),
-        ),
-        json!({ "mismatch": { "header": name, "body": body } }),
-    ))
 }
 
 /// A header value as the client meant it: `=?base64?<data>?=` carries UTF-8 in Base64; any other
@@ -223,11 +257,11 @@ fn decode_sentinel(value: &str) -> String {
         .unwrap_or_else(|| value.to_string())
 }
 
-/// `params` without the 2026-07-28 envelope (`_meta`'s `io.modelcontextprotocol/*` keys, and
-/// `_meta` itself when nothing else is left): what a session-revision peer is sent.
+/// `params` without the 2026-07-28 envelope (`_meta`'s [`ENVELOPE_KEYS`], and `_meta` itself
+/// when nothing else is left): what a session-revision peer is sent.
 pub fn without_envelope(mut params: Value) -> Value {
     if let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) {
-        meta.retain(|key, _| !key.starts_with(ENVELOPE_PREFIX));
+        meta.retain(|key, _| !ENVELOPE_KEYS.contains(&key.as_str()));
         if meta.is_empty()
             && let Some(object) = params.as_object_mut()
         {
@@ -235,6 +269,20 @@ pub fn without_envelope(mut params: Value) -> Value {
         }
     }
     params
+}
+
+/// The capabilities an endpoint announces to a stateless client: `capabilities` without what
+/// the stateless revision does not have here (`tasks`, subscriptions, list-change
+/// notifications, which need `subscriptions/listen`).
+pub fn modern_capabilities(mut capabilities: Value) -> Value {
+    if let Some(object) = capabilities.as_object_mut() {
+        object.remove("tasks");
+        for capability in object.values_mut().filter_map(Value::as_object_mut) {
+            capability.remove("subscribe");
+            capability.remove("listChanged");
+        }
+    }
+    capabilities
 }
 
 /// A server's name and version, as `serverInfo` carries them.
@@ -299,13 +347,39 @@ impl Era {
         result
     }
 
-    /// A whole JSON-RPC reply to `method` stamped as [`Era::stamp_result`] stamps its result
-    /// (an error reply is left as it is).
-    pub fn stamp_reply(&self, method: &str, mut body: Value, server: &ServerInfo<'_>) -> Value {
+    /// A whole JSON-RPC reply to `method` (with its HTTP status) stamped as
+    /// [`Era::stamp_result`] stamps its result. A stateless error reply gets the revision's
+    /// code for a resource not found (`-32602`, where the session revisions said `-32002`),
+    /// and an unsupported-version error, which cannot be about a request this endpoint
+    /// accepted (its version was checked here), is the upstream's: 502 `-32603` carrying it
+    /// in `data.upstream`.
+    pub fn stamp_reply(
+        &self,
+        method: &str,
+        status: StatusCode,
+        mut body: Value,
+        server: &ServerInfo<'_>,
+    ) -> (StatusCode, Value) {
         if let Some(result) = body.get_mut("result") {
             *result = self.stamp_result(method, result.take(), server);
+            return (status, body);
         }
-        body
+        let Era::Modern(_) = self else {
+            return (status, body);
+        };
+        match body["error"]["code"].as_i64() {
+            Some(RESOURCE_NOT_FOUND) => body["error"]["code"] = json!(INVALID_PARAMS),
+            Some(UNSUPPORTED_PROTOCOL_VERSION) => {
+                let upstream = body["error"].take();
+                let message = "the upstream refused the revision this endpoint speaks to it";
+                body = jsonrpc::error(body["id"].take(), jsonrpc::INTERNAL_ERROR, message);
+                body["error"]["data"] =
+                    json!({ "upstream": { "status": status.as_u16(), "error": upstream } });
+                return (StatusCode::BAD_GATEWAY, body);
+            }
+            _ => {}
+        }
+        (status, body)
     }
 }
 
@@ -369,6 +443,15 @@ mod tests {
         }
         let future = request("tools/list", json!({"_meta": envelope("2099-01-01")}));
         let refused = classify(&good, &future).unwrap_err();
+        assert_eq!(
+            refused.code, HEADER_MISMATCH,
+            "the header contradicts the body first"
+        );
+        let later = headers(&[
+            ("mcp-protocol-version", "2099-01-01"),
+            ("mcp-method", "tools/list"),
+        ]);
+        let refused = classify(&later, &future).unwrap_err();
         assert_eq!(refused.code, UNSUPPORTED_PROTOCOL_VERSION);
         assert_eq!(
             refused.data,
@@ -384,10 +467,31 @@ mod tests {
             json!([CLIENT_CAPABILITIES_KEY])
         );
         let removed = request("initialize", json!({"_meta": envelope("2026-07-28")}));
-        let refused = classify(&good, &removed).unwrap_err();
+        let initialize = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "initialize"),
+        ]);
+        let refused = classify(&initialize, &removed).unwrap_err();
         assert_eq!(
             (refused.status, refused.code),
             (StatusCode::NOT_FOUND, -32601)
+        );
+        let notification = RpcRequest::parse(&json!({"jsonrpc": "2.0",
+            "method": "notifications/cancelled", "params": {"_meta": envelope("2026-07-28")}}))
+        .unwrap();
+        assert_eq!(
+            classify(&HeaderMap::new(), &notification),
+            Ok(Era::Modern("2026-07-28".into())),
+            "a notification is accepted as it is"
+        );
+        let unnamed = request("tools/call", json!({"_meta": envelope("2026-07-28")}));
+        let call = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+        ]);
+        assert!(
+            classify(&call, &unnamed).is_ok(),
+            "no name anywhere: the handler says so"
         );
     }
 
@@ -420,11 +524,23 @@ mod tests {
             without_envelope(json!({"name": "t", "_meta": envelope("2026-07-28")})),
             json!({"name": "t"})
         );
+        let task = json!({"taskId": "t"});
         assert_eq!(
-            without_envelope(
-                json!({"_meta": {"progressToken": 1, PROTOCOL_VERSION_KEY: "2026-07-28"}})
-            ),
-            json!({"_meta": {"progressToken": 1}})
+            without_envelope(json!({"_meta": {
+                "progressToken": 1,
+                PROTOCOL_VERSION_KEY: "2026-07-28",
+                "io.modelcontextprotocol/related-task": task,
+            }})),
+            json!({"_meta": {"progressToken": 1, "io.modelcontextprotocol/related-task": task}}),
+            "only the envelope goes"
+        );
+        assert_eq!(
+            modern_capabilities(json!({
+                "tools": {"listChanged": true},
+                "resources": {"subscribe": true},
+                "tasks": {},
+            })),
+            json!({"tools": {}, "resources": {}})
         );
     }
 }

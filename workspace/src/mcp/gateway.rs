@@ -244,8 +244,10 @@ pub async fn gateway(
         name: &agent.id,
         version: GATEWAY_VERSION,
     };
-    let stamped =
-        |status: StatusCode, body: Value| reply(status, era.stamp_reply(method, body, &server));
+    let stamped = |status: StatusCode, body: Value| {
+        let (status, body) = era.stamp_reply(method, status, body, &server);
+        reply(status, body)
+    };
     match method {
         "initialize" => {
             let mut result = json!({

@@ -304,7 +304,7 @@ async fn serve(
                 name: &title,
                 version: PROXY_VERSION,
             };
-            (status, era.stamp_reply("tools/call", body, &server))
+            era.stamp_reply("tools/call", status, body, &server)
         })
         .await;
     }
@@ -388,6 +388,11 @@ async fn serve(
                 Ok(init) => init,
                 Err(error) => {
                     let (status, body, _) = upstream_failure(error, id);
+                    let server = ServerInfo {
+                        name: &connection.title,
+                        version: PROXY_VERSION,
+                    };
+                    let (status, body) = era.stamp_reply("server/discover", status, body, &server);
                     return reply(status, body);
                 }
             };
@@ -397,7 +402,8 @@ async fn serve(
                 name: name.as_deref().unwrap_or(&connection.title),
                 version: version.as_deref().unwrap_or(PROXY_VERSION),
             };
-            let capabilities = deliverable_capabilities(init.get("capabilities"));
+            let capabilities =
+                era::modern_capabilities(deliverable_capabilities(init.get("capabilities")));
             let instructions = init.get("instructions").and_then(Value::as_str);
             let result = era.discover(capabilities, instructions, &server);
             reply(StatusCode::OK, jsonrpc::result(id, result))
@@ -444,7 +450,7 @@ async fn serve(
                     name: &title,
                     version: PROXY_VERSION,
                 };
-                (status, era.stamp_reply(&method, body, &server))
+                era.stamp_reply(&method, status, body, &server)
             })
             .await
         }

@@ -188,6 +188,12 @@ async fn handle_mode(
             (StatusCode::TEMPORARY_REDIRECT, [("location", location)]).into_response()
         }
         "error500" => (StatusCode::INTERNAL_SERVER_ERROR, "broken").into_response(),
+        // An upstream that refuses the proxy's own credentials.
+        "refuse401" => {
+            let error = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {
+                "code": -32000, "message": "Unauthorized"}});
+            (StatusCode::UNAUTHORIZED, axum::Json(error)).into_response()
+        }
         // A server of the stateless revision only: a session revision's request is refused
         // with HTTP 400 and -32022, as the revision says.
         "modern-only" => {

@@ -77,12 +77,23 @@ async fn refuses_as_the_revision_says(api: &Api, path: &str, key: &str) {
     let headers = headers_for(&list);
     // A version not served: 400 -32022, naming what is.
     let future = enveloped(request("tools/list"), "2099-01-01");
-    let (status, _, body) = post(api, path, key, &future, &headers).await;
+    let later = [
+        ("mcp-protocol-version", "2099-01-01".to_string()),
+        ("mcp-method", "tools/list".to_string()),
+    ];
+    let (status, _, body) = post(api, path, key, &future, &later).await;
     assert_eq!(status, 400, "{body}");
     assert_eq!(body["error"]["code"], -32022);
     assert_eq!(
         body["error"]["data"],
         json!({"supported": [VERSION], "requested": "2099-01-01"})
+    );
+    // The same body under this revision's header: the header contradicts it first.
+    let (status, _, body) = post(api, path, key, &future, &headers).await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (400, json!(-32020)),
+        "{body}"
     );
     // An envelope without the client's capabilities: 400 -32602.
     let mut bare = list.clone();
@@ -129,6 +140,13 @@ async fn refuses_as_the_revision_says(api: &Api, path: &str, key: &str) {
         (400, json!(-32602)),
         "{body}"
     );
+    // A notification of the revision is accepted.
+    let cancelled = enveloped(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}),
+        VERSION,
+    );
+    let (status, _, _) = post(api, path, key, &cancelled, &headers_for(&cancelled)).await;
+    assert_eq!(status, 202);
 }
 
 both_backends!(
@@ -296,7 +314,7 @@ async fn an_upstream_refusal_is_relayed_as_it_is(backend: Backend) {
         .await;
     let path = format!("/api/acme/mcp/{connection}");
     for message in [request("tools/list"), call("echo", json!({"text": "hi"}))] {
-        let (status, _, body) = api.rpc(&path, Some(&api.owner), message).await;
+        let (status, _, body) = api.rpc(&path, Some(&api.owner), message.clone()).await;
         assert_eq!(status, 400, "the upstream's status, not 200: {body}");
         assert_eq!(
             body["error"]["code"], -32022,
@@ -304,5 +322,32 @@ async fn an_upstream_refusal_is_relayed_as_it_is(backend: Backend) {
         );
         assert_eq!(body["error"]["data"]["supported"], json!([VERSION]));
         assert!(body["id"].is_number(), "the client's id: {body}");
+        // To a stateless client the refusal is not about its request (whose version was
+        // checked here): 502, the upstream's refusal in data.
+        let (status, body) = modern(&api, &path, &api.owner, message).await;
+        assert_eq!(status, 502, "{body}");
+        assert_eq!(body["error"]["code"], -32603);
+        assert_eq!(body["error"]["data"]["upstream"]["error"]["code"], -32022);
     }
+    let (status, body) = modern(&api, &path, &api.owner, request("server/discover")).await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (502, json!(-32603)),
+        "{body}"
+    );
+
+    // An upstream refusing the proxy's own standing (its credentials): never the client's 401.
+    let refusing = api
+        .connection(&api.owner, &upstream.mode_url("refuse401"), json!({}))
+        .await;
+    let (status, headers, body) = api
+        .rpc(
+            &format!("/api/acme/mcp/{refusing}"),
+            Some(&api.owner),
+            request("tools/list"),
+        )
+        .await;
+    assert_eq!(status, 502, "{body}");
+    assert!(headers.get("www-authenticate").is_none());
+    assert_eq!(body["error"]["data"]["upstream"]["status"], 401);
 }
