@@ -41,6 +41,22 @@ pub(crate) unsafe fn bytes<'a>(p: *const u8, len: usize, what: &str) -> Outcome<
     Ok(unsafe { std::slice::from_raw_parts(p, len) })
 }
 
+/// An optional byte buffer argument of `len` bytes: NULL is `None`.
+///
+/// # Safety
+/// As [`bytes`].
+pub(crate) unsafe fn optional_bytes<'a>(
+    p: *const u8,
+    len: usize,
+    what: &str,
+) -> Outcome<Option<&'a [u8]>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's promise, forwarded.
+    unsafe { bytes(p, len, what) }.map(Some)
+}
+
 /// An optional string argument: NULL is `None`.
 ///
 /// # Safety

@@ -1,7 +1,7 @@
 //! `sitefile_page_draft`: what rendering a page request's draft needs (spec "Draft preview
 //! mode") — nothing, the draft the core keeps, or a fetch the host performs and hands back.
 
-use crate::args::{bytes, handle, handle_mut, json_string, out, text};
+use crate::args::{handle, handle_mut, json_string, optional_bytes, out, text};
 use crate::host::sitefile_host;
 use crate::resolution::{begin, request_of, sitefile_resolution};
 use crate::site::sitefile_site;
@@ -96,12 +96,8 @@ pub unsafe extern "C" fn sitefile_page_draft_provide(
     guard(|| {
         // SAFETY: the caller's promises, forwarded.
         let draft = unsafe { handle_mut(draft, "draft")? };
-        let body = if body.is_null() {
-            None
-        } else {
-            // SAFETY: the caller's promise, forwarded.
-            Some(unsafe { bytes(body, body_len, "body")? })
-        };
+        // SAFETY: the caller's promise, forwarded.
+        let body = unsafe { optional_bytes(body, body_len, "body")? };
         if let DraftSource::Fetch(fetch) = &draft.source {
             draft.source = draft.site.draft_fetched(fetch, body);
         }

@@ -1,7 +1,9 @@
 //! `sitefile_page_json`: a `?renderJson` / `?asJson` request — answered by the core at once,
 //! or a page resolution whose finished page the core turns into the response.
 
-use crate::args::{bytes, handle, handle_mut, json_string, optional_text, out, parse_json, text};
+use crate::args::{
+    handle, handle_mut, json_string, optional_bytes, optional_text, out, parse_json, text,
+};
 use crate::host::{CHost, optional_host, sitefile_host};
 use crate::resolution::{request_of, sitefile_resolution};
 use crate::response::sitefile_response;
@@ -157,12 +159,8 @@ pub unsafe extern "C" fn sitefile_page_json_provide_draft(
     guard(|| {
         // SAFETY: the caller's promises, forwarded.
         let page_json = unsafe { handle_mut(page_json, "page_json")? };
-        let body = if body.is_null() {
-            None
-        } else {
-            // SAFETY: the caller's promise, forwarded.
-            Some(unsafe { bytes(body, body_len, "body")? })
-        };
+        // SAFETY: the caller's promise, forwarded.
+        let body = unsafe { optional_bytes(body, body_len, "body")? };
         if let Some(PageJsonOutcome::Resolve(job)) = &mut page_json.outcome {
             page_json.site.page_json_draft_fetched(job, body);
         }

@@ -223,13 +223,27 @@ impl Api {
         key: Option<&str>,
         body: Value,
     ) -> (u16, reqwest::header::HeaderMap, Value) {
+        self.rpc_with(path, key, &body, &[]).await
+    }
+
+    /// [`Api::rpc`] with more request headers.
+    pub async fn rpc_with(
+        &self,
+        path: &str,
+        key: Option<&str>,
+        body: &Value,
+        headers: &[(&'static str, String)],
+    ) -> (u16, reqwest::header::HeaderMap, Value) {
         let mut request = self
             .client
             .post(format!("{}{path}", self.base))
             .header("accept", "application/json, text/event-stream")
-            .json(&body);
+            .json(body);
         if let Some(key) = key {
             request = request.bearer_auth(key);
+        }
+        for (name, value) in headers {
+            request = request.header(*name, value);
         }
         let response = request.send().await.unwrap();
         let status = response.status().as_u16();

@@ -46,22 +46,7 @@ async fn post(
     message: &Value,
     headers: &[(&'static str, String)],
 ) -> (u16, HeaderMap, Value) {
-    let mut request = reqwest::Client::new()
-        .post(format!("{}{path}", api.base))
-        .header("accept", "application/json, text/event-stream")
-        .bearer_auth(key)
-        .json(message);
-    for (name, value) in headers {
-        request = request.header(*name, value);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    (
-        status,
-        headers,
-        response.json().await.unwrap_or(Value::Null),
-    )
+    api.rpc_with(path, Some(key), message, headers).await
 }
 
 /// A 2026-07-28 request as a client sends it.
