@@ -110,6 +110,8 @@ pub struct Site {
     derived: Arc<DerivedFacts>,
     /// The drafts fetched last, for previews.
     pub(crate) drafts: Arc<KeptDrafts>,
+    /// Where drafts may be fetched from (`PLATFORM_PREVIEW_API_DOMAINS`), read once.
+    pub(crate) api_domains: ApiDomains,
     /// Last, so it drops after the content: lets go of the long strings only it held.
     _long_strings: crate::value::LongStringsRelease,
 }
@@ -144,6 +146,7 @@ impl Site {
         runtime
             .store()
             .observe(Box::new(move |snapshot| on_swap.swapped(snapshot)));
+        let api_domains = ApiDomains::new(&platform.draft.preview_api_domains);
         Ok(Site {
             runtime,
             platform,
@@ -156,6 +159,7 @@ impl Site {
             schema: RwLock::new(None),
             derived,
             drafts: Arc::default(),
+            api_domains,
             _long_strings: crate::value::LongStringsRelease,
         })
     }
@@ -267,7 +271,7 @@ impl Site {
             &self.derived.current().preview_hosts,
             trust_forwarded_header,
         );
-        self.drafts.source(&decision, &self.api_domains())
+        self.drafts.source(&decision, &self.api_domains)
     }
 
     /// The host's answer to a draft `fetch`: the body read, or `None` when the fetch failed,
@@ -275,11 +279,6 @@ impl Site {
     /// of blocks is the draft (kept for the next requests); anything else is published content.
     pub fn draft_fetched(&self, fetch: &DraftFetch, body: Option<&[u8]>) -> DraftSource {
         self.drafts.fetched(fetch, body)
-    }
-
-    /// Where drafts may be fetched from (`PLATFORM_PREVIEW_API_DOMAINS`).
-    pub(crate) fn api_domains(&self) -> ApiDomains {
-        ApiDomains::new(&self.platform.draft.preview_api_domains)
     }
 
     /// Starts resolving the site's not-found page (the routable page block with

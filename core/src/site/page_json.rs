@@ -31,7 +31,7 @@ impl Site {
         Some(match outcome {
             PageJsonOutcome::Resolve(job) => {
                 let decision = decide_draft(request, &derived.preview_hosts, false);
-                let source = self.drafts.source(&decision, &self.api_domains());
+                let source = self.drafts.source(&decision, &self.api_domains);
                 let key = self.runtime.config().secret_key.as_ref();
                 PageJsonOutcome::Resolve(job.with_draft(decision, source, key))
             }
