@@ -109,7 +109,7 @@ async fn forward(
     }
     params.insert("name".into(), json!(tool));
     params.insert("arguments".into(), arguments);
-    // Upstreams are spoken to in a session revision: a 2026-07-28 envelope never goes there.
+    // The caller's envelope is the target's (see `Target::envelope`), never a param.
     let params = era::without_envelope(Value::Object(params));
     match state
         .upstream
@@ -117,16 +117,20 @@ async fn forward(
         .await
     {
         Ok(mut response) => {
-            let failed = response.get("error").is_some()
-                || response["result"]["isError"] == Value::Bool(true);
+            let outcome = if response.get("error").is_some()
+                || response["result"]["isError"] == Value::Bool(true)
+            {
+                "error"
+            } else if response["result"]["resultType"] == "input_required" {
+                // A multi round-trip call's first rounds: the upstream asks the client.
+                "input_required"
+            } else {
+                "success"
+            };
             if let Some(object) = response.as_object_mut() {
                 object.insert("id".into(), rpc_id);
             }
-            (
-                StatusCode::OK,
-                response,
-                if failed { "error" } else { "success" },
-            )
+            (StatusCode::OK, response, outcome)
         }
         Err(error) => upstream_failure(error, rpc_id),
     }

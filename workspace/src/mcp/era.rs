@@ -29,7 +29,7 @@ const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilitie
 const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 /// The keys of the request envelope (the revision's other `io.modelcontextprotocol/*` keys,
 /// such as a related task, are not the envelope).
-const ENVELOPE_KEYS: &[&str] = &[
+pub const ENVELOPE_KEYS: &[&str] = &[
     PROTOCOL_VERSION_KEY,
     CLIENT_CAPABILITIES_KEY,
     "io.modelcontextprotocol/clientInfo",
@@ -120,6 +120,14 @@ fn claimed_version(request: &RpcRequest) -> Option<&Value> {
     request.params.get("_meta")?.get(PROTOCOL_VERSION_KEY)
 }
 
+/// The parameter a method's `Mcp-Name` header repeats, if it has one.
+pub fn named_param(method: &str) -> Option<&'static str> {
+    NAMED_PARAMS
+        .iter()
+        .find(|(m, _)| *m == method)
+        .map(|(_, param)| *param)
+}
+
 /// A header's value, trimmed of surrounding whitespace; `None` when absent or not text.
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers
@@ -181,8 +189,8 @@ pub fn classify(headers: &HeaderMap, request: &RpcRequest) -> Result<Era, Refusa
     }
     check_header(headers, "mcp-protocol-version", Some(version))?;
     check_header(headers, "mcp-method", Some(&request.method))?;
-    if let Some((_, param)) = NAMED_PARAMS.iter().find(|(m, _)| *m == request.method) {
-        let named = request.params.get(*param).and_then(Value::as_str);
+    if let Some(param) = named_param(&request.method) {
+        let named = request.params.get(param).and_then(Value::as_str);
         // Neither the body nor the header names it: the handler says what is missing.
         if named.is_some() || header(headers, "mcp-name").is_some() {
             check_header(headers, "mcp-name", named)?;
@@ -257,6 +265,31 @@ fn decode_sentinel(value: &str) -> String {
         .unwrap_or_else(|| value.to_string())
 }
 
+/// `value` as a header carries it: itself when it is visible ASCII without surrounding spaces,
+/// else `=?base64?<data>?=` (UTF-8 in Base64).
+pub fn encode_sentinel(value: &str) -> String {
+    use base64::Engine as _;
+    let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && value.trim() == value
+        && !value.starts_with("=?base64?");
+    if plain {
+        return value.to_string();
+    }
+    let data = base64::engine::general_purpose::STANDARD.encode(value);
+    format!("=?base64?{data}?=")
+}
+
+/// The 2026-07-28 envelope of a request's `params` (`_meta`'s [`ENVELOPE_KEYS`]), if it has one.
+pub fn envelope_of(params: &Value) -> Option<Value> {
+    let meta = params.get("_meta")?.as_object()?;
+    let envelope: Map<String, Value> = meta
+        .iter()
+        .filter(|(key, _)| ENVELOPE_KEYS.contains(&key.as_str()))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    (!envelope.is_empty()).then_some(Value::Object(envelope))
+}
+
 /// `params` without the 2026-07-28 envelope (`_meta`'s [`ENVELOPE_KEYS`], and `_meta` itself
 /// when nothing else is left): what a session-revision peer is sent.
 pub fn without_envelope(mut params: Value) -> Value {
@@ -322,11 +355,25 @@ impl Era {
     /// `resultType` (`complete` unless the result says otherwise), the server in
     /// `_meta["io.modelcontextprotocol/serverInfo"]`, and the cache hints of a complete list
     /// (nothing is shared between callers: `ttlMs` 0, `cacheScope` `private`); a session
-    /// request's result as it is.
+    /// request's result without them (an upstream spoken to statelessly adds them).
     pub fn stamp_result(&self, method: &str, mut result: Value, server: &ServerInfo<'_>) -> Value {
-        let (Era::Modern(_), Some(object)) = (self, result.as_object_mut()) else {
+        let Some(object) = result.as_object_mut() else {
             return result;
         };
+        if *self == Era::Legacy {
+            if object.get("resultType").is_some_and(|t| t == "complete") {
+                object.remove("resultType");
+            }
+            object.remove("ttlMs");
+            object.remove("cacheScope");
+            if let Some(meta) = object.get_mut("_meta").and_then(Value::as_object_mut) {
+                meta.remove(SERVER_INFO_KEY);
+                if meta.is_empty() {
+                    object.remove("_meta");
+                }
+            }
+            return result;
+        }
         let complete = object
             .entry("resultType")
             .or_insert_with(|| json!("complete"))
@@ -360,6 +407,14 @@ impl Era {
         mut body: Value,
         server: &ServerInfo<'_>,
     ) -> (StatusCode, Value) {
+        if *self == Era::Legacy && body["result"]["resultType"] == "input_required" {
+            // A session client knows no multi round-trip result: it would read it as empty.
+            let message = "the upstream asks the client for input in a multi round-trip \
+                           request (MCP 2026-07-28), which is relayed to clients of that \
+                           revision only; call this tool with a 2026-07-28 client";
+            let error = jsonrpc::error(body["id"].take(), jsonrpc::INTERNAL_ERROR, message);
+            return (status, error);
+        }
         if let Some(result) = body.get_mut("result") {
             *result = self.stamp_result(method, result.take(), server);
             return (status, body);

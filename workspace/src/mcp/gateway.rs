@@ -14,6 +14,7 @@ use super::call::{CallContext, call_tool};
 use super::era::{self, Era, ServerInfo};
 use super::jsonrpc::{self, INVALID_PARAMS};
 use super::proxy::api_error;
+use super::relay;
 use super::target::target_for;
 use super::tool_cache;
 use super::transport::{
@@ -22,6 +23,7 @@ use super::transport::{
 use super::upstream::Target;
 use crate::auth::{Credential, authenticate};
 use crate::error::ApiError;
+use crate::http::accepts_event_stream;
 use crate::state::AppState;
 use crate::storage::{Agent, Connection, ConnectionStatus};
 
@@ -239,6 +241,11 @@ pub async fn gateway(
         return accepted();
     }
     let request_id = uuid::Uuid::new_v4().to_string();
+    // A stateless client's envelope goes on to a member spoken to statelessly.
+    let stateless_envelope = match era {
+        Era::Modern(_) => era::envelope_of(&request.params),
+        Era::Legacy => None,
+    };
     let method = request.method.as_str();
     let server = ServerInfo {
         name: &agent.id,
@@ -337,28 +344,33 @@ pub async fn gateway(
             let allowed = public
                 || principal.permissions.grants(&connection.id, &original)
                 || principal.permissions.grants(&agent.id, &exposed);
-            let ctx = CallContext {
-                org_id: &agent.org_id,
-                actor: principal.actor(),
-                surface: "gateway",
-                request_id: &request_id,
-            };
-            // The call runs in the key's own shared upstream session of the member.
+            // The call runs in the key's own shared upstream session of the member; what the
+            // member sends before its answer (progress) reaches a client taking a stream.
             let target = Target {
                 caller: Some(principal.key_id.clone()),
+                envelope: stateless_envelope,
                 ..target.clone()
             };
-            let (status, body) = call_tool(
-                &state,
-                &ctx,
-                &target,
-                &original,
-                request.params,
-                id,
-                allowed,
-            )
-            .await;
-            stamped(status, body)
+            let (actor, org_id, agent_id) = (principal.actor(), agent.org_id, agent.id);
+            let (method, params) = (request.method, request.params);
+            let streaming = accepts_event_stream(&headers);
+            relay::answer(streaming, state.config.keepalive, move |relay| async move {
+                let ctx = CallContext {
+                    org_id: &org_id,
+                    actor,
+                    surface: "gateway",
+                    request_id: &request_id,
+                };
+                let target = Target { relay, ..target };
+                let (status, body) =
+                    call_tool(&state, &ctx, &target, &original, params, id, allowed).await;
+                let server = ServerInfo {
+                    name: &agent_id,
+                    version: GATEWAY_VERSION,
+                };
+                era.stamp_reply(&method, status, body, &server)
+            })
+            .await
         }
         method => rpc_error(
             StatusCode::OK,

@@ -16,6 +16,7 @@ pub mod schema;
 mod self_server;
 mod server_requests;
 mod sessions;
+mod stateless;
 mod target;
 mod tool_cache;
 mod transport;

@@ -232,6 +232,11 @@ async fn serve(
         (None, _) => None,
     };
     let caller = principal.as_ref().map(|p| p.key_id.clone());
+    // A stateless client's envelope goes on to an upstream spoken to statelessly.
+    let envelope = match era {
+        Era::Modern(_) => era::envelope_of(&request.params),
+        Era::Legacy => None,
+    };
     let request_id = uuid::Uuid::new_v4().to_string();
     if request.id.is_none() {
         forward_notification(state, &connection, session, &request, &request_id);
@@ -278,6 +283,7 @@ async fn serve(
                 Ok(target) => Target {
                     session: session.clone(),
                     caller: caller.clone(),
+                    envelope: envelope.clone(),
                     ..target
                 },
                 Err(error) => return api_error(id, error),
@@ -312,6 +318,7 @@ async fn serve(
         Ok(target) => Target {
             session,
             caller,
+            envelope,
             ..target
         },
         Err(error) => return api_error(id, error),
@@ -331,9 +338,11 @@ async fn serve(
                 journal: Journal::new(limits.journal),
             };
             let capabilities = relayed_capabilities(request.params.get("capabilities"));
-            let opened = state
-                .upstream
-                .open_session(&target, asked, capabilities, client);
+            let client_info = request.params.get("clientInfo").cloned();
+            let opened =
+                state
+                    .upstream
+                    .open_session(&target, asked, capabilities, client_info, client);
             let upstream = match opened.await {
                 Ok(upstream) => upstream,
                 Err(error) => {
@@ -783,6 +792,7 @@ fn without_credentials(connection: &Connection, request_id: &str) -> Target {
         caller: None,
         session: None,
         relay: None,
+        envelope: None,
     }
 }
 

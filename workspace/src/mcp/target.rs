@@ -49,5 +49,6 @@ pub fn target_for(
         caller: None,
         session: None,
         relay: None,
+        envelope: None,
     })
 }

@@ -12,6 +12,15 @@
 //! requests under ids of the proxy's own, see [`super::server_requests`]) goes to the
 //! target's relay; the client's answers go back with [`Upstream::answer`]. Certificates are
 //! validated.
+//!
+//! An upstream that speaks the stateless revision (2026-07-28, found out once per connection
+//! revision by [`super::stateless`]) is spoken to statelessly: the shared "session" is its
+//! `server/discover` result and every request carries the revision's envelope and headers. A
+//! downstream session gets an upstream session of its own wherever the upstream still serves
+//! sessions (a dual-revision server), since only a session carries what the session revisions
+//! promise (requests to the client mid-call, the GET stream, subscriptions); on an upstream
+//! that serves none, the downstream session is translated: its requests go statelessly with
+//! what its client declared at `initialize` as their envelope.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +38,7 @@ use super::journal::Journal;
 use super::jsonrpc::{self, INTERNAL_ERROR, REQUEST_TIMEOUT};
 use super::relay::Relay;
 use super::server_requests::{ServerRequests, TooMany};
+use super::stateless;
 use crate::http::SseParser;
 
 /// The protocol version the shared session asks for: the newest the service speaks
@@ -73,6 +83,9 @@ pub struct Target {
     /// Where the notifications an upstream sends in its event-stream answer, before the
     /// answer itself, go (the downstream client's event stream); `None` reads past them.
     pub relay: Option<Relay>,
+    /// The 2026-07-28 envelope of the downstream request (a stateless client's own), sent to
+    /// an upstream spoken to statelessly; `None` for other callers.
+    pub envelope: Option<Value>,
 }
 
 /// Why an upstream request failed.
@@ -104,13 +117,17 @@ pub enum UpstreamError {
     NoStream,
 }
 
-/// An initialized upstream session.
+/// An initialized upstream session, or the stateless stand-in for one (no id, the
+/// stateless revision, the `initialize` result drawn from `server/discover`).
 pub struct Session {
     revision: i64,
     id: Option<String>,
     protocol_version: String,
     init_result: Value,
     client: Option<ClientSide>,
+    /// Stateless: the envelope of the downstream session's requests (what its client
+    /// declared at `initialize`).
+    envelope: Option<Value>,
 }
 
 /// What the proxy keeps for the downstream client of a session's own upstream session (the
@@ -131,10 +148,21 @@ struct Shared {
     used: Instant,
 }
 
+/// What a probe found a connection's upstream to speak (see [`super::stateless`]).
+struct Discovered {
+    /// The connection revision probed.
+    revision: i64,
+    /// The `server/discover` result of a stateless upstream; `None`: a session revision.
+    result: Option<Value>,
+    /// When it was probed (a probe older than [`SHARED_SESSION_IDLE`] is repeated).
+    used: Instant,
+}
+
 /// A pooled HTTP client plus the upstream sessions.
 pub struct Upstream {
     http: reqwest::Client,
     sessions: Mutex<HashMap<SharedKey, Shared>>,
+    discovered: Mutex<HashMap<String, Discovered>>,
     next_id: AtomicU64,
 }
 
@@ -160,24 +188,42 @@ impl Upstream {
         Ok(Self {
             http: builder.build().map_err(|e| e.to_string())?,
             sessions: Mutex::new(HashMap::new()),
+            discovered: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
         })
     }
 
     /// A new upstream session of its own for one downstream session, asking for
     /// `protocol_version` (the downstream client's ask, when the service speaks it) and
-    /// declaring `capabilities` (what the client declared that the proxy relays).
+    /// declaring `capabilities` (what the client declared that the proxy relays) as
+    /// `client_info`. On a stateless upstream that serves no session, the session is
+    /// translated (see the module's doc) and its `initialize` result is in
+    /// `protocol_version`.
     pub async fn open_session(
         &self,
         target: &Target,
         protocol_version: &str,
         capabilities: Value,
+        client_info: Option<Value>,
         client: ClientSide,
     ) -> Result<Arc<Session>, UpstreamError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let body = initialize_body(id, protocol_version, capabilities);
-        let init = self.initialize_once(target, &body, id, Some(client));
-        tokio::time::timeout(LIST_TIMEOUT, init)
+        let open = async {
+            let discovered = self.discovered(target).await?;
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let body = initialize_body(id, protocol_version, capabilities.clone());
+            let mut session = match (self.initialize_once(target, &body, id).await, discovered) {
+                (Ok(session), _) => session,
+                (Err(UpstreamError::Refused { .. }), Some(discovered)) => {
+                    let init = stateless::init_result(&discovered, protocol_version);
+                    let envelope = stateless::session_envelope(capabilities, client_info);
+                    Session::stateless(target.revision, init, Some(envelope))
+                }
+                (Err(error), _) => return Err(error),
+            };
+            session.client = Some(client);
+            Ok(Arc::new(session))
+        };
+        tokio::time::timeout(LIST_TIMEOUT, open)
             .await
             .map_err(|_| UpstreamError::Timeout)?
     }
@@ -310,20 +356,21 @@ impl Upstream {
             s.used = Instant::now();
             return Ok(s.session.clone());
         }
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let body = initialize_body(id, CLIENT_PROTOCOL_VERSION, json!({}));
-        let init = self.initialize_once(target, &body, id, None);
-        let init = tokio::time::timeout(LIST_TIMEOUT, init)
-            .await
-            .map_err(|_| UpstreamError::Timeout)??;
-        let mut sessions = self.sessions.lock().await;
-        if sessions.len() >= MAX_SHARED_SESSIONS && !sessions.contains_key(&key) {
-            sessions.retain(|_, s| s.used.elapsed() < SHARED_SESSION_IDLE);
-            let oldest = sessions.iter().min_by_key(|(_, s)| s.used);
-            if let Some(oldest) = oldest.map(|(k, _)| k.clone()) {
-                sessions.remove(&oldest);
+        let open = async {
+            if let Some(discovered) = self.discovered(target).await? {
+                let init = stateless::init_result(&discovered, stateless::VERSION);
+                return Ok(Session::stateless(target.revision, init, None));
             }
-        }
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let body = initialize_body(id, CLIENT_PROTOCOL_VERSION, json!({}));
+            self.initialize_once(target, &body, id).await
+        };
+        let init = tokio::time::timeout(LIST_TIMEOUT, open)
+            .await
+            .map_err(|_| UpstreamError::Timeout)?
+            .map(Arc::new)?;
+        let mut sessions = self.sessions.lock().await;
+        make_room(&mut sessions, &key, |s| s.used);
         let used = Instant::now();
         sessions.insert(
             key,
@@ -335,13 +382,53 @@ impl Upstream {
         Ok(init)
     }
 
+    /// What the connection's upstream speaks: its `server/discover` result when it speaks
+    /// the stateless revision, `None` for a session revision (probed once per connection
+    /// revision, again after [`SHARED_SESSION_IDLE`]; a failed probe is not kept).
+    async fn discovered(&self, target: &Target) -> Result<Option<Value>, UpstreamError> {
+        let key = &target.connection_id;
+        if let Some(d) = self.discovered.lock().await.get(key)
+            && d.revision == target.revision
+            && d.used.elapsed() < SHARED_SESSION_IDLE
+        {
+            return Ok(d.result.clone());
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let probe = Session::stateless(target.revision, Value::Null, None);
+        let outcome = async {
+            let response = build(
+                &self.http,
+                target,
+                Some(&probe),
+                &stateless::discover_body(id),
+            )
+            .send()
+            .await
+            .map_err(|e| UpstreamError::Unreachable(describe(&e)))?;
+            read_response(response, Some(id), None)
+                .await
+                .map_err(PostError::into_upstream)
+        };
+        let result = stateless::speaks(outcome.await)?;
+        let mut discovered = self.discovered.lock().await;
+        make_room(&mut discovered, key, |d| d.used);
+        let found = Discovered {
+            revision: target.revision,
+            result: result.clone(),
+            used: Instant::now(),
+        };
+        discovered.insert(key.clone(), found);
+        Ok(result)
+    }
+
+    /// Opens a session-revision session: `initialize` (`body`, with id `id`), then
+    /// `notifications/initialized`.
     async fn initialize_once(
         &self,
         target: &Target,
         body: &Value,
         id: u64,
-        client: Option<ClientSide>,
-    ) -> Result<Arc<Session>, UpstreamError> {
+    ) -> Result<Session, UpstreamError> {
         let response = build(&self.http, target, None, body)
             .send()
             .await
@@ -363,13 +450,14 @@ impl Upstream {
             .and_then(Value::as_str)
             .unwrap_or(CLIENT_PROTOCOL_VERSION)
             .to_string();
-        let session = Arc::new(Session {
+        let session = Session {
             revision: target.revision,
             id: session_id,
             protocol_version,
             init_result,
-            client,
-        });
+            client: None,
+            envelope: None,
+        };
         let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
         build(&self.http, target, Some(&session), &initialized)
             .send()
@@ -480,6 +568,10 @@ impl Upstream {
             .session
             .as_deref()
             .ok_or(UpstreamError::SessionExpired)?;
+        // The stateless revision has no server-to-client stream.
+        if session.is_stateless() {
+            return Err(UpstreamError::NoStream);
+        }
         let mut headers = session_headers(target, Some(session));
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         let request = self.http.get(&target.url).headers(headers);
@@ -574,7 +666,45 @@ fn initialize_body(id: u64, protocol_version: &str, capabilities: Value) -> Valu
     })
 }
 
+/// Makes room in a bounded cache for `key`: at [`MAX_SHARED_SESSIONS`] entries, those idle
+/// for [`SHARED_SESSION_IDLE`] go, then the least recently used one.
+fn make_room<K: Clone + Eq + std::hash::Hash, V>(
+    map: &mut HashMap<K, V>,
+    key: &K,
+    used: impl Fn(&V) -> Instant,
+) {
+    if map.len() < MAX_SHARED_SESSIONS || map.contains_key(key) {
+        return;
+    }
+    map.retain(|_, v| used(v).elapsed() < SHARED_SESSION_IDLE);
+    let oldest = map
+        .iter()
+        .min_by_key(|(_, v)| used(v))
+        .map(|(k, _)| k.clone());
+    if let Some(oldest) = oldest {
+        map.remove(&oldest);
+    }
+}
+
 impl Session {
+    /// The stateless stand-in for a session: `init_result` as its `initialize` result,
+    /// `envelope` for its requests.
+    fn stateless(revision: i64, init_result: Value, envelope: Option<Value>) -> Session {
+        Session {
+            revision,
+            id: None,
+            protocol_version: stateless::VERSION.to_string(),
+            init_result,
+            client: None,
+            envelope,
+        }
+    }
+
+    /// Whether the upstream is spoken to statelessly.
+    fn is_stateless(&self) -> bool {
+        self.protocol_version == stateless::VERSION
+    }
+
     /// The `initialize` result the upstream answered.
     pub fn init_result(&self) -> &Value {
         &self.init_result
@@ -615,7 +745,15 @@ fn build(
         ACCEPT,
         HeaderValue::from_static("application/json, text/event-stream"),
     );
-    http.post(&target.url).headers(headers).json(body)
+    match session.filter(|s| s.is_stateless()) {
+        Some(session) => {
+            let envelope = target.envelope.as_ref().or(session.envelope.as_ref());
+            let body = stateless::stamp(body, envelope);
+            headers.extend(stateless::headers(&body));
+            http.post(&target.url).headers(headers).json(&body)
+        }
+        None => http.post(&target.url).headers(headers).json(body),
+    }
 }
 
 /// The session's headers (`Mcp-Session-Id`, `Mcp-Protocol-Version`), then the

@@ -24,3 +24,5 @@ mod redis_stream;
 mod runs;
 mod scopes;
 mod server_requests;
+mod stateless_double;
+mod stateless_upstream;

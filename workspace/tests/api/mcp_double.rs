@@ -13,6 +13,8 @@ use axum::routing::post;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+use crate::stateless_double;
+
 /// What the double saw.
 #[derive(Default)]
 pub struct Seen {
@@ -36,6 +38,8 @@ pub struct Seen {
     pub notifications: Vec<String>,
     /// `slow` calls whose request went away before the double answered.
     pub abandoned: usize,
+    /// The methods of the stateless revision's requests, in order.
+    pub stateless_methods: Vec<String>,
 }
 
 /// Counts its call as abandoned when dropped before it is marked answered (axum drops a
@@ -79,6 +83,15 @@ impl McpDouble {
     /// Tool calls seen so far.
     pub fn calls(&self) -> Vec<String> {
         self.seen.lock().unwrap().calls.clone()
+    }
+
+    /// How many stateless requests of `method` the double saw.
+    pub fn stateless(&self, method: &str) -> usize {
+        let seen = self.seen.lock().unwrap();
+        seen.stateless_methods
+            .iter()
+            .filter(|m| *m == method)
+            .count()
     }
 
     /// Requests seen on `path` (`/mcp`, `/<mode>/mcp`).
@@ -194,17 +207,25 @@ async fn handle_mode(
                 "code": -32000, "message": "Unauthorized"}});
             (StatusCode::UNAUTHORIZED, axum::Json(error)).into_response()
         }
-        // A server of the stateless revision only: a session revision's request is refused
-        // with HTTP 400 and -32022, as the revision says.
-        "modern-only" => {
+        // A server of a future revision only: every request is refused with HTTP 400 and
+        // -32022, naming a version the service does not speak.
+        "future-only" => {
             let msg: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-            let asked = msg["params"]["protocolVersion"]
-                .as_str()
-                .unwrap_or("2025-11-25");
             let error = serde_json::json!({"jsonrpc": "2.0", "id": msg["id"], "error": {
                 "code": -32022, "message": "Unsupported protocol version",
-                "data": {"supported": ["2026-07-28"], "requested": asked}}});
+                "data": {"supported": ["2099-01-01"], "requested": "2025-11-25"}}});
             (StatusCode::BAD_REQUEST, axum::Json(error)).into_response()
+        }
+        // A server of the stateless revision only (`modern`), or of both kinds (`dual`).
+        "modern" | "dual" => {
+            let msg: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            if stateless_double::is_stateless(&msg) {
+                return stateless_double::respond(&d.seen, &headers, msg);
+            }
+            if mode == "modern" {
+                return stateless_double::refuse_sessions(&msg);
+            }
+            respond(d, Some(mode), headers, body).await
         }
         _ => respond(d, Some(mode), headers, body).await,
     }

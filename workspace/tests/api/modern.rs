@@ -9,11 +9,11 @@ use crate::both_backends;
 use crate::common::{Api, Backend, call, request};
 use crate::mcp_double;
 
-const VERSION: &str = "2026-07-28";
+pub(crate) const VERSION: &str = "2026-07-28";
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// `message` with the 2026-07-28 envelope in its params.
-fn enveloped(mut message: Value, version: &str) -> Value {
+pub(crate) fn enveloped(mut message: Value, version: &str) -> Value {
     message["params"]["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": version,
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -23,7 +23,7 @@ fn enveloped(mut message: Value, version: &str) -> Value {
 }
 
 /// The headers a 2026-07-28 client sends for `message`.
-fn headers_for(message: &Value) -> Vec<(&'static str, String)> {
+pub(crate) fn headers_for(message: &Value) -> Vec<(&'static str, String)> {
     let method = message["method"].as_str().unwrap().to_string();
     let mut headers = vec![
         ("mcp-protocol-version", VERSION.to_string()),
@@ -50,7 +50,7 @@ async fn post(
 }
 
 /// A 2026-07-28 request as a client sends it.
-async fn modern(api: &Api, path: &str, key: &str, message: Value) -> (u16, Value) {
+pub(crate) async fn modern(api: &Api, path: &str, key: &str, message: Value) -> (u16, Value) {
     let message = enveloped(message, VERSION);
     let (status, _, body) = post(api, path, key, &message, &headers_for(&message)).await;
     (status, body)
@@ -295,7 +295,7 @@ async fn an_upstream_refusal_is_relayed_as_it_is(backend: Backend) {
     let api = Api::start(backend).await;
     let upstream = mcp_double::start(false).await;
     let connection = api
-        .connection(&api.owner, &upstream.mode_url("modern-only"), json!({}))
+        .connection(&api.owner, &upstream.mode_url("future-only"), json!({}))
         .await;
     let path = format!("/api/acme/mcp/{connection}");
     for message in [request("tools/list"), call("echo", json!({"text": "hi"}))] {
@@ -305,7 +305,7 @@ async fn an_upstream_refusal_is_relayed_as_it_is(backend: Backend) {
             body["error"]["code"], -32022,
             "not flattened into -32603: {body}"
         );
-        assert_eq!(body["error"]["data"]["supported"], json!([VERSION]));
+        assert_eq!(body["error"]["data"]["supported"], json!(["2099-01-01"]));
         assert!(body["id"].is_number(), "the client's id: {body}");
         // To a stateless client the refusal is not about its request (whose version was
         // checked here): 502, the upstream's refusal in data.

@@ -1,0 +1,189 @@
+//! Speaking the stateless revision (2026-07-28) to an upstream: finding out whether it speaks
+//! it (`server/discover`), and each request's envelope and headers when it does.
+//!
+//! An upstream is probed once per connection revision (cached by [`super::upstream::Upstream`]):
+//! a `server/discover` result naming a stateless version this service speaks means every
+//! request without a downstream session of its own goes there statelessly; anything else an
+//! upstream answers (`-32601`, a 4xx of a session server asking for `initialize`, a result
+//! naming no version spoken here) means a session revision. Only what says nothing about the
+//! revisions fails the probe (and is not cached): the upstream unreachable, a 5xx, a timeout,
+//! and a 401 or 403 refusing the service's own credentials.
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value, json};
+
+use super::era::{self, ENVELOPE_KEYS, MODERN_VERSIONS, PROTOCOL_VERSION_KEY};
+use super::upstream::UpstreamError;
+
+/// The stateless revision this service speaks to upstreams.
+pub const VERSION: &str = MODERN_VERSIONS[0];
+
+/// The envelope key of the client's capabilities.
+const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The envelope key naming the client.
+const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+/// The result `_meta` key naming the server.
+const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The `server/discover` probe, with id `id`.
+pub fn discover_body(id: u64) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": "server/discover", "params": {} })
+}
+
+/// What the probe's outcome says: the upstream's discover result when it speaks [`VERSION`],
+/// `None` when it speaks a session revision, or the failure that says neither.
+pub fn speaks(
+    outcome: Result<Option<Value>, UpstreamError>,
+) -> Result<Option<Value>, UpstreamError> {
+    match outcome {
+        Ok(Some(reply)) => {
+            let result = &reply["result"];
+            let versions = result["supportedVersions"].as_array();
+            let spoken = versions.is_some_and(|v| v.iter().any(|v| v == VERSION));
+            Ok(spoken.then(|| result.clone()))
+        }
+        Ok(None) => Ok(None),
+        Err(UpstreamError::Refused { status, error }) if [401, 403].contains(&status) => {
+            Err(UpstreamError::Refused { status, error })
+        }
+        Err(UpstreamError::Refused { .. } | UpstreamError::Protocol(_)) => Ok(None),
+        Err(failure) => Err(failure),
+    }
+}
+
+/// The `initialize` result a session client is given for an upstream that answered `result`
+/// to `server/discover`: its capabilities, server and instructions, in `protocol_version`.
+pub fn init_result(discovered: &Value, protocol_version: &str) -> Value {
+    let mut init = json!({
+        "protocolVersion": protocol_version,
+        "capabilities": discovered.get("capabilities").cloned().unwrap_or_else(|| json!({})),
+    });
+    if let Some(server) = discovered["_meta"].get(SERVER_INFO_KEY) {
+        init["serverInfo"] = server.clone();
+    }
+    if let Some(instructions) = discovered.get("instructions") {
+        init["instructions"] = instructions.clone();
+    }
+    init
+}
+
+/// The envelope a session client's requests are sent with: what it declared in `initialize`
+/// (the `capabilities` relayed, its `clientInfo`).
+pub fn session_envelope(capabilities: Value, client_info: Option<Value>) -> Value {
+    json!({
+        CLIENT_CAPABILITIES_KEY: capabilities,
+        CLIENT_INFO_KEY: client_info.unwrap_or_else(own_info),
+    })
+}
+
+/// The service as a client names itself.
+fn own_info() -> Value {
+    json!({ "name": "sitefile-workspace", "version": env!("CARGO_PKG_VERSION") })
+}
+
+/// `message` with the envelope in its params' `_meta`: the caller's envelope keys
+/// (`envelope`, a stateless client's own, or a session client's), the service's where it has
+/// none, and always this revision's version.
+pub fn stamp(message: &Value, envelope: Option<&Value>) -> Value {
+    let mut message = message.clone();
+    if message.get("method").is_none() {
+        return message;
+    }
+    let params = message
+        .as_object_mut()
+        .map(|m| m.entry("params").or_insert_with(|| json!({})));
+    let Some(params) = params.and_then(Value::as_object_mut) else {
+        return message;
+    };
+    let meta = params.entry("_meta").or_insert_with(|| json!({}));
+    if !meta.is_object() {
+        *meta = json!({});
+    }
+    let Some(meta) = meta.as_object_mut() else {
+        return message;
+    };
+    meta.retain(|key, _| !ENVELOPE_KEYS.contains(&key.as_str()));
+    if let Some(envelope) = envelope.and_then(Value::as_object) {
+        for (key, value) in envelope {
+            if ENVELOPE_KEYS.contains(&key.as_str()) {
+                meta.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    meta.entry(CLIENT_CAPABILITIES_KEY)
+        .or_insert_with(|| Value::Object(Map::new()));
+    meta.entry(CLIENT_INFO_KEY).or_insert_with(own_info);
+    meta.insert(PROTOCOL_VERSION_KEY.into(), json!(VERSION));
+    message
+}
+
+/// The headers a stateless request repeats its body in: `MCP-Protocol-Version`, `Mcp-Method`
+/// and, where the revision names one, `Mcp-Name` (Base64-wrapped when not plain ASCII).
+pub fn headers(message: &Value) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        HeaderName::from_static("mcp-protocol-version"),
+        HeaderValue::from_static(VERSION),
+    );
+    let Some(method) = message["method"].as_str() else {
+        return headers;
+    };
+    if let Ok(value) = HeaderValue::from_str(method) {
+        headers.insert(HeaderName::from_static("mcp-method"), value);
+    }
+    if let Some(name) = era::named_param(method).and_then(|p| message["params"][p].as_str())
+        && let Ok(value) = HeaderValue::from_str(&era::encode_sentinel(name))
+    {
+        headers.insert(HeaderName::from_static("mcp-name"), value);
+    }
+    headers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_envelope_keeps_other_meta_and_a_clients_capabilities() {
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "t", "_meta": {"progressToken": 7, PROTOCOL_VERSION_KEY: "2025-11-25"}}});
+        let client = json!({ CLIENT_CAPABILITIES_KEY: {"elicitation": {}}, "other": 1 });
+        let stamped = stamp(&call, Some(&client));
+        assert_eq!(
+            stamped["params"]["_meta"],
+            json!({"progressToken": 7, PROTOCOL_VERSION_KEY: VERSION,
+                CLIENT_CAPABILITIES_KEY: {"elicitation": {}}, CLIENT_INFO_KEY: own_info()})
+        );
+        let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
+        assert_eq!(stamp(&answer, None), answer);
+    }
+
+    #[test]
+    fn names_outside_ascii_travel_in_base64() {
+        let call = json!({"method": "tools/call", "params": {"name": "héllo"}});
+        let headers = headers(&call);
+        assert_eq!(headers["mcp-method"], "tools/call");
+        assert_eq!(headers["mcp-name"], "=?base64?aMOpbGxv?=");
+        let read = json!({"method": "resources/read", "params": {"uri": "file:///a"}});
+        assert_eq!(super::headers(&read)["mcp-name"], "file:///a");
+    }
+
+    #[test]
+    fn only_what_says_nothing_about_revisions_fails_the_probe() {
+        let discovered = json!({"result": {"supportedVersions": [VERSION], "capabilities": {}}});
+        assert!(speaks(Ok(Some(discovered))).unwrap().is_some());
+        let other = json!({"result": {"supportedVersions": ["2099-01-01"]}});
+        assert!(speaks(Ok(Some(other))).unwrap().is_none());
+        let missing = json!({"error": {"code": -32601, "message": "Method not found"}});
+        assert!(speaks(Ok(Some(missing))).unwrap().is_none());
+        let session = UpstreamError::Protocol("upstream answered HTTP 400".into());
+        assert!(speaks(Err(session)).unwrap().is_none());
+        let refused = |status| UpstreamError::Refused {
+            status,
+            error: json!({}),
+        };
+        assert!(speaks(Err(refused(400))).unwrap().is_none());
+        assert!(speaks(Err(refused(401))).is_err());
+        assert!(speaks(Err(UpstreamError::Timeout)).is_err());
+    }
+}
