@@ -61,6 +61,15 @@ pub struct OAuthConfig {
     pub scopes: Vec<String>,
 }
 
+/// The non-empty items of a comma-separated setting, trimmed.
+fn comma_list(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// The scope advertised when `PLATFORM_OAUTH_SCOPES` is not set.
 pub const DEFAULT_OAUTH_SCOPES: &[&str] = &["mcp"];
 
@@ -91,6 +100,10 @@ pub struct Config {
     pub encryption_key: [u8; 32],
     /// The `{base_url}` of this service (`PLATFORM_PUBLIC_URL`), without a trailing slash.
     pub public_url: String,
+    /// Host names the MCP endpoints answer for besides the public URL's
+    /// (`PLATFORM_ALLOWED_HOSTS`, comma-separated; `*` allows any): see
+    /// [`crate::mcp::guard_host`].
+    pub allowed_hosts: Vec<String>,
     /// The language model provider.
     pub llm: LlmConfig,
     /// Redis URL for the run-stream buffer (`PLATFORM_REDIS_URL`); in memory when absent.
@@ -125,6 +138,7 @@ impl Config {
             database_url: database_url.into(),
             encryption_key,
             public_url: DEFAULT_PUBLIC_URL.to_string(),
+            allowed_hosts: Vec::new(),
             llm: LlmConfig::default(),
             redis_url: None,
             upstream_ca_file: None,
@@ -167,6 +181,9 @@ impl Config {
             url::Url::parse(&url)
                 .map_err(|e| ConfigError::Invalid("PLATFORM_PUBLIC_URL", e.to_string()))?;
             config.public_url = url.trim_end_matches('/').to_string();
+        }
+        if let Some(list) = lookup("PLATFORM_ALLOWED_HOSTS") {
+            config.allowed_hosts = comma_list(&list);
         }
         config.llm.base_url = lookup("PLATFORM_LLM_BASE_URL");
         config.llm.api_key = lookup("PLATFORM_LLM_API_KEY");
@@ -236,13 +253,7 @@ impl Config {
                 client,
                 scopes: lookup("PLATFORM_OAUTH_SCOPES").map_or_else(
                     || DEFAULT_OAUTH_SCOPES.iter().map(|s| s.to_string()).collect(),
-                    |list| {
-                        list.split(',')
-                            .map(str::trim)
-                            .filter(|s| !s.is_empty())
-                            .map(str::to_string)
-                            .collect()
-                    },
+                    |list| comma_list(&list),
                 ),
             });
         }

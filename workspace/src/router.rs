@@ -31,6 +31,36 @@ pub fn router(state: AppState) -> Router {
             get(pilot::stream).fallback(method_not_allowed),
         )
         .route(
+            &format!("/api/{{org}}/mcp/{{connection_id}}{well_known}"),
+            get(mcp::protected_resource),
+        )
+        .route(
+            &format!("/api/{{org}}/mcp/gateway/{{virtual_mcp_id}}{well_known}"),
+            get(mcp::protected_resource),
+        )
+        .route(
+            &format!("/mcp/{{connection_id}}{well_known}"),
+            get(mcp::protected_resource),
+        )
+        .route(
+            &format!("{well_known}/{{*resource}}"),
+            get(mcp::protected_resource_prefixed),
+        )
+        .merge(mcp_endpoints(&state))
+        .fallback(|| async { ApiError::NotFound("Not Found".into()) })
+        .layer(middleware::from_fn(reject_unreadable_paths))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            log_storage_failures,
+        ))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
+        .with_state(state)
+}
+
+/// The MCP endpoints, each behind the DNS-rebinding guard ([`mcp::guard_host`]).
+fn mcp_endpoints(state: &AppState) -> Router<AppState> {
+    Router::new()
+        .route(
             "/api/{org}/mcp/self",
             post(mcp::self_mcp)
                 .get(mcp::method_not_allowed)
@@ -47,14 +77,6 @@ pub fn router(state: AppState) -> Router {
             post(mcp::proxy).get(mcp::listen).delete(mcp::end_session),
         )
         .route(
-            &format!("/api/{{org}}/mcp/{{connection_id}}{well_known}"),
-            get(mcp::protected_resource),
-        )
-        .route(
-            &format!("/api/{{org}}/mcp/gateway/{{virtual_mcp_id}}{well_known}"),
-            get(mcp::protected_resource),
-        )
-        .route(
             "/mcp/{connection_id}",
             post(mcp::legacy_proxy)
                 .get(mcp::legacy_listen)
@@ -64,22 +86,10 @@ pub fn router(state: AppState) -> Router {
                     mcp::legacy_deprecation,
                 )),
         )
-        .route(
-            &format!("/mcp/{{connection_id}}{well_known}"),
-            get(mcp::protected_resource),
-        )
-        .route(
-            &format!("{well_known}/{{*resource}}"),
-            get(mcp::protected_resource_prefixed),
-        )
-        .fallback(|| async { ApiError::NotFound("Not Found".into()) })
-        .layer(middleware::from_fn(reject_unreadable_paths))
-        .layer(middleware::from_fn_with_state(
+        .route_layer(middleware::from_fn_with_state(
             state.clone(),
-            log_storage_failures,
+            mcp::guard_host,
         ))
-        .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
-        .with_state(state)
 }
 
 /// 405 on a REST route for a method it does not take, in the one error body.

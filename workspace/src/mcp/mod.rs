@@ -7,6 +7,7 @@ mod call;
 mod discovery;
 mod era;
 mod gateway;
+mod host_guard;
 mod journal;
 pub mod jsonrpc;
 mod listen;
@@ -25,6 +26,7 @@ mod upstream;
 pub use call::{CallContext, call_tool};
 pub use discovery::{protected_resource, protected_resource_prefixed};
 pub use gateway::{Catalog, CatalogTool, Resolved, compose, gateway};
+pub use host_guard::guard_host;
 pub use journal::JournalBounds;
 pub use listen::{legacy_listen, listen};
 pub use proxy::{

@@ -336,3 +336,66 @@ async fn an_upstream_refusal_is_relayed_as_it_is(backend: Backend) {
     assert!(headers.get("www-authenticate").is_none());
     assert_eq!(body["error"]["data"]["upstream"]["status"], 401);
 }
+
+both_backends!(a_host_the_service_does_not_answer_for_is_refused);
+
+/// DNS-rebinding protection: every MCP endpoint refuses a `Host` or `Origin` naming another
+/// host (403, a JSON-RPC error without id) before authentication, and serves its own.
+async fn a_host_the_service_does_not_answer_for_is_refused(backend: Backend) {
+    let api = Api::start(backend).await;
+    let upstream = mcp_double::start(false).await;
+    let conn = api.connection(&api.owner, &upstream.url, json!({})).await;
+    let agent = api.agent(&api.owner, &[&conn]).await;
+    let own = api.base.trim_start_matches("http://").to_string();
+    let paths = [
+        "/api/acme/mcp/self".to_string(),
+        format!("/api/acme/mcp/gateway/{agent}"),
+        format!("/api/acme/mcp/{conn}"),
+        format!("/mcp/{conn}"),
+    ];
+    let cases = [
+        (own.clone(), None, 200),
+        (own.clone(), Some(api.base.clone()), 200),
+        (
+            "evil.example.com".to_string(),
+            Some("http://evil.example.com".to_string()),
+            403,
+        ),
+        ("evil.example.com".to_string(), None, 403),
+        (
+            own.clone(),
+            Some("http://evil.example.com".to_string()),
+            403,
+        ),
+    ];
+    for path in &paths {
+        for (host, origin, expected) in &cases {
+            let mut headers = vec![("host", host.clone())];
+            if let Some(origin) = origin {
+                headers.push(("origin", origin.clone()));
+            }
+            let (status, _, body) = api
+                .rpc_with(path, Some(&api.owner), &request("tools/list"), &headers)
+                .await;
+            assert_eq!(status, *expected, "{path} {host} {origin:?}: {body}");
+            if *expected == 403 {
+                assert_eq!(body["error"]["code"], -32000, "{body}");
+                assert!(body["id"].is_null());
+            }
+        }
+    }
+    // A name the operator adds is answered for.
+    let extra = api
+        .another_server(|c| c.allowed_hosts = vec!["mcp.internal".into()])
+        .await;
+    let headers = [("host", "mcp.internal:9".to_string())];
+    let (status, _, body) = extra
+        .rpc_with(
+            "/api/acme/mcp/self",
+            Some(&api.owner),
+            &request("tools/list"),
+            &headers,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+}

@@ -182,7 +182,9 @@ async fn multi_round_trip_calls_pass_through(backend: Backend) {
         "{body}"
     );
     // A session-revision caller cannot be asked: a clear error, not an empty result.
-    let (status, _, body) = api.rpc(&path, Some(&api.owner), call("confirm", json!({}))).await;
+    let (status, _, body) = api
+        .rpc(&path, Some(&api.owner), call("confirm", json!({})))
+        .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["error"]["code"], -32603, "{body}");
     // The retry is authorized like the first call: a key without the tool is refused it.
@@ -212,7 +214,10 @@ async fn multi_round_trip_calls_pass_through(backend: Backend) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     outcomes.sort();
-    assert_eq!(outcomes, ["denied", "input_required", "input_required", "success"]);
+    assert_eq!(
+        outcomes,
+        ["denied", "input_required", "input_required", "success"]
+    );
 }
 
 async fn a_dual_upstream_keeps_sessions_for_session_clients(backend: Backend) {
