@@ -92,7 +92,12 @@ async fn forward(
         _ => serde_json::Map::new(),
     };
     let mut arguments = params.remove("arguments").unwrap_or_else(|| json!({}));
-    match state.tool_cache.tools(&state.upstream, target).await {
+    // The listing counts against the call's timeout.
+    let listing = tokio::time::timeout(
+        target.tool_timeout,
+        state.tool_cache.tools(&state.upstream, target),
+    );
+    match listing.await.unwrap_or(Err(UpstreamError::Timeout)) {
         Ok(tools) => {
             if let Some(input_schema) = tool_cache::find(&tools, tool).map(|t| &t["inputSchema"])
                 && let Err(problem) = schema::validate(input_schema, &arguments)

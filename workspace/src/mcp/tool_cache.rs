@@ -25,7 +25,7 @@ impl ToolCache {
     /// The connection's tools, from the cache or fetched from the upstream.
     pub async fn tools(
         &self,
-        upstream: &Upstream,
+        upstream: &Arc<Upstream>,
         target: &Target,
     ) -> Result<Arc<Vec<Value>>, UpstreamError> {
         if let Some((at, revision, tools)) = self.entries.lock().await.get(&target.connection_id)

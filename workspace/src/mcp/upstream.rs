@@ -5,6 +5,10 @@
 //! so what one key builds upstream without a session is never seen by another; those
 //! sessions are bounded ([`MAX_SHARED_SESSIONS`]) and expire when idle
 //! ([`SHARED_SESSION_IDLE`]). An upstream that forgets one (404) re-initializes it once. A
+//! shared session is set up in a task of its own ([`LIST_TIMEOUT`] at most), which the
+//! callers needing it share; each waits for it no longer than the connection's tool timeout,
+//! so an upstream slow to set up delays a call by that much at most, and a set-up that
+//! outlasts one caller still serves the next. A
 //! downstream MCP session gets an upstream session of its own ([`Upstream::open_session`],
 //! carried in [`Target::session`]), which is never re-initialized behind its client's
 //! back; its server-to-client stream is read with [`Upstream::listen`] and
@@ -29,6 +33,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use futures_util::future::{BoxFuture, FutureExt};
 use futures_util::{Stream, StreamExt};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
@@ -89,7 +94,7 @@ pub struct Target {
 }
 
 /// Why an upstream request failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum UpstreamError {
     /// Connection refused, DNS, TLS or certificate failure, an upstream 5xx or a redirect.
     #[error("upstream unavailable: {0}")]
@@ -158,10 +163,14 @@ struct Discovered {
     used: Instant,
 }
 
+/// A shared session's set-up under way, awaited by every caller needing it.
+type SetUp = futures_util::future::Shared<BoxFuture<'static, Result<Arc<Session>, UpstreamError>>>;
+
 /// A pooled HTTP client plus the upstream sessions.
 pub struct Upstream {
     http: reqwest::Client,
     sessions: Mutex<HashMap<SharedKey, Shared>>,
+    setting_up: std::sync::Mutex<HashMap<SharedKey, SetUp>>,
     discovered: Mutex<HashMap<String, Discovered>>,
     next_id: AtomicU64,
 }
@@ -188,6 +197,7 @@ impl Upstream {
         Ok(Self {
             http: builder.build().map_err(|e| e.to_string())?,
             sessions: Mutex::new(HashMap::new()),
+            setting_up: std::sync::Mutex::new(HashMap::new()),
             discovered: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
         })
@@ -248,14 +258,14 @@ impl Upstream {
     }
 
     /// The upstream's `initialize` result (from the cached session).
-    pub async fn initialize(&self, target: &Target) -> Result<Value, UpstreamError> {
+    pub async fn initialize(self: &Arc<Self>, target: &Target) -> Result<Value, UpstreamError> {
         Ok(self.session(target).await?.init_result.clone())
     }
 
     /// Sends one request and returns the upstream's JSON-RPC response, always a JSON
     /// object (callers put their own id in it); anything else is a protocol error.
     pub async fn request(
-        &self,
+        self: &Arc<Self>,
         target: &Target,
         method: &str,
         params: Value,
@@ -302,7 +312,10 @@ impl Upstream {
     }
 
     /// `tools/list`, following pagination, with the listing timeout.
-    pub async fn list_tools(&self, target: &Target) -> Result<Vec<Value>, UpstreamError> {
+    pub async fn list_tools(
+        self: &Arc<Self>,
+        target: &Target,
+    ) -> Result<Vec<Value>, UpstreamError> {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..50 {
@@ -346,8 +359,9 @@ impl Upstream {
         });
     }
 
-    /// The live shared session of a connection and caller, initializing one when needed.
-    async fn session(&self, target: &Target) -> Result<Arc<Session>, UpstreamError> {
+    /// The live shared session of a connection and caller, set up when needed (see the
+    /// module's doc: the wait is bounded by the target's tool timeout).
+    async fn session(self: &Arc<Self>, target: &Target) -> Result<Arc<Session>, UpstreamError> {
         let key = shared_key(target);
         if let Some(s) = self.sessions.lock().await.get_mut(&key)
             && s.session.revision == target.revision
@@ -356,30 +370,62 @@ impl Upstream {
             s.used = Instant::now();
             return Ok(s.session.clone());
         }
-        let open = async {
-            if let Some(discovered) = self.discovered(target).await? {
-                let init = stateless::init_result(&discovered, stateless::VERSION);
-                return Ok(Session::stateless(target.revision, init, None));
-            }
-            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-            let body = initialize_body(id, CLIENT_PROTOCOL_VERSION, json!({}));
-            self.initialize_once(target, &body, id).await
+        let set_up = {
+            let mut setting_up = self.setting_up.lock().unwrap_or_else(|e| e.into_inner());
+            let set_up = setting_up
+                .entry(key.clone())
+                .or_insert_with(|| self.set_up(key, target));
+            set_up.clone()
         };
-        let init = tokio::time::timeout(LIST_TIMEOUT, open)
+        tokio::time::timeout(target.tool_timeout, set_up)
             .await
             .map_err(|_| UpstreamError::Timeout)?
-            .map(Arc::new)?;
-        let mut sessions = self.sessions.lock().await;
-        make_room(&mut sessions, &key, |s| s.used);
-        let used = Instant::now();
-        sessions.insert(
-            key,
-            Shared {
-                session: init.clone(),
-                used,
-            },
-        );
-        Ok(init)
+    }
+
+    /// Sets up the shared session `key` of `target` in a task of its own, which keeps it
+    /// once it is up.
+    fn set_up(self: &Arc<Self>, key: SharedKey, target: &Target) -> SetUp {
+        let this = self.clone();
+        // Only the connection's own settings: the set-up belongs to no caller's request.
+        let target = Target {
+            session: None,
+            relay: None,
+            envelope: None,
+            ..target.clone()
+        };
+        let task = tokio::spawn(async move {
+            let open = async {
+                if let Some(discovered) = this.discovered(&target).await? {
+                    let init = stateless::init_result(&discovered, stateless::VERSION);
+                    return Ok(Session::stateless(target.revision, init, None));
+                }
+                let id = this.next_id.fetch_add(1, Ordering::Relaxed);
+                let body = initialize_body(id, CLIENT_PROTOCOL_VERSION, json!({}));
+                this.initialize_once(&target, &body, id).await
+            };
+            let opened = tokio::time::timeout(LIST_TIMEOUT, open)
+                .await
+                .map_err(|_| UpstreamError::Timeout)
+                .and_then(|opened| opened.map(Arc::new));
+            if let Ok(session) = &opened {
+                let mut sessions = this.sessions.lock().await;
+                make_room(&mut sessions, &key, |s| s.used);
+                let used = Instant::now();
+                let session = session.clone();
+                sessions.insert(key.clone(), Shared { session, used });
+            }
+            let mut setting_up = this.setting_up.lock().unwrap_or_else(|e| e.into_inner());
+            setting_up.remove(&key);
+            opened
+        });
+        let joined = async move {
+            task.await.unwrap_or_else(|e| {
+                Err(UpstreamError::Protocol(format!(
+                    "session set-up failed: {e}"
+                )))
+            })
+        };
+        joined.boxed().shared()
     }
 
     /// What the connection's upstream speaks: its `server/discover` result when it speaks

@@ -216,6 +216,13 @@ async fn handle_mode(
                 "data": {"supported": ["2099-01-01"], "requested": "2025-11-25"}}});
             (StatusCode::BAD_REQUEST, axum::Json(error)).into_response()
         }
+        // A session server slow to set one up: `initialize` answers after 1.5 s.
+        "slow-setup" => {
+            if body.contains("\"initialize\"") {
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+            }
+            respond(d, Some(mode), headers, body).await
+        }
         // A server of the stateless revision only (`modern`), or of both kinds (`dual`).
         "modern" | "dual" => {
             let msg: Value = serde_json::from_str(&body).unwrap_or(Value::Null);

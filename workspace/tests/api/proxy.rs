@@ -18,7 +18,8 @@ both_backends!(
     proxy_forwards_params_and_speaks_the_upstream_version,
     proxy_sessions_are_per_client,
     proxy_relays_the_session_stream,
-    proxy_ends_the_upstream_call_when_the_client_leaves
+    proxy_ends_the_upstream_call_when_the_client_leaves,
+    the_tool_timeout_bounds_the_wait_for_a_session
 );
 
 /// Parses `key="value"` / `key=value` auth-params of a challenge.
@@ -838,4 +839,65 @@ async fn proxy_ends_the_upstream_call_when_the_client_leaves(backend: Backend) {
         }
     }
     assert_eq!(upstream.calls(), ["slow", "slow"]);
+}
+
+/// A connection's tool timeout bounds how long a call (or a listing) waits for the upstream
+/// session to be set up; a set-up that outlasts one caller still serves the next.
+async fn the_tool_timeout_bounds_the_wait_for_a_session(backend: Backend) {
+    let api = Api::start(backend).await;
+    // An upstream that accepts connections and never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_url = format!("http://{}/mcp", silent.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    let timeout = json!({ "tool_timeout_ms": 1000 });
+    let conn = api
+        .connection(&api.owner, &silent_url, timeout.clone())
+        .await;
+    let path = format!("/api/acme/mcp/{conn}");
+    for message in [call("echo", json!({"text": "hi"})), request("tools/list")] {
+        let started = std::time::Instant::now();
+        let (status, _, body) = api.rpc(&path, Some(&api.owner), message).await;
+        assert_eq!(
+            (status, &body["error"]["code"]),
+            (200, &json!(-32001)),
+            "{body}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the 1 s timeout, not the 30 s set-up bound: {:?}",
+            started.elapsed()
+        );
+    }
+
+    let upstream = mcp_double::start(false).await;
+    let slow = api
+        .connection(&api.owner, &upstream.mode_url("slow-setup"), timeout)
+        .await;
+    let path = format!("/api/acme/mcp/{slow}");
+    let echo = call("echo", json!({"text": "later"}));
+    let (_, _, body) = api.rpc(&path, Some(&api.owner), echo.clone()).await;
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+    let mut answered = Value::Null;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (_, _, body) = api.rpc(&path, Some(&api.owner), echo.clone()).await;
+        answered = body;
+        if answered.get("result").is_some() {
+            break;
+        }
+    }
+    assert_eq!(
+        answered["result"]["content"][0]["text"], "later",
+        "{answered}"
+    );
+    assert_eq!(
+        upstream.seen.lock().unwrap().asked_versions.len(),
+        1,
+        "one set-up"
+    );
 }
