@@ -17,7 +17,8 @@ both_backends!(
     a_session_client_is_translated_for_a_stateless_upstream,
     multi_round_trip_calls_pass_through,
     a_dual_upstream_keeps_sessions_for_session_clients,
-    the_gateway_serves_a_stateless_member_and_relays_progress
+    the_gateway_serves_a_stateless_member_and_relays_progress,
+    two_servers_serve_stateless_clients_without_affinity
 );
 
 /// The header `name` of the last tool call the double saw.
@@ -313,4 +314,50 @@ async fn the_gateway_serves_a_stateless_member_and_relays_progress(backend: Back
             "{chunks:?}"
         );
     }
+}
+
+/// Two servers over one database behind one address, requests alternating between them: a
+/// stateless client needs no sticky sessions, not even across the rounds of one call.
+async fn two_servers_serve_stateless_clients_without_affinity(backend: Backend) {
+    let first = Api::start(backend).await;
+    let second = first.another_server(|_| {}).await;
+    let upstream = mcp_double::start(false).await;
+    let conn = first
+        .connection(&first.owner, &upstream.mode_url("modern"), json!({}))
+        .await;
+    let agent = first.agent(&first.owner, &[&conn]).await;
+    let servers = [&first, &second];
+    for path in [
+        format!("/api/acme/mcp/{conn}"),
+        format!("/api/acme/mcp/gateway/{agent}"),
+    ] {
+        for (turn, method) in [
+            "server/discover",
+            "tools/list",
+            "server/discover",
+            "tools/list",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let api = servers[turn % 2];
+            let (status, body) = modern(api, &path, &api.owner, request(method)).await;
+            assert_eq!(status, 200, "{method} on server {}: {body}", turn % 2);
+            assert_eq!(body["result"]["resultType"], "complete");
+        }
+    }
+    // A multi round-trip call asked on one server and answered on the other.
+    let path = format!("/api/acme/mcp/{conn}");
+    let (status, body) = modern(&first, &path, &first.owner, call("confirm", json!({}))).await;
+    assert_eq!(status, 200, "{body}");
+    let mut retry = call("confirm", json!({}));
+    retry["params"]["inputResponses"] =
+        json!({ "ok": { "action": "accept", "content": { "ok": true } } });
+    retry["params"]["requestState"] = body["result"]["requestState"].clone();
+    let (status, body) = modern(&second, &path, &second.owner, retry).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["content"][0]["text"], "confirmed: true",
+        "{body}"
+    );
 }
