@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::jsonrpc::{INTERNAL_ERROR, INVALID_REQUEST};
 use super::proxy::{api_error, caller_session, session_caller, session_gone};
+use super::server_requests::Asker;
 use super::target::target_for;
 use super::transport::{accepted, rpc_error};
 use super::upstream::{Target, UpstreamError};
@@ -34,13 +35,21 @@ pub(super) async fn deliver(
     let awaited = session
         .client()
         .and_then(|c| c.requests.take(&message["id"]));
-    let Some(upstream_id) = awaited else {
-        return rpc_error(
-            StatusCode::BAD_REQUEST,
-            Value::Null,
-            INVALID_REQUEST,
-            "Bad Request: no request with this id awaits this session's answer (answered already, timed out, or never sent to this session)",
-        );
+    let upstream_id = match awaited {
+        Some(Asker::Upstream(id)) => id,
+        // A translated multi round-trip request: the proxy itself waits for the answer.
+        Some(Asker::Proxy(waiting)) => {
+            let _ = waiting.send(message);
+            return accepted();
+        }
+        None => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                INVALID_REQUEST,
+                "Bad Request: no request with this id awaits this session's answer (answered already, timed out, or never sent to this session)",
+            );
+        }
     };
     message["id"] = upstream_id;
     let request_id = uuid::Uuid::new_v4().to_string();

@@ -11,6 +11,7 @@ mod host_guard;
 mod journal;
 pub mod jsonrpc;
 mod listen;
+mod mrtr;
 mod proxy;
 mod relay;
 pub mod schema;

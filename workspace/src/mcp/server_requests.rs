@@ -2,8 +2,10 @@
 //! `elicitation/create`, `roots/list`, `ping`), awaiting the client's answer. Each is relayed
 //! under an id of the proxy's own, unique in this process, so ids of different upstream
 //! sessions never meet; the client's answer names that id and is forwarded, under the
-//! upstream's id, to the upstream session it came from. A session holds a bounded number of
-//! them, each for a bounded time.
+//! upstream's id, to the upstream session it came from, or handed to the proxy itself when the
+//! request is one of a stateless upstream's multi round-trip requests translated for a session
+//! client (see [`super::mrtr`]). A session holds a bounded number of them, each for a bounded
+//! time.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -26,8 +28,16 @@ pub struct RequestBounds {
     pub timeout: Duration,
 }
 
+/// Who awaits the client's answer to a relayed request.
+pub enum Asker {
+    /// The upstream session, which sent the request under this id.
+    Upstream(Value),
+    /// The proxy, translating a multi round-trip request.
+    Proxy(tokio::sync::oneshot::Sender<Value>),
+}
+
 struct Pending {
-    upstream_id: Value,
+    asker: Asker,
     /// The timer answering the upstream when the client does not; dropping it stops it.
     timer: Option<AbortOnDropHandle<()>>,
 }
@@ -56,21 +66,15 @@ impl ServerRequests {
         self.bounds
     }
 
-    /// Records a request the upstream sent under `upstream_id`; returns the id to relay it
-    /// under, or [`TooMany`] when the session already holds its bound.
-    pub fn register(&self, upstream_id: Value) -> Result<u64, TooMany> {
+    /// Records a request `asker` awaits the answer to; returns the id to relay it under, or
+    /// [`TooMany`] when the session already holds its bound.
+    pub fn register(&self, asker: Asker) -> Result<u64, TooMany> {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if pending.len() >= self.bounds.pending.max(1) {
             return Err(TooMany);
         }
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        pending.insert(
-            id,
-            Pending {
-                upstream_id,
-                timer: None,
-            },
-        );
+        pending.insert(id, Pending { asker, timer: None });
         Ok(id)
     }
 
@@ -84,22 +88,22 @@ impl ServerRequests {
     }
 
     /// Removes the request the client answers under `id` (its answer's `id`) and stops its
-    /// timer; the upstream's id for it, or `None` when no such request awaits an answer
-    /// here.
-    pub fn take(&self, id: &Value) -> Option<Value> {
+    /// timer; who awaits the answer, or `None` when no such request awaits one here.
+    pub fn take(&self, id: &Value) -> Option<Asker> {
         let id = id.as_u64()?;
         let entry = self.remove(id)?;
-        Some(entry.upstream_id)
+        Some(entry.asker)
     }
 
     /// Removes the request `id` whose time is up (called by its own timer, which is left to
-    /// finish); the upstream's id for it, unless it was answered meanwhile.
-    pub fn expire(&self, id: u64) -> Option<Value> {
+    /// finish, or by the proxy that stopped waiting); who awaited it, unless it was answered
+    /// meanwhile.
+    pub fn expire(&self, id: u64) -> Option<Asker> {
         let entry = self.remove(id)?;
         if let Some(timer) = entry.timer {
             timer.detach();
         }
-        Some(entry.upstream_id)
+        Some(entry.asker)
     }
 
     /// Removes the request the upstream sent under `upstream_id` (it cancelled it); the id
@@ -108,7 +112,7 @@ impl ServerRequests {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let id = *pending
             .iter()
-            .find(|(_, entry)| entry.upstream_id == *upstream_id)?
+            .find(|(_, entry)| matches!(&entry.asker, Asker::Upstream(id) if id == upstream_id))?
             .0;
         pending.remove(&id);
         Some(id)

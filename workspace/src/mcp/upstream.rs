@@ -41,8 +41,9 @@ use tokio::sync::Mutex;
 
 use super::journal::Journal;
 use super::jsonrpc::{self, INTERNAL_ERROR, REQUEST_TIMEOUT};
+use super::mrtr;
 use super::relay::Relay;
-use super::server_requests::{ServerRequests, TooMany};
+use super::server_requests::{Asker, ServerRequests, TooMany};
 use super::stateless;
 use crate::http::SseParser;
 
@@ -272,14 +273,18 @@ impl Upstream {
         timeout: Duration,
     ) -> Result<Value, UpstreamError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": &params });
         let attempt = async {
             if let Some(session) = &target.session {
                 // A downstream session's own upstream session is never silently replaced:
                 // whatever state the client built in it would be gone.
-                return match self.post(target, Some(session), &body, Some(id)).await {
+                let answer = match self.post(target, Some(session), &body, Some(id)).await {
                     Err(PostError::SessionGone) => Err(UpstreamError::SessionExpired),
                     other => other.map_err(PostError::into_upstream),
+                };
+                return match session.is_stateless() {
+                    true => self.fulfil(target, session, method, &params, answer?).await,
+                    false => answer,
                 };
             }
             let session = self.session(target).await?;
@@ -309,6 +314,42 @@ impl Upstream {
                 Err(UpstreamError::Timeout)
             }
         }
+    }
+
+    /// The rounds of a translated session's request whose stateless upstream asks its client
+    /// for input (see [`super::mrtr`]): asks, sends the request again, until the upstream
+    /// answers it complete. Without a stream to ask the client on, the upstream's answer is
+    /// returned as it is.
+    async fn fulfil(
+        &self,
+        target: &Target,
+        session: &Session,
+        method: &str,
+        params: &Value,
+        mut answer: Option<Value>,
+    ) -> Result<Option<Value>, UpstreamError> {
+        for _ in 0..mrtr::MAX_ROUNDS {
+            let (Some(asked), Some(client), Some(relay)) = (
+                answer.as_ref().filter(|a| mrtr::asks_input(a)),
+                session.client(),
+                &target.relay,
+            ) else {
+                return Ok(answer);
+            };
+            let asked = &asked["result"];
+            let responses = mrtr::ask(client, relay, asked).await?;
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let params = mrtr::retry_params(params, asked, responses);
+            let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+            answer = self
+                .post(target, Some(session), &body, Some(id))
+                .await
+                .map_err(PostError::into_upstream)?;
+        }
+        Err(UpstreamError::Protocol(format!(
+            "the upstream asked for input in more than {} rounds",
+            mrtr::MAX_ROUNDS
+        )))
     }
 
     /// `tools/list`, following pagination, with the listing timeout.
@@ -544,7 +585,10 @@ impl Upstream {
             refuse(&self.http, target, upstream_id, INTERNAL_ERROR, why);
             return;
         };
-        let id = match client.requests.register(upstream_id.clone()) {
+        let id = match client
+            .requests
+            .register(Asker::Upstream(upstream_id.clone()))
+        {
             Ok(id) => id,
             Err(TooMany) => {
                 let why = format!(
@@ -563,7 +607,7 @@ impl Upstream {
         // gone cannot answer it.
         if relay.send(message).await.is_err()
             && !relay.is_journaled()
-            && let Some(upstream_id) = client.requests.take(&json!(id))
+            && let Some(Asker::Upstream(upstream_id)) = client.requests.take(&json!(id))
         {
             let why = "the client left before the request reached it";
             refuse(&self.http, target, upstream_id, INTERNAL_ERROR, why);
@@ -591,8 +635,8 @@ impl Upstream {
             let Some(session) = session.upgrade() else {
                 return;
             };
-            let Some(upstream_id) = session.client.as_ref().and_then(|c| c.requests.expire(id))
-            else {
+            let expired = session.client.as_ref().and_then(|c| c.requests.expire(id));
+            let Some(Asker::Upstream(upstream_id)) = expired else {
                 return;
             };
             let why = format!(

@@ -21,6 +21,40 @@ both_backends!(
     two_servers_serve_stateless_clients_without_affinity
 );
 
+/// The JSON-RPC messages of an event-stream answer, one at a time.
+struct Events {
+    stream:
+        std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
+    buffer: String,
+}
+
+impl Events {
+    fn new(response: reqwest::Response) -> Self {
+        Events {
+            stream: Box::pin(response.bytes_stream()),
+            buffer: String::new(),
+        }
+    }
+
+    /// The next message (10 s at most).
+    async fn next(&mut self) -> Value {
+        use futures_util::StreamExt;
+        loop {
+            while let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                if let Some(data) = event.lines().find_map(|l| l.strip_prefix("data: ")) {
+                    return serde_json::from_str(data).unwrap();
+                }
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(10), self.stream.next()).await;
+            let Ok(Some(Ok(bytes))) = chunk else {
+                panic!("the stream ended early: {}", self.buffer)
+            };
+            self.buffer.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+}
+
 /// The header `name` of the last tool call the double saw.
 fn last_header(upstream: &mcp_double::McpDouble, name: &str) -> Option<String> {
     upstream.last_header(name)
@@ -144,6 +178,38 @@ async fn a_session_client_is_translated_for_a_stateless_upstream(backend: Backen
         seen["io.modelcontextprotocol/clientCapabilities"]["elicitation"],
         json!({})
     );
+    // The upstream's multi round-trip request reaches the client as a request on the call's
+    // stream; its answer, POSTed to the session, goes back as the retry's inputResponses.
+    let response = reqwest::Client::new()
+        .post(format!("{}{path}", api.base))
+        .bearer_auth(&api.owner)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .json(&call("confirm", json!({})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let mut events = Events::new(response);
+    let asked = events.next().await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    assert_eq!(asked["params"]["message"], "Proceed?");
+    let answer = json!({ "jsonrpc": "2.0", "id": asked["id"],
+        "result": { "action": "accept", "content": { "ok": true } } });
+    let (status, _, body) = api
+        .rpc_with(&path, Some(&api.owner), &answer, &in_session)
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let done = events.next().await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "confirmed: true",
+        "{done}"
+    );
+    assert!(
+        done["result"].get("resultType").is_none(),
+        "a 2025 answer: {done}"
+    );
+
     // The stateless revision has no server-to-client stream: 405, as MCP allows.
     let response = reqwest::Client::new()
         .get(format!("{}{path}", api.base))
