@@ -1,5 +1,8 @@
 //! Proxy overhead: a `tools/call` through `/api/:org/mcp/:connectionId` versus directly to
-//! the same loopback upstream. Prints p50/p99 latency of both (and the difference) and the
+//! the same loopback upstream, in three forms: a call without a session (2025 revisions), a
+//! call in an MCP session (2025-11-25: `initialize`, then `Mcp-Session-Id`), and a stateless
+//! call (2026-07-28: the envelope and its headers; the upstream, which speaks both, is then
+//! spoken to statelessly). Prints p50/p99 latency of each (and what the proxy adds) and the
 //! sustained proxied calls per second, then runs the criterion comparison.
 //!
 //! `cargo bench -p sitefile-workspace --bench proxy_overhead`
@@ -12,7 +15,11 @@ use criterion::Criterion;
 use serde_json::{Value, json};
 use sitefile_workspace::{AppState, Config};
 
-/// A minimal stateless MCP upstream: initialize, tools/list, tools/call `echo`.
+/// The 2026-07-28 envelope key of the request's revision.
+const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// A minimal MCP upstream of both revisions (sessions are not kept): initialize or
+/// server/discover, tools/list, tools/call `echo`.
 async fn upstream(body: String) -> axum::response::Response {
     use axum::response::IntoResponse;
     let msg: Value = serde_json::from_str(&body).unwrap();
@@ -20,8 +27,10 @@ async fn upstream(body: String) -> axum::response::Response {
         return axum::http::StatusCode::ACCEPTED.into_response();
     };
     let result = match msg["method"].as_str().unwrap_or_default() {
-        "initialize" => json!({ "protocolVersion": "2025-06-18", "capabilities": { "tools": {} },
+        "initialize" => json!({ "protocolVersion": "2025-11-25", "capabilities": { "tools": {} },
                                 "serverInfo": { "name": "bench", "version": "1" } }),
+        "server/discover" => json!({ "resultType": "complete", "supportedVersions": ["2026-07-28"],
+                                "capabilities": { "tools": {} }, "ttlMs": 0, "cacheScope": "private" }),
         "tools/list" => json!({ "tools": [{ "name": "echo", "inputSchema": { "type": "object",
                                 "required": ["text"], "properties": { "text": { "type": "string" } } } }] }),
         _ => json!({ "content": [{ "type": "text", "text": msg["params"]["arguments"]["text"] }] }),
@@ -63,13 +72,31 @@ fn bare_forwarder(upstream: String) -> Router {
     )
 }
 
+/// One way of calling: where, with which headers and envelope.
+struct Way {
+    url: String,
+    headers: Vec<(&'static str, String)>,
+    stateless: bool,
+}
+
 struct Setup {
     client: reqwest::Client,
-    direct: String,
-    bare: String,
-    proxied: String,
+    direct: Way,
+    bare: Way,
+    proxied: Way,
+    session: Way,
+    stateless: Way,
     key: String,
     _dir: std::path::PathBuf,
+}
+
+/// A way of calling `url` with no more headers.
+fn plain(url: &str) -> Way {
+    Way {
+        url: url.to_string(),
+        headers: Vec::new(),
+        stateless: false,
+    }
 }
 
 async fn setup() -> Setup {
@@ -102,28 +129,67 @@ async fn setup() -> Setup {
         "{base}/api/bench/mcp/{}",
         created["item"]["id"].as_str().unwrap()
     );
+    let initialize = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": { "name": "bench", "version": "1" } } });
+    let opened = client
+        .post(&proxied)
+        .bearer_auth(&key)
+        .header("accept", "application/json, text/event-stream")
+        .json(&initialize)
+        .send()
+        .await
+        .unwrap();
+    let session_id = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let session = Way {
+        url: proxied.clone(),
+        headers: vec![
+            ("mcp-session-id", session_id),
+            ("mcp-protocol-version", "2025-11-25".into()),
+        ],
+        stateless: false,
+    };
+    let stateless = Way {
+        url: proxied.clone(),
+        headers: vec![
+            ("mcp-protocol-version", "2026-07-28".into()),
+            ("mcp-method", "tools/call".into()),
+            ("mcp-name", "echo".into()),
+        ],
+        stateless: true,
+    };
     Setup {
         client,
-        direct,
-        bare,
-        proxied,
+        direct: plain(&direct),
+        bare: plain(&bare),
+        proxied: plain(&proxied),
+        session,
+        stateless,
         key,
         _dir: dir,
     }
 }
 
-async fn call(s: &Setup, url: &str) {
-    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+async fn call(s: &Setup, way: &Way) {
+    let mut body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
                        "params": { "name": "echo", "arguments": { "text": "hi" } } });
-    let response = s
+    if way.stateless {
+        body["params"]["_meta"] = json!({ VERSION_KEY: "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {} });
+    }
+    let mut request = s
         .client
-        .post(url)
+        .post(&way.url)
         .bearer_auth(&s.key)
         .header("accept", "application/json, text/event-stream")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+        .json(&body);
+    for (name, value) in &way.headers {
+        request = request.header(*name, value);
+    }
+    let response = request.send().await.unwrap();
     assert!(response.status().is_success());
     let _ = response.bytes().await.unwrap();
 }
@@ -132,11 +198,11 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-async fn latencies(s: &Setup, url: &str, n: usize) -> Vec<Duration> {
+async fn latencies(s: &Setup, way: &Way, n: usize) -> Vec<Duration> {
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
-        call(s, url).await;
+        call(s, way).await;
         out.push(t.elapsed());
     }
     out.sort();
@@ -171,28 +237,37 @@ fn main() {
         .unwrap();
     let setup: &'static Setup = Box::leak(Box::new(runtime.block_on(setup())));
     runtime.block_on(async {
+        let ways = [
+            &setup.direct,
+            &setup.bare,
+            &setup.proxied,
+            &setup.session,
+            &setup.stateless,
+        ];
         for _ in 0..500 {
-            call(setup, &setup.direct).await;
-            call(setup, &setup.bare).await;
-            call(setup, &setup.proxied).await;
+            for way in ways {
+                call(setup, way).await;
+            }
         }
-        let direct = latencies(setup, &setup.direct, 5000).await;
-        let bare = latencies(setup, &setup.bare, 5000).await;
-        let proxied = latencies(setup, &setup.proxied, 5000).await;
+        let mut measured = Vec::new();
+        for way in ways {
+            measured.push(latencies(setup, way, 5000).await);
+        }
         let micros = |d: Duration| d.as_secs_f64() * 1e6;
         for (name, p) in [("p50", 0.50), ("p99", 0.99)] {
-            let (d, b, x) = (
-                percentile(&direct, p),
-                percentile(&bare, p),
-                percentile(&proxied, p),
-            );
+            let at: Vec<f64> = measured.iter().map(|m| micros(percentile(m, p))).collect();
+            let direct = at[0];
             println!(
-                "{name}: direct {:>6.1} µs  proxied {:>6.1} µs  added {:>6.1} µs  \
-                 (a bare forwarder adds {:>6.1} µs)",
-                micros(d),
-                micros(x),
-                micros(x) - micros(d),
-                micros(b) - micros(d),
+                "{name}: direct {direct:>6.1} µs  proxied: no session {:>6.1} µs (+{:.1}), \
+                 2025 session {:>6.1} µs (+{:.1}), 2026 stateless {:>6.1} µs (+{:.1})  \
+                 (a bare forwarder adds {:.1} µs)",
+                at[2],
+                at[2] - direct,
+                at[3],
+                at[3] - direct,
+                at[4],
+                at[4] - direct,
+                at[1] - direct,
             );
         }
         let rate = throughput(setup, 16, Duration::from_secs(5)).await;
@@ -200,12 +275,14 @@ fn main() {
     });
     let mut criterion = Criterion::default().configure_from_args().sample_size(50);
     let mut group = criterion.benchmark_group("tools_call");
-    group.bench_function("direct", |b| {
-        b.to_async(&runtime).iter(|| call(setup, &setup.direct))
-    });
-    group.bench_function("proxied", |b| {
-        b.to_async(&runtime).iter(|| call(setup, &setup.proxied))
-    });
+    for (name, way) in [
+        ("direct", &setup.direct),
+        ("proxied", &setup.proxied),
+        ("proxied_2025_session", &setup.session),
+        ("proxied_2026_stateless", &setup.stateless),
+    ] {
+        group.bench_function(name, |b| b.to_async(&runtime).iter(|| call(setup, way)));
+    }
     group.finish();
     criterion.final_summary();
 }
