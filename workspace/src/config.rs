@@ -129,6 +129,9 @@ pub struct Config {
     pub mcp_sessions: crate::mcp::SessionLimits,
     /// The OAuth authorization server, if any (API keys only when absent).
     pub oauth: Option<OAuthConfig>,
+    /// The audit writer's queue (`PLATFORM_AUDIT_QUEUE_ROWS`, default 10000;
+    /// `PLATFORM_AUDIT_QUEUE_WAIT_MS`, default 5000).
+    pub audit: crate::telemetry::AuditLimits,
 }
 
 impl Config {
@@ -161,6 +164,7 @@ impl Config {
                 },
             },
             oauth: None,
+            audit: crate::telemetry::AuditLimits::default(),
         }
     }
 
@@ -219,6 +223,12 @@ impl Config {
         }
         if let Some(n) = count("PLATFORM_MCP_SESSIONS_MAX")? {
             config.mcp_sessions.max = n;
+        }
+        if let Some(n) = count("PLATFORM_AUDIT_QUEUE_ROWS")? {
+            config.audit.capacity = n;
+        }
+        if let Some(wait) = millis("PLATFORM_AUDIT_QUEUE_WAIT_MS", 0)? {
+            config.audit.wait = wait;
         }
         if let Some(issuer) = lookup("PLATFORM_OAUTH_ISSUER") {
             let url = |name, value: String| {
@@ -367,6 +377,33 @@ mod tests {
         assert!(matches!(
             Config::from_lookup(lookup(&[KEY, ("PLATFORM_MCP_SESSIONS_MAX", "0")])),
             Err(ConfigError::Invalid("PLATFORM_MCP_SESSIONS_MAX", _))
+        ));
+    }
+
+    #[test]
+    fn audit_queue() {
+        const KEY: (&str, &str) = (
+            "PLATFORM_WORKSPACE_ENCRYPTION_KEY",
+            "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+        );
+        let defaults = Config::from_lookup(lookup(&[KEY])).unwrap().audit;
+        assert_eq!(
+            (defaults.capacity, defaults.wait),
+            (10_000, Duration::from_secs(5))
+        );
+        let config = Config::from_lookup(lookup(&[
+            KEY,
+            ("PLATFORM_AUDIT_QUEUE_ROWS", "64"),
+            ("PLATFORM_AUDIT_QUEUE_WAIT_MS", "0"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            (config.audit.capacity, config.audit.wait),
+            (64, Duration::ZERO)
+        );
+        assert!(matches!(
+            Config::from_lookup(lookup(&[KEY, ("PLATFORM_AUDIT_QUEUE_ROWS", "0")])),
+            Err(ConfigError::Invalid("PLATFORM_AUDIT_QUEUE_ROWS", _))
         ));
     }
 

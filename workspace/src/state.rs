@@ -79,7 +79,7 @@ impl AppState {
         };
         let state = Self {
             vault: Vault::new(&config.encryption_key),
-            audit: AuditSink::start(store.clone()),
+            audit: AuditSink::start(store.clone(), config.audit),
             auth: Arc::new(crate::auth::AuthCache::start(store.clone())),
             store,
             upstream: Arc::new(upstream),

@@ -35,7 +35,8 @@ pub struct CallContext<'a> {
 /// a progress token, anything a newer protocol adds) without the 2026-07-28 request envelope
 /// and with `name` set to `tool`, the name at the connection; a missing `arguments` is sent as `{}`. `allowed`
 /// is the caller's authorization verdict: a denied call is recorded and answered 403
-/// without reaching the upstream.
+/// without reaching the upstream. A call whose audit row finds no room in the audit queue
+/// within its wait is answered 503 without reaching the upstream.
 pub async fn call_tool(
     state: &AppState,
     ctx: &CallContext<'_>,
@@ -45,6 +46,13 @@ pub async fn call_tool(
     rpc_id: Value,
     allowed: bool,
 ) -> (StatusCode, Value) {
+    let slot = match state.audit.reserve().await {
+        Ok(slot) => slot,
+        Err(refused) => {
+            let body = jsonrpc::error(rpc_id, INTERNAL_ERROR, &refused.to_string());
+            return (StatusCode::SERVICE_UNAVAILABLE, body);
+        }
+    };
     let started = Instant::now();
     let span = CallSpan::start(&target.connection_id, tool, ctx.request_id);
     let (status, response, outcome) = if !allowed {
@@ -65,7 +73,7 @@ pub async fn call_tool(
     state
         .metrics
         .record(&target.connection_id, tool, success, elapsed);
-    state.audit.record(AuditEntry {
+    slot.record(AuditEntry {
         org_id: ctx.org_id.to_string(),
         at: now_ms(),
         actor: ctx.actor.clone(),

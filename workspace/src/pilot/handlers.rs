@@ -24,7 +24,7 @@ use crate::clock::new_id;
 use crate::error::ApiError;
 use crate::http::{accepts_event_stream, parse_json, reject_nul};
 use crate::state::AppState;
-use crate::storage::{Message, StoreResult, Thread, ThreadStatus};
+use crate::storage::{Message, Posted, RunClaim, Thread, ThreadStatus};
 
 /// Authenticates a member of `org` (any valid key of the organization) and loads the thread.
 async fn member_thread(
@@ -45,6 +45,10 @@ async fn member_thread(
 
 /// Accepts a message and enqueues a run: 202 `{ taskId }` once the user message is
 /// stored and the thread is `in_progress`.
+///
+/// The user message keeps the client's id when it names one (a new one otherwise). A thread
+/// holds one message per id: the same message posted again (a retry) is answered with its
+/// first post's 202 and `taskId`, and runs nothing; another message under that id is 409.
 pub async fn post_message(
     State(state): State<AppState>,
     Path((org, thread_id)): Path<(String, String)>,
@@ -76,7 +80,7 @@ pub async fn post_message(
     let task_id = uuid::Uuid::new_v4().to_string();
     let now = state.config.clock.now_ms();
     let user_message = Message {
-        id: new_id("msg"),
+        id: request.user_message_id.unwrap_or_else(|| new_id("msg")),
         thread_id: thread.id.clone(),
         role: "user".into(),
         parts: Value::Array(request.user_parts),
@@ -104,31 +108,33 @@ pub async fn post_message(
                  post again when one has finished"
             )));
         }
-        let org_id = &principal.org.id;
-        let pilot_id = &state.pilot.server_id;
-        let claimed = state
+        let claim = RunClaim {
+            owner: &state.pilot.server_id,
+            now,
+            live_after: live_after(&state, now),
+        };
+        let posted = state
             .store
-            .claim_thread_runs(org_id, &thread.id, pilot_id, now, live_after(&state, now))
+            .post_run(
+                &principal.org.id,
+                &claim,
+                &user_message,
+                &task_id,
+                &assistant_message,
+            )
             .await?;
-        if !claimed {
-            return Err(ApiError::Conflict(
-                "a run is in progress on this thread on another server; \
-                 post again when it has finished"
-                    .into(),
-            ));
-        }
-        if let Err(error) =
-            save_messages(&state, org_id, &[&user_message, &assistant_message]).await
-        {
-            if !queue.running(&key) {
-                // No run will follow this post: the thread gets back the status it had.
-                let previous = match thread.status {
-                    ThreadStatus::InProgress => ThreadStatus::Failed,
-                    status => status,
-                };
-                settle(&state, org_id, &thread.id, previous).await;
+        match posted {
+            Posted::Accepted => {}
+            Posted::Busy => {
+                return Err(ApiError::Conflict(
+                    "a run is in progress on this thread on another server; \
+                     post again when it has finished"
+                        .into(),
+                ));
             }
-            return Err(error.into());
+            Posted::Existing { message, task_id } => {
+                return posted_before(&user_message, &message, task_id);
+            }
         }
         queue.push(
             &key,
@@ -150,7 +156,32 @@ pub async fn post_message(
     if start {
         tokio::spawn(worker(state.clone(), key));
     }
-    Ok((StatusCode::ACCEPTED, Json(json!({ "taskId": task_id }))).into_response())
+    Ok(accepted(&task_id))
+}
+
+/// The 202 of an accepted run.
+fn accepted(task_id: &str) -> Response {
+    (StatusCode::ACCEPTED, Json(json!({ "taskId": task_id }))).into_response()
+}
+
+/// The answer to a post whose user message's id its thread already holds, in `existing`,
+/// stored with the run `task_id`: the first post's 202 when `posted` is that message again,
+/// else 409.
+fn posted_before(
+    posted: &Message,
+    existing: &Message,
+    task_id: Option<String>,
+) -> Result<Response, ApiError> {
+    match task_id {
+        Some(task_id) if existing.role == posted.role && existing.parts == posted.parts => {
+            Ok(accepted(&task_id))
+        }
+        _ => Err(ApiError::Conflict(format!(
+            "message {} is already on this thread with other content; \
+             a new message needs a new id",
+            posted.id
+        ))),
+    }
 }
 
 /// Runs the queued runs of one thread, one at a time, until none is left; then writes
@@ -178,14 +209,6 @@ async fn worker(state: AppState, key: String) {
             return;
         }
     }
-}
-
-/// Stores the messages of a post, in order.
-async fn save_messages(state: &AppState, org_id: &str, messages: &[&Message]) -> StoreResult<()> {
-    for message in messages {
-        state.store.upsert_message(org_id, message).await?;
-    }
-    Ok(())
 }
 
 /// Writes the thread's final `status`, unless another server took its runs over (this

@@ -48,11 +48,6 @@ impl RunQueue {
         self.lock().get(key).map_or(0, VecDeque::len)
     }
 
-    /// Whether the thread `key` has a worker (a run running or waiting).
-    pub fn running(&self, key: &str) -> bool {
-        self.lock().contains_key(key)
-    }
-
     /// Appends a run; `true` when the thread had no worker and one must be started.
     pub fn push(&self, key: &str, job: RunJob) -> bool {
         let mut waiting = self.lock();

@@ -8,6 +8,8 @@ use crate::error::ApiError;
 /// A validated run request.
 #[derive(Debug)]
 pub struct RunRequest {
+    /// The client's id of the user message, if it named one.
+    pub user_message_id: Option<String>,
     /// Text of the one non-system (user) message.
     pub user_parts: Vec<Value>,
     /// Text of system messages, added to the instructions of this run.
@@ -52,7 +54,7 @@ pub fn validate(body: &Value, thread_id: &str) -> Result<RunRequest, ApiError> {
         .get("messages")
         .and_then(Value::as_array)
         .ok_or_else(|| bad("messages must be an array"))?;
-    let mut user_parts = None;
+    let mut user = None;
     let mut system_text = Vec::new();
     for (i, message) in messages.iter().enumerate() {
         let what = format!("messages[{i}]");
@@ -68,7 +70,8 @@ pub fn validate(body: &Value, thread_id: &str) -> Result<RunRequest, ApiError> {
                     .filter_map(|p| p["text"].as_str().map(str::to_string)),
             ),
             Some("user") => {
-                if user_parts.replace(parts).is_some() {
+                let id = message_id(message.get("id"), &what)?;
+                if user.replace((id, parts)).is_some() {
                     return Err(bad("messages must hold exactly one non-system message"));
                 }
             }
@@ -78,8 +81,8 @@ pub fn validate(body: &Value, thread_id: &str) -> Result<RunRequest, ApiError> {
             _ => return Err(bad(format!("{what}.role must be user or system"))),
         }
     }
-    let user_parts =
-        user_parts.ok_or_else(|| bad("messages must hold exactly one non-system message"))?;
+    let (user_message_id, user_parts) =
+        user.ok_or_else(|| bad("messages must hold exactly one non-system message"))?;
     let agent = object
         .get("agent")
         .and_then(Value::as_object)
@@ -105,12 +108,29 @@ pub fn validate(body: &Value, thread_id: &str) -> Result<RunRequest, ApiError> {
         ),
     };
     Ok(RunRequest {
+        user_message_id,
         user_parts,
         system_text,
         agent_id,
         tier,
         temperature,
     })
+}
+
+/// Most characters in a client's message id.
+const MAX_MESSAGE_ID_CHARS: usize = 128;
+
+/// Checks a message's `id`, when given: a string of 1 to [`MAX_MESSAGE_ID_CHARS`] characters.
+fn message_id(id: Option<&Value>, what: &str) -> Result<Option<String>, ApiError> {
+    match id {
+        None => Ok(None),
+        Some(Value::String(id)) if (1..=MAX_MESSAGE_ID_CHARS).contains(&id.chars().count()) => {
+            Ok(Some(id.clone()))
+        }
+        Some(_) => Err(bad(format!(
+            "{what}.id must be a string of 1 to {MAX_MESSAGE_ID_CHARS} characters"
+        ))),
+    }
 }
 
 /// Checks `parts`: a non-empty array of `{ type: "text", text }`.
@@ -153,6 +173,12 @@ mod tests {
         let r = validate(&b, "t").unwrap();
         assert_eq!(r.agent_id, "a");
         assert_eq!(r.tier.as_deref(), Some("smart"));
+        assert_eq!(r.user_message_id, None);
+        b["messages"][0]["id"] = json!("m-1");
+        assert_eq!(
+            validate(&b, "t").unwrap().user_message_id.as_deref(),
+            Some("m-1")
+        );
     }
 
     #[test]
@@ -168,6 +194,9 @@ mod tests {
             json!({ "messages": [{ "role": "user", "parts": [{ "type": "text", "text": "a" }] },
                                   { "role": "user", "parts": [{ "type": "text", "text": "b" }] }] }),
             json!({ "messages": [{ "role": "user", "parts": [{ "type": "image", "text": "a" }] }] }),
+            json!({ "messages": [{ "id": 7, "role": "user", "parts": [{ "type": "text", "text": "a" }] }] }),
+            json!({ "messages": [{ "id": "", "role": "user", "parts": [{ "type": "text", "text": "a" }] }] }),
+            json!({ "messages": [{ "id": "x".repeat(129), "role": "user", "parts": [{ "type": "text", "text": "a" }] }] }),
         ];
         for patch in cases {
             let mut b = body();

@@ -13,12 +13,17 @@ fn scripts(backend: Backend) -> &'static [(i64, &'static str)] {
             (2, include_str!("sql/sqlite/002_run_owner.sql")),
             (3, include_str!("sql/sqlite/003_member_oauth_subject.sql")),
             (4, include_str!("sql/sqlite/004_auth_revision.sql")),
+            (5, include_str!("sql/sqlite/005_message_ids_per_thread.sql")),
         ],
         Backend::Postgres => &[
             (1, include_str!("sql/postgres/001_init.sql")),
             (2, include_str!("sql/postgres/002_run_owner.sql")),
             (3, include_str!("sql/postgres/003_member_oauth_subject.sql")),
             (4, include_str!("sql/postgres/004_auth_revision.sql")),
+            (
+                5,
+                include_str!("sql/postgres/005_message_ids_per_thread.sql"),
+            ),
         ],
     }
 }

@@ -24,7 +24,7 @@ pub use audit::AuditEntry;
 pub use auth_revision::{RevisionConnection, SqliteRevision};
 pub use connections::{Connection, ConnectionStatus, DEFAULT_TOOL_TIMEOUT_MS};
 pub use orgs::{Member, Organization};
-pub use threads::{Message, Thread, ThreadStatus};
+pub use threads::{Message, Posted, RunClaim, Thread, ThreadStatus};
 
 /// The place `url` names, for logs and errors: a SQLite path made absolute, a PostgreSQL
 /// URL without its password.

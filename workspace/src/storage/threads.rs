@@ -2,8 +2,9 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use sqlx::any::AnyRow;
-use sqlx::{AssertSqlSafe, Row};
+use sqlx::any::{AnyArguments, AnyRow};
+use sqlx::query::Query;
+use sqlx::{Any, AssertSqlSafe, Row};
 
 use super::{Store, StoreResult};
 
@@ -80,8 +81,36 @@ pub struct Message {
     pub updated_at: i64,
 }
 
+/// The claim on a thread's runs that a post makes ([`Store::post_run`]).
+pub struct RunClaim<'a> {
+    /// The server that will run the post's run.
+    pub owner: &'a str,
+    /// When (epoch ms).
+    pub now: i64,
+    /// The earliest lease end of another server that still counts as live.
+    pub live_after: i64,
+}
+
+/// What became of a run's post ([`Store::post_run`]).
+#[derive(Debug)]
+pub enum Posted {
+    /// The messages are stored and the thread is `in_progress`, its runs the poster's.
+    Accepted,
+    /// Another server whose lease is live runs the thread's runs: nothing was written.
+    Busy,
+    /// The thread already holds a message with the user message's id: nothing was written.
+    Existing {
+        /// That message.
+        message: Box<Message>,
+        /// The task id of the run it belongs to (none for a message stored before task ids
+        /// were kept).
+        task_id: Option<String>,
+    },
+}
+
 const THREAD_COLUMNS: &str =
     "org_id, id, title, virtual_mcp_id, status, created_by, created_at, updated_at";
+const MESSAGE_COLUMNS: &str = "id, thread_id, role, parts, metadata, created_at, updated_at";
 
 fn thread_from(row: &AnyRow) -> StoreResult<Thread> {
     let status: String = row.try_get("status")?;
@@ -118,6 +147,33 @@ fn message_from(row: &AnyRow) -> StoreResult<Message> {
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
     })
+}
+
+/// An insert of `m` into the organization's transcripts, with the `task_id` of its run; when
+/// its thread already holds a message with its id, it does `on_conflict` (`$5` is the parts,
+/// `$6` the metadata, `$9` the update time), or fails without one.
+fn insert_message<'q>(
+    org_id: &'q str,
+    m: &'q Message,
+    task_id: Option<&'q str>,
+    on_conflict: Option<&str>,
+) -> Query<'q, Any, AnyArguments> {
+    let on_conflict = on_conflict
+        .map(|action| format!(" ON CONFLICT (org_id, thread_id, id) {action}"))
+        .unwrap_or_default();
+    sqlx::query(AssertSqlSafe(format!(
+        "INSERT INTO messages (id, org_id, thread_id, role, parts, metadata, task_id, \
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9){on_conflict}"
+    )))
+    .bind(&m.id)
+    .bind(org_id)
+    .bind(&m.thread_id)
+    .bind(&m.role)
+    .bind(m.parts.to_string())
+    .bind(m.metadata.as_ref().map(Value::to_string))
+    .bind(task_id)
+    .bind(m.created_at)
+    .bind(m.updated_at)
 }
 
 impl Store {
@@ -222,18 +278,43 @@ impl Store {
         Ok(changed > 0)
     }
 
-    /// Marks a thread `in_progress` at `now` (epoch ms), its runs owned by the server
-    /// `owner`, unless another server whose lease lasts until `live_after` or later runs
-    /// it: then nothing is written and `false` is returned.
-    pub async fn claim_thread_runs(
+    /// Stores the post of a run in one transaction, all or nothing: the `user` message and the
+    /// run's (empty) `assistant` message, both with the run's `task_id`, and the thread of
+    /// `user` marked `in_progress` at `claim.now`, its runs owned by the server `claim.owner`.
+    /// Nothing is written when the thread already holds a message with the id of `user`
+    /// ([`Posted::Existing`]: a post of one id is stored once, however many arrive at once,
+    /// on however many servers), or when another server whose lease lasts until
+    /// `claim.live_after` or later runs its runs ([`Posted::Busy`]).
+    pub async fn post_run(
         &self,
         org_id: &str,
-        id: &str,
-        owner: &str,
-        now: i64,
-        live_after: i64,
-    ) -> StoreResult<bool> {
-        let changed = sqlx::query(
+        claim: &RunClaim<'_>,
+        user: &Message,
+        task_id: &str,
+        assistant: &Message,
+    ) -> StoreResult<Posted> {
+        let mut tx = self.pool.begin().await?;
+        let inserted = insert_message(org_id, user, Some(task_id), Some("DO NOTHING"))
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        if inserted == 0 {
+            let row = sqlx::query(AssertSqlSafe(format!(
+                "SELECT {MESSAGE_COLUMNS}, task_id FROM messages \
+                 WHERE org_id = $1 AND thread_id = $2 AND id = $3"
+            )))
+            .bind(org_id)
+            .bind(&user.thread_id)
+            .bind(&user.id)
+            .fetch_one(&mut *tx)
+            .await?;
+            tx.rollback().await?;
+            return Ok(Posted::Existing {
+                message: Box::new(message_from(&row)?),
+                task_id: row.try_get("task_id")?,
+            });
+        }
+        let claimed = sqlx::query(
             "UPDATE threads SET status = 'in_progress', run_owner = $3, updated_at = $4 \
              WHERE org_id = $1 AND id = $2 AND (status <> 'in_progress' \
              OR run_owner IS NULL OR run_owner = $3 OR NOT EXISTS \
@@ -241,14 +322,22 @@ impl Store {
               AND s.lease_until >= $5))",
         )
         .bind(org_id)
-        .bind(id)
-        .bind(owner)
-        .bind(now)
-        .bind(live_after)
-        .execute(&self.pool)
+        .bind(&user.thread_id)
+        .bind(claim.owner)
+        .bind(claim.now)
+        .bind(claim.live_after)
+        .execute(&mut *tx)
         .await?
         .rows_affected();
-        Ok(changed > 0)
+        if claimed == 0 {
+            tx.rollback().await?;
+            return Ok(Posted::Busy);
+        }
+        insert_message(org_id, assistant, Some(task_id), None)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Posted::Accepted)
     }
 
     /// Renews the lease of the server `id` until `until` (epoch ms).
@@ -319,21 +408,10 @@ impl Store {
 
     /// Inserts or replaces a message of a thread (assistant messages grow step by step).
     pub async fn upsert_message(&self, org_id: &str, m: &Message) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO messages (id, org_id, thread_id, role, parts, metadata, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-             ON CONFLICT (id) DO UPDATE SET parts = $5, metadata = $6, updated_at = $8",
-        )
-        .bind(&m.id)
-        .bind(org_id)
-        .bind(&m.thread_id)
-        .bind(&m.role)
-        .bind(m.parts.to_string())
-        .bind(m.metadata.as_ref().map(Value::to_string))
-        .bind(m.created_at)
-        .bind(m.updated_at)
-        .execute(&self.pool)
-        .await?;
+        let update = "DO UPDATE SET parts = $5, metadata = $6, updated_at = $9";
+        insert_message(org_id, m, None, Some(update))
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
@@ -352,10 +430,10 @@ impl Store {
                 .fetch_one(&self.pool)
                 .await?
                 .try_get(0)?;
-        let items = sqlx::query(
-            "SELECT id, thread_id, role, parts, metadata, created_at, updated_at FROM messages \
-             WHERE org_id = $1 AND thread_id = $2 ORDER BY seq LIMIT $3 OFFSET $4",
-        )
+        let items = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages \
+             WHERE org_id = $1 AND thread_id = $2 ORDER BY seq LIMIT $3 OFFSET $4"
+        )))
         .bind(org_id)
         .bind(thread_id)
         .bind(limit)

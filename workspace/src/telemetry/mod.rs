@@ -4,7 +4,7 @@
 mod audit;
 mod export;
 
-pub use audit::AuditSink;
+pub use audit::{AuditLimits, AuditSink, AuditSlot, AuditUnavailable};
 pub use export::{TelemetryGuard, init_otlp};
 
 use std::time::Duration;

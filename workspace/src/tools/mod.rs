@@ -74,7 +74,8 @@ pub struct ToolCtx<'a> {
 }
 
 /// Runs tool `name`: 404 for an unknown tool, 403 without the `self` permission, then
-/// the tool's own validation (400), lookups (404) and conflicts (409). Audited.
+/// the tool's own validation (400), lookups (404) and conflicts (409). Audited: 503 without
+/// running when the audit queue has no room for its row within its wait.
 pub async fn execute(
     state: &AppState,
     principal: &Principal,
@@ -85,10 +86,15 @@ pub async fn execute(
     let tool = find(name).ok_or_else(|| ApiError::NotFound(format!("Unknown tool: {name}")))?;
     principal.require(SELF_RESOURCE, tool.name)?;
     crate::http::reject_nul(&input)?;
+    let slot = state
+        .audit
+        .reserve()
+        .await
+        .map_err(|refused| ApiError::Unavailable(refused.to_string()))?;
     let started = Instant::now();
     let ctx = ToolCtx { state, principal };
     let result = dispatch(&ctx, tool.name, input).await;
-    state.audit.record(AuditEntry {
+    slot.record(AuditEntry {
         org_id: principal.org.id.clone(),
         at: now_ms(),
         actor: principal.actor(),

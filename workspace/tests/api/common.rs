@@ -362,3 +362,69 @@ pub async fn wait_settled(api: &Api, key: &str, thread: &str) -> String {
     }
     panic!("thread {thread} never settled");
 }
+
+/// POSTs 2 MiB of JSON whitespace to `path` over a raw connection, with its `Content-Length`
+/// or chunked, while reading the answer: the server answers once it has read 1 MiB and closes
+/// the connection, so the rest may not be writable (an HTTP client would report that failed
+/// write instead of the answer). The answer's status, `Content-Type` and body.
+pub async fn post_over_limit(api: &Api, path: &str, chunked: bool) -> (u16, String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const CHUNK: usize = 64 * 1024;
+    const CHUNKS: usize = 32;
+    let socket = tokio::net::TcpStream::connect(api.base.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    let (mut reader, mut writer) = socket.into_split();
+    let framing = if chunked {
+        "Transfer-Encoding: chunked".to_string()
+    } else {
+        format!("Content-Length: {}", CHUNK * CHUNKS)
+    };
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         {framing}\r\n\r\n",
+        api.owner
+    );
+    let write = async move {
+        let mut chunk = vec![b' '; CHUNK];
+        if chunked {
+            chunk = [format!("{CHUNK:x}\r\n").as_bytes(), &chunk, b"\r\n"].concat();
+        }
+        writer.write_all(head.as_bytes()).await?;
+        for _ in 0..CHUNKS {
+            writer.write_all(&chunk).await?;
+        }
+        if chunked {
+            writer.write_all(b"0\r\n\r\n").await?;
+        }
+        Ok::<_, std::io::Error>(writer)
+    };
+    let read = async {
+        let mut seen = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while let Ok(n @ 1..) = reader.read(&mut buffer).await {
+            seen.extend_from_slice(&buffer[..n]);
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    };
+    let (_, answer) =
+        tokio::time::timeout(Duration::from_secs(10), async { tokio::join!(write, read) })
+            .await
+            .expect("answered and closed within 10 s");
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let content_type = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-type: ")
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    (status, content_type, body.to_string())
+}

@@ -4,7 +4,7 @@
 //! unknown route). MCP endpoints answer JSON-RPC errors, a body over the limit included.
 //! Transport and routing only, so on SQLite alone.
 
-use crate::common::{Api, Backend};
+use crate::common::{Api, Backend, post_over_limit};
 use serde_json::{Value, json};
 
 /// The status and `error.code` of an answer, checking the body's shape on the way.
@@ -30,7 +30,6 @@ async fn refusal(response: reqwest::Response) -> (u16, String) {
 async fn rest_errors_share_one_body() {
     let api = Api::start(Backend::Sqlite).await;
     let tools = |tool: &str| format!("{}/api/acme/tools/{tool}", api.base);
-    let fresh = reqwest::Client::new;
 
     let no_key = api.client.post(tools("COLLECTION_THREADS_LIST"));
     let answer = no_key.json(&json!({})).send().await.unwrap();
@@ -57,14 +56,6 @@ async fn rest_errors_share_one_body() {
         (404, "NOT_FOUND".into())
     );
 
-    let huge = format!("{{\"id\":\"{}\"}}", "x".repeat(2 * 1024 * 1024));
-    let too_large = fresh().post(tools("COLLECTION_THREADS_GET"));
-    let answer = too_large.bearer_auth(&api.owner).body(huge).send();
-    assert_eq!(
-        refusal(answer.await.unwrap()).await,
-        (413, "BODY_TOO_LARGE".into())
-    );
-
     let wrong_method = api.client.get(tools("COLLECTION_THREADS_LIST"));
     let answer = wrong_method.bearer_auth(&api.owner).send().await.unwrap();
     assert_eq!(refusal(answer).await, (405, "METHOD_NOT_ALLOWED".into()));
@@ -77,24 +68,34 @@ async fn rest_errors_share_one_body() {
     let answer = not_utf8.bearer_auth(&api.owner).send().await.unwrap();
     assert_eq!(refusal(answer).await, (404, "NOT_FOUND".into()));
 
-    let huge = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"x\":\"{}\"}}",
-        "x".repeat(2 << 20)
-    );
-    let rpc = fresh().post(format!("{}/api/acme/mcp/self", api.base));
-    let answer = rpc
-        .bearer_auth(&api.owner)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(huge)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), 413);
-    let body: Value = answer.json().await.unwrap();
-    assert_eq!(
-        (body["jsonrpc"].as_str(), body["error"]["code"].as_i64()),
-        (Some("2.0"), Some(-32600)),
-        "{body}"
-    );
+    // Bodies over the limit: `bodies_over_the_limit_are_refused_in_json`.
+}
+
+/// A body over the 1 MiB limit, declared by `Content-Length` or streamed chunked past it, is
+/// refused 413 in JSON on the `/tools`, `/mcp/self` and `/pilot` routes: the one error body on
+/// the REST routes, a JSON-RPC error on the MCP one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_over_the_limit_are_refused_in_json() {
+    let api = Api::start(Backend::Sqlite).await;
+    let routes = [
+        "/api/acme/tools/COLLECTION_THREADS_LIST",
+        "/api/acme/mcp/self",
+        "/api/acme/pilot/threads/th-1/messages",
+    ];
+    for path in routes {
+        for chunked in [false, true] {
+            let (status, content_type, body) = post_over_limit(&api, path, chunked).await;
+            let what = format!("{path} (chunked: {chunked}): {content_type} {body}");
+            assert_eq!(status, 413, "{what}");
+            assert!(content_type.starts_with("application/json"), "{what}");
+            let body: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("{what}"));
+            if path.ends_with("/mcp/self") {
+                assert_eq!(body["jsonrpc"], "2.0", "{what}");
+                assert_eq!(body["error"]["code"], -32600, "{what}");
+            } else {
+                assert_eq!(body["error"]["code"], "BODY_TOO_LARGE", "{what}");
+                assert!(body["error"]["message"].is_string(), "{what}");
+            }
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! Black-box HTTP tests of the workspace API with loopback test doubles (an MCP server,
 //! plain and HTTPS, and an OpenAI-compatible provider), against SQLite and PostgreSQL.
 
+mod audit;
 mod bounds;
 mod collections;
 mod common;

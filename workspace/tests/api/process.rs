@@ -545,6 +545,63 @@ async fn sigterm_exit_is_bounded_when_the_database_hangs() {
     sqlx::raw_sql("ROLLBACK").execute(&mut lock).await.unwrap();
 }
 
+/// The audit queue's variables: with room for 2 rows, each stall of the audit writer (another
+/// connection holds SQLite's write lock for 1 s while 20 calls arrive) is one incident,
+/// logged once as it starts and once as it ends, however many calls waited; every call waits
+/// (up to `PLATFORM_AUDIT_QUEUE_WAIT_MS`) and answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_queue_pressure_is_logged_once_per_incident() {
+    use sqlx::Connection;
+    let db = database(Backend::Sqlite).await;
+    let owner = String::from_utf8(init(&db, "acme").stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let env = [
+        ("PLATFORM_AUDIT_QUEUE_ROWS", "2".to_string()),
+        ("PLATFORM_AUDIT_QUEUE_WAIT_MS", "10000".to_string()),
+    ];
+    let server = serve(&db, &env).await;
+    let log = || std::fs::read_to_string(&server.stderr).unwrap();
+    for incident in 1..=2 {
+        let mut lock = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+        sqlx::raw_sql("BEGIN EXCLUSIVE")
+            .execute(&mut lock)
+            .await
+            .unwrap();
+        let calls = (0..20).map(|n| {
+            let (base, owner) = (&server.base, &owner);
+            async move {
+                tokio::time::sleep(Duration::from_millis(20 * n)).await;
+                tool(base, owner, "COLLECTION_THREADS_LIST", json!({}))
+                    .await
+                    .0
+            }
+        });
+        let unlock = async {
+            tokio::time::sleep(Duration::from_millis(1000)).await;
+            sqlx::raw_sql("ROLLBACK").execute(&mut lock).await.unwrap();
+        };
+        let (statuses, ()) = tokio::join!(futures_util::future::join_all(calls), unlock);
+        assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+        // The incident's end is logged once the writer has caught up.
+        for _ in 0..100 {
+            if log().matches("audit queue has room again").count() == incident {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let log = log();
+        assert_eq!(log.matches("audit queue full").count(), incident, "{log}");
+        assert_eq!(
+            log.matches("audit queue has room again").count(),
+            incident,
+            "{log}"
+        );
+    }
+    assert!(!log().contains("dropped"));
+}
+
 /// The database's absolute location is logged at start, a database that cannot be opened is
 /// named in the error, and a storage failure while serving is logged with the database's
 /// location while the client gets only "internal error".

@@ -23,7 +23,8 @@ both_backends!(
     a_starting_server_leaves_live_runs_alone,
     a_thread_running_on_another_server_is_busy,
     a_run_taken_over_keeps_the_status_set_by_the_taker,
-    lease_renewal_keeps_a_long_run_alive
+    lease_renewal_keeps_a_long_run_alive,
+    a_reposted_message_id_is_answered_once
 );
 
 pub(crate) fn user(text: &str) -> Value {
@@ -721,5 +722,98 @@ async fn lease_renewal_keeps_a_long_run_alive(backend: Backend) {
     assert_eq!(
         wait_settled(&watcher, &watcher.owner, thread).await,
         "completed"
+    );
+}
+
+/// A user message with the client's id `id` and `text`.
+fn user_with_id(id: &str, text: &str) -> Value {
+    let mut message = user(text);
+    message["id"] = json!(id);
+    message
+}
+
+/// The client's message id is kept, and a post is idempotent on it within a thread: posted
+/// again (one after another, or many at once on two servers) it is answered with the first
+/// post's 202 and `taskId`, with no second run and no second transcript row; with other
+/// content it is 409. Ids are per thread: another thread takes the same id for its own run.
+async fn a_reposted_message_id_is_answered_once(backend: Backend) {
+    let s = setup(backend).await;
+    let (api, agent, thread) = (&s.api, &s.agent, &s.thread);
+    let body = |id: &str, text: &str| json!({ "messages": [user_with_id(id, text)], "agent": { "id": agent } });
+    let (status, first) = post(api, &api.owner, thread, body("m-1", "hi")).await;
+    assert_eq!(status, 202, "{first}");
+    assert_eq!(wait_settled(api, &api.owner, thread).await, "completed");
+    let (status, again) = post(api, &api.owner, thread, body("m-1", "hi")).await;
+    assert_eq!((status, &again), (202, &first), "the first post's answer");
+    let (status, refused) = post(api, &api.owner, thread, body("m-1", "bye")).await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["error"]["code"], "CONFLICT", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("m-1"),
+        "{refused}"
+    );
+    assert_eq!(wait_settled(api, &api.owner, thread).await, "completed");
+    let items = transcript(api, thread).await;
+    let ids: Vec<&str> = items.iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids.len(),
+        2,
+        "one user and one assistant message: {items:?}"
+    );
+    assert_eq!(ids[0], "m-1", "the client's id, as sent");
+    assert_eq!(text_of(&items[0]), "hi");
+    assert_eq!(items[1]["metadata"]["taskId"], first["taskId"]);
+    assert_eq!(s.llm.provider.requests.lock().unwrap().len(), 1, "one run");
+
+    // Many posts of one new id at once, on two servers: one run, one answer.
+    let second = api.another_server(|_| {}).await;
+    let posts = (0..8).map(|i| {
+        let server = if i % 2 == 0 { api } else { &second };
+        post(server, &server.owner, thread, body("m-2", "hold on"))
+    });
+    let answers = futures_util::future::join_all(posts).await;
+    provider_requests(&s.llm, 2).await;
+    s.llm.provider.release.notify_one();
+    assert_eq!(wait_settled(api, &api.owner, thread).await, "completed");
+    for (status, answer) in &answers {
+        assert_eq!((*status, answer), (202, &answers[0].1), "{answers:?}");
+    }
+    assert_ne!(answers[0].1, first);
+    let items = transcript(api, thread).await;
+    let ids: Vec<&str> = items.iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 4, "{items:?}");
+    assert_eq!(ids[2], "m-2");
+    assert_eq!(items[3]["metadata"]["taskId"], answers[0].1["taskId"]);
+    assert_eq!(
+        s.llm.provider.requests.lock().unwrap().len(),
+        2,
+        "one run more"
+    );
+
+    // Another thread of the agent takes the id "m-1" for a run of its own.
+    let other = api
+        .ok(
+            &api.owner,
+            "COLLECTION_THREADS_CREATE",
+            json!({ "data": { "title": "t2", "virtual_mcp_id": agent, "id": "th-2" } }),
+        )
+        .await["item"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, elsewhere) = post(api, &api.owner, &other, body("m-1", "hi")).await;
+    assert_eq!(status, 202, "{elsewhere}");
+    assert_ne!(elsewhere, first);
+    assert_eq!(wait_settled(api, &api.owner, &other).await, "completed");
+    let items = transcript(api, &other).await;
+    assert_eq!(items[0]["id"], "m-1");
+    assert_eq!(items.len(), 2);
+    assert_eq!(
+        transcript(api, thread).await.len(),
+        4,
+        "the first thread is untouched"
     );
 }
