@@ -62,25 +62,25 @@ fn mcp_endpoints(state: &AppState) -> Router<AppState> {
     Router::new()
         .route(
             "/api/{org}/mcp/self",
-            post(mcp::self_mcp)
-                .get(mcp::method_not_allowed)
-                .delete(mcp::method_not_allowed),
+            post(mcp::self_mcp).fallback(mcp::method_not_allowed),
         )
         .route(
             "/api/{org}/mcp/gateway/{virtual_mcp_id}",
-            post(mcp::gateway)
-                .get(mcp::method_not_allowed)
-                .delete(mcp::method_not_allowed),
+            post(mcp::gateway).fallback(mcp::method_not_allowed),
         )
         .route(
             "/api/{org}/mcp/{connection_id}",
-            post(mcp::proxy).get(mcp::listen).delete(mcp::end_session),
+            post(mcp::proxy)
+                .get(mcp::listen)
+                .delete(mcp::end_session)
+                .fallback(mcp::session_method_not_allowed),
         )
         .route(
             "/mcp/{connection_id}",
             post(mcp::legacy_proxy)
                 .get(mcp::legacy_listen)
                 .delete(mcp::legacy_end_session)
+                .fallback(mcp::session_method_not_allowed)
                 .layer(middleware::from_fn_with_state(
                     state.clone(),
                     mcp::legacy_deprecation,

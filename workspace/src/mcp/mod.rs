@@ -38,5 +38,5 @@ pub use server_requests::RequestBounds;
 pub use sessions::{SessionLimits, Sessions};
 pub use target::target_for;
 pub use tool_cache::ToolCache;
-pub use transport::method_not_allowed;
+pub use transport::{method_not_allowed, session_method_not_allowed};
 pub use upstream::{Upstream, UpstreamError};

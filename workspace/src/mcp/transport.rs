@@ -63,17 +63,27 @@ pub fn unauthorized(id: Value, resource: &str, refusal: Option<&str>) -> Respons
     response
 }
 
-/// 405 for GET/DELETE on a stateless MCP endpoint.
+/// 405 for any method but POST on a stateless MCP endpoint.
 pub async fn method_not_allowed() -> Response {
-    let mut response = rpc_error(
-        StatusCode::METHOD_NOT_ALLOWED,
-        Value::Null,
-        jsonrpc::INVALID_REQUEST,
+    refuse_method(
+        "POST",
         "Method not allowed: this endpoint accepts POST only",
-    );
+    )
+}
+
+/// 405 for a method other than POST, GET and DELETE on a session endpoint (the proxy).
+pub async fn session_method_not_allowed() -> Response {
+    let message = "Method not allowed: this endpoint accepts POST, GET and DELETE";
+    refuse_method("GET, POST, DELETE", message)
+}
+
+/// 405 as a JSON-RPC error, naming the methods allowed.
+fn refuse_method(allow: &'static str, message: &str) -> Response {
+    let status = StatusCode::METHOD_NOT_ALLOWED;
+    let mut response = rpc_error(status, Value::Null, jsonrpc::INVALID_REQUEST, message);
     response
         .headers_mut()
-        .insert(ALLOW, HeaderValue::from_static("POST"));
+        .insert(ALLOW, HeaderValue::from_static(allow));
     response
 }
 

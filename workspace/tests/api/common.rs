@@ -371,9 +371,8 @@ pub async fn post_over_limit(api: &Api, path: &str, chunked: bool) -> (u16, Stri
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const CHUNK: usize = 64 * 1024;
     const CHUNKS: usize = 32;
-    let socket = tokio::net::TcpStream::connect(api.base.trim_start_matches("http://"))
-        .await
-        .unwrap();
+    let host = api.base.trim_start_matches("http://");
+    let socket = tokio::net::TcpStream::connect(host).await.unwrap();
     let (mut reader, mut writer) = socket.into_split();
     let framing = if chunked {
         "Transfer-Encoding: chunked".to_string()
@@ -381,7 +380,7 @@ pub async fn post_over_limit(api: &Api, path: &str, chunked: bool) -> (u16, Stri
         format!("Content-Length: {}", CHUNK * CHUNKS)
     };
     let head = format!(
-        "POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {}\r\n\
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nAuthorization: Bearer {}\r\n\
          Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
          {framing}\r\n\r\n",
         api.owner

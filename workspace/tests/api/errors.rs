@@ -99,3 +99,30 @@ async fn bodies_over_the_limit_are_refused_in_json() {
         }
     }
 }
+
+/// Any other method on an MCP endpoint is 405 with a JSON-RPC error and the methods it takes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_methods_on_mcp_endpoints_are_refused_in_json() {
+    let api = Api::start(Backend::Sqlite).await;
+    let cases = [
+        ("/api/acme/mcp/self", "POST"),
+        ("/api/acme/mcp/gateway/some-agent", "POST"),
+        ("/api/acme/mcp/some-connection", "GET, POST, DELETE"),
+        ("/mcp/some-connection", "GET, POST, DELETE"),
+    ];
+    for (path, allow) in cases {
+        for method in [reqwest::Method::PUT, reqwest::Method::PATCH] {
+            let answer = api
+                .client
+                .request(method.clone(), format!("{}{path}", api.base))
+                .bearer_auth(&api.owner)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(answer.status(), 405, "{method} {path}");
+            assert_eq!(answer.headers()["allow"], allow, "{method} {path}");
+            let body: Value = answer.json().await.unwrap();
+            assert_eq!(body["error"]["code"], -32600, "{method} {path}: {body}");
+        }
+    }
+}
