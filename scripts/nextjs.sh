@@ -19,7 +19,6 @@ PLAYWRIGHT_DIR=target/playwright
 # machine's Node.
 NEXT15_VERSION=15.5.29
 NODE24_VERSION=24.21.0
-NODE24_DIR=target/node24
 SITEFILE_NEXT_BUILDS=${SITEFILE_NEXT_BUILDS:-turbopack webpack next15}
 for build in $SITEFILE_NEXT_BUILDS; do
   case $build in
@@ -45,11 +44,9 @@ if [ ! -d node_modules/@napi-rs/cli ]; then npm install --no-audit --no-fund --l
 npx napi build --platform --manifest-path node/Cargo.toml --output-dir node --package-json-path package.json
 npx tsc -p tsconfig.json
 
-node24="$root/$NODE24_DIR/node_modules/node/bin/node"
-if [ ! -x "$node24" ] || [ "$("$node24" --version)" != "v$NODE24_VERSION" ]; then
-  npm install --prefix "$NODE24_DIR" --no-save --no-audit --no-fund --loglevel=error \
-    "node@$NODE24_VERSION"
-fi
+# shellcheck source=scripts/npm.sh
+source scripts/npm.sh
+node24=$(node_of "$NODE24_VERSION")
 
 cd examples/nextjs
 # `npm ci` refuses lockfiles written here (toolchain notes); `npm install` keeps this one as is.

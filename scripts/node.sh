@@ -6,15 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 NODE24_VERSION=24.21.0
-NODE24_DIR=target/node24
 
-# `npm ci` refuses the lockfile here (it lacks non-Linux optional packages the registry does not
-# serve); `npm install` respects it and leaves it unchanged.
-npm install --no-audit --no-fund --loglevel=error
-git diff --exit-code -- package-lock.json || {
-  echo "npm install changed package-lock.json: commit it" >&2
-  exit 1
-}
+# shellcheck source=scripts/npm.sh
+source scripts/npm.sh
+npm_install_locked .
 
 npx napi build --platform --manifest-path node/Cargo.toml --output-dir node \
   --package-json-path package.json
@@ -32,10 +27,6 @@ cargo build -p sitefile-server --bin sitefile --locked
 echo "node --test on $(node --version)"
 node --test tests/node/*.test.js
 
-node24="$NODE24_DIR/node_modules/node/bin/node"
-if [ ! -x "$node24" ] || [ "$("$node24" --version)" != "v$NODE24_VERSION" ]; then
-  npm install --prefix "$NODE24_DIR" --no-save --no-audit --no-fund --loglevel=error \
-    "node@$NODE24_VERSION"
-fi
+node24=$(node_of "$NODE24_VERSION")
 echo "node --test on $("$node24" --version)"
 "$node24" --test tests/node/*.test.js

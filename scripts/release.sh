@@ -56,11 +56,9 @@ need curl curl
 if [ ! -d node_modules/@napi-rs/cli ] || [ ! -d node_modules/emnapi ]; then
   npm install --no-audit --no-fund --loglevel=error
 fi
-node24_dir=$root/target/node24
-node24=$node24_dir/node_modules/node/bin/node
-if [ ! -x "$node24" ] || [ "$("$node24" --version)" != "v$NODE24_VERSION" ]; then
-  npm install --prefix "$node24_dir" --no-save --no-audit --no-fund --loglevel=error "node@$NODE24_VERSION"
-fi
+# shellcheck source=scripts/npm.sh
+source scripts/npm.sh
+node24=$(node_of "$NODE24_VERSION")
 playwright=$root/target/playwright/node_modules/playwright-core
 if [ "$(node -p "try{require('$playwright/package.json').version}catch{''}")" != "$PLAYWRIGHT_VERSION" ]; then
   npm install --prefix target/playwright --no-save --no-audit --no-fund --loglevel=error \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: every crate's tests, conformance cases, the corpus test and the npm
 # package's build and `node --test` suites (scripts/node.sh), the workspace API under the real MCP
-# SDK client (scripts/workspace-clients.sh), the C ABI (scripts/ffi.sh) and the Next.js app
+# SDK clients (scripts/workspace-clients.sh) and the official MCP conformance suite
+# (scripts/mcp-conformance.sh), the C ABI (scripts/ffi.sh) and the Next.js app
 # (scripts/nextjs.sh), then the npm release built and rehearsed on a throwaway registry
 # (scripts/release.sh).
 # Starts whatever services the tests need (see scripts/services.sh) and stops them afterwards.
@@ -31,6 +32,7 @@ else
 fi
 step "node" bash ./scripts/node.sh
 step "workspace-clients" bash ./scripts/workspace-clients.sh
+step "mcp-conformance" bash ./scripts/mcp-conformance.sh
 step "c" bash ./scripts/ffi.sh
 step "nextjs" bash ./scripts/nextjs.sh
 step "release" bash ./scripts/release.sh

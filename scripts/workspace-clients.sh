@@ -7,13 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# `npm install` respects the lockfile and leaves it unchanged (`npm ci` refuses lockfiles
-# written here: see scripts/node.sh).
-npm install --prefix tests/workspace-clients --no-audit --no-fund --loglevel=error
-git diff --exit-code -- tests/workspace-clients/package-lock.json || {
-  echo "npm install changed tests/workspace-clients/package-lock.json: commit it" >&2
-  exit 1
-}
+# shellcheck source=scripts/npm.sh
+source scripts/npm.sh
+npm_install_locked tests/workspace-clients
 
 # --workspace: the features of the test build, so its artifacts are reused.
 cargo build --workspace --locked --bin sitefile-workspace

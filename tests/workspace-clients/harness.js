@@ -1,8 +1,8 @@
-// Starts what the client tests drive: `@modelcontextprotocol/server-everything` in its
-// streamable HTTP mode as the upstream, and the workspace server (`sitefile-workspace
-// serve`, the binary named by SITEFILE_WORKSPACE_BIN) on a fresh SQLite database, with an
-// organization, a connection to the upstream and API keys. Readiness is each process's own
-// "listening" line, never a delay.
+// Starts what the client tests drive: an upstream MCP server (by default
+// `@modelcontextprotocol/server-everything` in its streamable HTTP mode) and the workspace
+// server (`sitefile-workspace serve`, the binary named by SITEFILE_WORKSPACE_BIN) on a fresh
+// SQLite database, with an organization, a connection to the upstream and API keys.
+// Readiness is each process's own "listening" line, never a delay.
 
 import { spawn, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,8 +18,23 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 
 const ORG = 'clients';
 
+/**
+ * An upstream the harness can start: `node <script> ...args` with PORT in its environment,
+ * ready once it prints "listening on port", serving MCP at `path`; the workspace's connection
+ * to it is titled `title`.
+ */
+export const EVERYTHING = {
+  name: 'server-everything',
+  title: 'everything',
+  script: () => createRequire(import.meta.url)
+    .resolve('@modelcontextprotocol/server-everything/package.json')
+    .replace(/package\.json$/, 'dist/index.js'),
+  args: ['streamableHttp'],
+  path: '/mcp',
+};
+
 /** A free loopback port (the OS picks one; it is released before use). */
-async function freePort() {
+export async function freePort() {
   const server = createServer();
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
@@ -27,14 +42,22 @@ async function freePort() {
   return port;
 }
 
-/** Spawns `command` and resolves once a line of its output matches `ready`. */
-function startProcess(name, command, args, env, ready) {
+/**
+ * Spawns `command` and resolves once a line of its output matches `ready`; all of its output
+ * also goes to `log` (a writable stream), when given.
+ */
+export function startProcess(name, command, args, env, ready, log) {
   const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const started = new Promise((resolve, reject) => {
     const watch = (chunk) => {
+      log?.write(chunk);
+      if (output === null) return;
       output += chunk;
-      if (ready.test(output)) resolve(child);
+      if (ready.test(output)) {
+        output = null;
+        resolve(child);
+      }
     };
     child.stdout.on('data', watch);
     child.stderr.on('data', watch);
@@ -44,7 +67,7 @@ function startProcess(name, command, args, env, ready) {
 }
 
 /** Stops a child process and waits for its exit. */
-async function stopProcess(child) {
+export async function stopProcess(child) {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
@@ -52,13 +75,14 @@ async function stopProcess(child) {
 }
 
 /**
- * Starts the upstream and the workspace server (accepting the access tokens of
- * `oauthIssuer`, the organization's owner signing in as `oauthSubject`, when given; `env`
- * adds to the server's environment). Resolves to `{ base, org, proxyUrl, upstreamUrl,
- * connectionId, ownerKey, tool(name, input), newKey(name), initOrg(slug, subject),
- * restart(), stop() }`.
+ * Starts the upstream (`upstream`, shaped like EVERYTHING) and the workspace server
+ * (accepting the access tokens of `oauthIssuer`, the organization's owner signing in as
+ * `oauthSubject`, when given; `env` adds to the server's environment; `logs`, when given, is
+ * `{ upstream, workspace }`: writable streams for each process's output). Resolves to `{
+ * base, org, proxyUrl, upstreamUrl, connectionId, ownerKey, tool(name, input), newKey(name),
+ * initOrg(slug, subject), restart(), stop() }`.
  */
-export async function start({ oauthIssuer, oauthSubject, env: extraEnv } = {}) {
+export async function start({ oauthIssuer, oauthSubject, env: extraEnv, upstream = EVERYTHING, logs } = {}) {
   const bin = process.env.SITEFILE_WORKSPACE_BIN;
   if (!bin) throw new Error('SITEFILE_WORKSPACE_BIN must name the sitefile-workspace binary (scripts/workspace-clients.sh sets it)');
   const dir = await mkdtemp(join(tmpdir(), 'workspace-clients-'));
@@ -68,11 +92,10 @@ export async function start({ oauthIssuer, oauthSubject, env: extraEnv } = {}) {
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const require = createRequire(import.meta.url);
-    const everything = require.resolve('@modelcontextprotocol/server-everything/package.json').replace(/package\.json$/, 'dist/index.js');
+    const script = typeof upstream.script === 'function' ? upstream.script() : upstream.script;
     const upstreamPort = await freePort();
-    children.push(await startProcess('server-everything', process.execPath, [everything, 'streamableHttp'], { PORT: String(upstreamPort) }, /listening on port/));
-    const upstreamUrl = `http://127.0.0.1:${upstreamPort}/mcp`;
+    children.push(await startProcess(upstream.name, process.execPath, [script, ...upstream.args], { PORT: String(upstreamPort) }, /listening on port/, logs?.upstream));
+    const upstreamUrl = `http://127.0.0.1:${upstreamPort}${upstream.path}`;
 
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
@@ -90,7 +113,7 @@ export async function start({ oauthIssuer, oauthSubject, env: extraEnv } = {}) {
       return stdout.trim();
     };
     const ownerKey = await initOrg(ORG, oauthSubject);
-    const serve = () => startProcess('sitefile-workspace', bin, ['serve', '--listen', `127.0.0.1:${port}`], env, /workspace API listening/);
+    const serve = () => startProcess('sitefile-workspace', bin, ['serve', '--listen', `127.0.0.1:${port}`], env, /workspace API listening/, logs?.workspace);
     let server = await serve();
     children.push(server);
 
@@ -105,7 +128,7 @@ export async function start({ oauthIssuer, oauthSubject, env: extraEnv } = {}) {
       return body;
     };
     const { item } = await tool('COLLECTION_CONNECTIONS_CREATE', {
-      data: { title: 'everything', connection_url: upstreamUrl },
+      data: { title: upstream.title, connection_url: upstreamUrl },
     });
     return {
       base,
