@@ -37,6 +37,14 @@ fn init(db: &Db, org: &str) -> std::process::Output {
         .unwrap()
 }
 
+/// `init --org acme`, returning the owner key it printed.
+fn init_owner(db: &Db) -> String {
+    String::from_utf8(init(db, "acme").stdout)
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
 struct Server {
     child: Child,
     base: String,
@@ -319,10 +327,7 @@ async fn kill_9_restart_keeps_committed_data(backend: Backend) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interrupted_run_ends_its_stream() {
     let db = database(Backend::Postgres).await;
-    let owner = String::from_utf8(init(&db, "acme").stdout)
-        .unwrap()
-        .trim()
-        .to_string();
+    let owner = init_owner(&db);
     let llm = llm_double::start().await;
     let redis = std::env::var("SITEFILE_TEST_REDIS_URL").expect(
         "SITEFILE_TEST_REDIS_URL is not set: Redis tests need a server. \
@@ -407,10 +412,7 @@ async fn interrupted_run_ends_its_stream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_streams_and_exits() {
     let db = database(Backend::Sqlite).await;
-    let owner = String::from_utf8(init(&db, "acme").stdout)
-        .unwrap()
-        .trim()
-        .to_string();
+    let owner = init_owner(&db);
     let llm = llm_double::start().await;
     let env = [
         ("PLATFORM_LLM_BASE_URL", llm.base_url.clone()),
@@ -495,10 +497,7 @@ async fn sigterm_ends_streams_and_exits() {
 async fn sigterm_exit_is_bounded_by_the_shutdown_timeout() {
     use tokio::io::AsyncWriteExt;
     let db = database(Backend::Sqlite).await;
-    let owner = String::from_utf8(init(&db, "acme").stdout)
-        .unwrap()
-        .trim()
-        .to_string();
+    let owner = init_owner(&db);
     let env = [
         ("PLATFORM_SHUTDOWN_TIMEOUT_MS", "300".to_string()),
         ("PLATFORM_BODY_TIMEOUT_MS", "600000".to_string()),
@@ -553,10 +552,7 @@ async fn sigterm_exit_is_bounded_when_the_database_hangs() {
 async fn audit_queue_pressure_is_logged_once_per_incident() {
     use sqlx::Connection;
     let db = database(Backend::Sqlite).await;
-    let owner = String::from_utf8(init(&db, "acme").stdout)
-        .unwrap()
-        .trim()
-        .to_string();
+    let owner = init_owner(&db);
     let env = [
         ("PLATFORM_AUDIT_QUEUE_ROWS", "2".to_string()),
         ("PLATFORM_AUDIT_QUEUE_WAIT_MS", "10000".to_string()),
@@ -633,10 +629,7 @@ async fn database_location_is_logged_and_named_in_errors() {
     let error = String::from_utf8_lossy(&unopenable.stderr);
     assert!(error.contains("sqlite:///proc/nope/x.db"), "{error}");
     let _ = std::fs::remove_dir_all(&dir);
-    let owner = String::from_utf8(init(&db, "acme").stdout)
-        .unwrap()
-        .trim()
-        .to_string();
+    let owner = init_owner(&db);
     let server = serve(&db, &[]).await;
     let log = std::fs::read_to_string(&server.stderr).unwrap();
     assert!(log.contains(&db.url), "{log}");
@@ -696,10 +689,7 @@ async fn otlp_double() -> (String, Received, Received) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn telemetry_and_deprecation_log() {
     let db = database(Backend::Sqlite).await;
-    let owner = String::from_utf8(init(&db, "acme").stdout)
-        .unwrap()
-        .trim()
-        .to_string();
+    let owner = init_owner(&db);
     let (endpoint, metrics, traces) = otlp_double().await;
     let server = serve(
         &db,

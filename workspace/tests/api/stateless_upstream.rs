@@ -55,18 +55,25 @@ impl Events {
     }
 }
 
+/// A server with a connection to the double's `mode`: the server, the double, the
+/// connection's id and its proxy path.
+async fn on_mode(backend: Backend, mode: &str) -> (Api, mcp_double::McpDouble, String, String) {
+    let api = Api::start(backend).await;
+    let upstream = mcp_double::start(false).await;
+    let conn = api
+        .connection(&api.owner, &upstream.mode_url(mode), json!({}))
+        .await;
+    let path = format!("/api/acme/mcp/{conn}");
+    (api, upstream, conn, path)
+}
+
 /// The header `name` of the last tool call the double saw.
 fn last_header(upstream: &mcp_double::McpDouble, name: &str) -> Option<String> {
     upstream.last_header(name)
 }
 
 async fn a_stateless_upstream_is_spoken_to_statelessly(backend: Backend) {
-    let api = Api::start(backend).await;
-    let upstream = mcp_double::start(false).await;
-    let conn = api
-        .connection(&api.owner, &upstream.mode_url("modern"), json!({}))
-        .await;
-    let path = format!("/api/acme/mcp/{conn}");
+    let (api, upstream, _, path) = on_mode(backend, "modern").await;
 
     // A session-revision caller without a session: answered in its revision.
     let (status, _, body) = api
@@ -140,12 +147,7 @@ async fn a_stateless_upstream_is_spoken_to_statelessly(backend: Backend) {
 }
 
 async fn a_session_client_is_translated_for_a_stateless_upstream(backend: Backend) {
-    let api = Api::start(backend).await;
-    let upstream = mcp_double::start(false).await;
-    let conn = api
-        .connection(&api.owner, &upstream.mode_url("modern"), json!({}))
-        .await;
-    let path = format!("/api/acme/mcp/{conn}");
+    let (api, _, _, path) = on_mode(backend, "modern").await;
     let initialize = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": { "elicitation": {} },
         "clientInfo": { "name": "session client", "version": "3" } } });
@@ -223,12 +225,7 @@ async fn a_session_client_is_translated_for_a_stateless_upstream(backend: Backen
 }
 
 async fn multi_round_trip_calls_pass_through(backend: Backend) {
-    let api = Api::start(backend).await;
-    let upstream = mcp_double::start(false).await;
-    let conn = api
-        .connection(&api.owner, &upstream.mode_url("modern"), json!({}))
-        .await;
-    let path = format!("/api/acme/mcp/{conn}");
+    let (api, upstream, conn, path) = on_mode(backend, "modern").await;
     let (status, body) = modern(&api, &path, &api.owner, call("confirm", json!({}))).await;
     assert_eq!(status, 200, "{body}");
     let asked = &body["result"];
@@ -288,12 +285,7 @@ async fn multi_round_trip_calls_pass_through(backend: Backend) {
 }
 
 async fn a_dual_upstream_keeps_sessions_for_session_clients(backend: Backend) {
-    let api = Api::start(backend).await;
-    let upstream = mcp_double::start(false).await;
-    let conn = api
-        .connection(&api.owner, &upstream.mode_url("dual"), json!({}))
-        .await;
-    let path = format!("/api/acme/mcp/{conn}");
+    let (api, upstream, _, path) = on_mode(backend, "dual").await;
     let initialize = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "c", "version": "1" } } });
     let (status, headers, body) = api.rpc(&path, Some(&api.owner), initialize).await;
