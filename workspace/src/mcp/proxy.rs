@@ -391,6 +391,17 @@ async fn serve(
             response
         }
         "ping" => reply(StatusCode::OK, jsonrpc::result(id, json!({}))),
+        // A stateless upstream has no such method: the level goes with each request instead.
+        "logging/setLevel" if target.session.as_ref().is_some_and(|s| s.is_translated()) => {
+            let Some(level) = request.params.get("level").filter(|l| l.is_string()) else {
+                let message = "Invalid params: level must be a log level";
+                return rpc_error(StatusCode::OK, id, jsonrpc::INVALID_PARAMS, message);
+            };
+            if let Some(session) = &target.session {
+                session.set_log_level(level.clone());
+            }
+            reply(StatusCode::OK, jsonrpc::result(id, json!({})))
+        }
         "server/discover" if era != Era::Legacy => {
             // What the upstream announced when the key's shared session was opened.
             let init = match state.upstream.initialize(&target).await {

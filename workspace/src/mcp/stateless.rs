@@ -22,6 +22,8 @@ pub const VERSION: &str = MODERN_VERSIONS[0];
 const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 /// The envelope key naming the client.
 const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+/// The envelope key of the log level a client opts in to log messages at.
+pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 /// The result `_meta` key naming the server.
 const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 

@@ -134,6 +134,9 @@ pub struct Session {
     /// Stateless: the envelope of the downstream session's requests (what its client
     /// declared at `initialize`).
     envelope: Option<Value>,
+    /// Stateless: the level the downstream client set with `logging/setLevel`, sent as the
+    /// envelope's `logLevel` (the stateless revision's opt-in to log messages).
+    log_level: std::sync::Mutex<Option<Value>>,
 }
 
 /// What the proxy keeps for the downstream client of a session's own upstream session (the
@@ -544,6 +547,7 @@ impl Upstream {
             init_result,
             client: None,
             envelope: None,
+            log_level: std::sync::Mutex::new(None),
         };
         let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
         build(&self.http, target, Some(&session), &initialized)
@@ -787,6 +791,7 @@ impl Session {
             init_result,
             client: None,
             envelope,
+            log_level: std::sync::Mutex::new(None),
         }
     }
 
@@ -804,6 +809,27 @@ impl Session {
     /// connection's shared session).
     pub fn client(&self) -> Option<&ClientSide> {
         self.client.as_ref()
+    }
+
+    /// Whether this is a downstream session translated for a stateless upstream.
+    pub fn is_translated(&self) -> bool {
+        self.is_stateless() && self.client.is_some()
+    }
+
+    /// Keeps the log `level` a translated session's client set, for its later requests.
+    pub fn set_log_level(&self, level: Value) {
+        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = Some(level);
+    }
+
+    /// The envelope of a translated session's next request: what its client declared, and
+    /// the log level it set.
+    fn request_envelope(&self) -> Option<Value> {
+        let mut envelope = self.envelope.clone()?;
+        let level = self.log_level.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(level), Some(object)) = (level.as_ref(), envelope.as_object_mut()) {
+            object.insert(stateless::LOG_LEVEL_KEY.into(), level.clone());
+        }
+        Some(envelope)
     }
 }
 
@@ -837,8 +863,11 @@ fn build(
     );
     match session.filter(|s| s.is_stateless()) {
         Some(session) => {
-            let envelope = target.envelope.as_ref().or(session.envelope.as_ref());
-            let body = stateless::stamp(body, envelope);
+            let envelope = target
+                .envelope
+                .clone()
+                .or_else(|| session.request_envelope());
+            let body = stateless::stamp(body, envelope.as_ref());
             headers.extend(stateless::headers(&body));
             http.post(&target.url).headers(headers).json(&body)
         }

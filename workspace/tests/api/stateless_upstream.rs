@@ -161,6 +161,13 @@ async fn a_session_client_is_translated_for_a_stateless_upstream(backend: Backen
         ("mcp-session-id", session.clone()),
         ("mcp-protocol-version", "2025-06-18".into()),
     ];
+    // The stateless revision has no logging/setLevel: the level goes with each request.
+    let set_level = json!({ "jsonrpc": "2.0", "id": 2, "method": "logging/setLevel",
+        "params": { "level": "debug" } });
+    let (status, _, body) = api
+        .rpc_with(&path, Some(&api.owner), &set_level, &in_session)
+        .await;
+    assert_eq!((status, &body["result"]), (200, &json!({})), "{body}");
     let (status, _, body) = api
         .rpc_with(
             &path,
@@ -180,6 +187,7 @@ async fn a_session_client_is_translated_for_a_stateless_upstream(backend: Backen
         seen["io.modelcontextprotocol/clientCapabilities"]["elicitation"],
         json!({})
     );
+    assert_eq!(seen["io.modelcontextprotocol/logLevel"], "debug");
     // The upstream's multi round-trip request reaches the client as a request on the call's
     // stream; its answer, POSTed to the session, goes back as the retry's inputResponses.
     let response = reqwest::Client::new()
