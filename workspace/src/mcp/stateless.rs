@@ -119,6 +119,38 @@ pub fn stamp(message: &Value, envelope: Option<&Value>) -> Value {
     message
 }
 
+/// The log levels, least severe first.
+const LOG_LEVELS: &[&str] = &[
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// Whether a notification an upstream sends is delivered to a client whose request carried
+/// `envelope` (a stateless client's; `None` for the session revisions, which get everything):
+/// a log message only when the request opted in with a `logLevel` at or below its level.
+pub fn delivers(envelope: Option<&Value>, notification: &Value) -> bool {
+    let Some(envelope) = envelope else {
+        return true;
+    };
+    if notification["method"] != "notifications/message" {
+        return true;
+    }
+    let rank = |level: &Value| LOG_LEVELS.iter().position(|l| level == *l);
+    match (
+        rank(&envelope[LOG_LEVEL_KEY]),
+        rank(&notification["params"]["level"]),
+    ) {
+        (Some(wanted), Some(level)) => level >= wanted,
+        _ => false,
+    }
+}
+
 /// The headers a stateless request repeats its body in: `MCP-Protocol-Version`, `Mcp-Method`
 /// and, where the revision names one, `Mcp-Name` (Base64-wrapped when not plain ASCII).
 pub fn headers(message: &Value) -> HeaderMap {
@@ -158,6 +190,21 @@ mod tests {
         );
         let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
         assert_eq!(stamp(&answer, None), answer);
+    }
+
+    #[test]
+    fn a_stateless_client_gets_log_messages_only_at_the_level_it_asked_for() {
+        let log =
+            |level: &str| json!({"method": "notifications/message", "params": {"level": level}});
+        let progress = json!({"method": "notifications/progress", "params": {}});
+        let asked = |level: &str| json!({ LOG_LEVEL_KEY: level });
+        assert!(delivers(None, &log("debug")));
+        assert!(!delivers(Some(&json!({})), &log("emergency")));
+        assert!(delivers(Some(&json!({})), &progress));
+        assert!(delivers(Some(&asked("warning")), &log("error")));
+        assert!(delivers(Some(&asked("warning")), &log("warning")));
+        assert!(!delivers(Some(&asked("warning")), &log("info")));
+        assert!(!delivers(Some(&asked("loud")), &log("error")));
     }
 
     #[test]

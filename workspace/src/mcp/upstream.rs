@@ -1031,7 +1031,9 @@ async fn read_events(
             }
             if message.get("id").is_some() {
                 upstream.relay_request(target, message).await;
-            } else if let Some(relay) = &target.relay {
+            } else if let Some(relay) = &target.relay
+                && stateless::delivers(target.envelope.as_ref(), &message)
+            {
                 let message = cancelled_for_client(target, message);
                 // A receiver gone means the client left; its request is being dropped.
                 let _ = relay.send(message).await;

@@ -395,6 +395,15 @@ async fn respond(d: Double, mode: Option<String>, headers: HeaderMap, body: Stri
                     }
                 },
                 "meta_echo" => text(msg["params"]["_meta"].to_string()),
+                // A log message before the answer, as a session server sends one.
+                "log" => {
+                    let log = json!({ "jsonrpc": "2.0", "method": "notifications/message",
+                        "params": { "level": "info", "data": "logged" } });
+                    let body = json!({ "jsonrpc": "2.0", "id": id, "result": text("done".into()) });
+                    let text =
+                        format!("event: message\ndata: {log}\n\nevent: message\ndata: {body}\n\n");
+                    return ([("content-type", "text/event-stream")], text).into_response();
+                }
                 "session" => text(session.clone().unwrap_or_default()),
                 "slow" => {
                     let mut call = Abandonment {

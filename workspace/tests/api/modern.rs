@@ -337,7 +337,41 @@ async fn an_upstream_refusal_is_relayed_as_it_is(backend: Backend) {
     assert_eq!(body["error"]["data"]["upstream"]["status"], 401);
 }
 
-both_backends!(a_host_the_service_does_not_answer_for_is_refused);
+both_backends!(
+    a_host_the_service_does_not_answer_for_is_refused,
+    log_messages_reach_stateless_clients_that_opt_in
+);
+
+/// A session upstream's log messages reach a stateless client only when its request opted in
+/// with `logLevel`, at or above that level (the 2026-07-28 rule).
+async fn log_messages_reach_stateless_clients_that_opt_in(backend: Backend) {
+    let api = Api::start(backend).await;
+    let upstream = mcp_double::start(false).await;
+    let conn = api.connection(&api.owner, &upstream.url, json!({})).await;
+    let path = format!("/api/acme/mcp/{conn}");
+    for (level, delivered) in [(None, false), (Some("info"), true), (Some("error"), false)] {
+        let mut message = enveloped(call("log", json!({})), VERSION);
+        if let Some(level) = level {
+            message["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!(level);
+        }
+        let mut request = api
+            .client
+            .post(format!("{}{path}", api.base))
+            .bearer_auth(&api.owner)
+            .header("accept", "application/json, text/event-stream")
+            .json(&message);
+        for (name, value) in headers_for(&message) {
+            request = request.header(name, value);
+        }
+        let answer = request.send().await.unwrap().text().await.unwrap();
+        assert_eq!(
+            answer.contains("notifications/message"),
+            delivered,
+            "{level:?}: {answer}"
+        );
+        assert!(answer.contains("done"), "{answer}");
+    }
+}
 
 /// DNS-rebinding protection: every MCP endpoint refuses a `Host` or `Origin` naming another
 /// host (403, a JSON-RPC error without id) before authentication, and serves its own.
