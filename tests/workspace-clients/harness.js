@@ -9,12 +9,17 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createRequire } from 'node:module';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from '@modelcontextprotocol/client';
 
 const ORG = 'clients';
 
@@ -32,6 +37,21 @@ export const EVERYTHING = {
   args: ['streamableHttp'],
   path: '/mcp',
 };
+
+/**
+ * Our reference server (conformance/fixture.mjs, written with @modelcontextprotocol/server
+ * 2.x) as an upstream: `era` `dual` serves 2025-11-25 sessions and 2026-07-28 statelessly on
+ * one URL, `modern` only 2026-07-28.
+ */
+export function conformanceFixture(era = 'dual') {
+  return {
+    name: `conformance fixture (${era})`,
+    title: 'conformance-fixture',
+    script: join(dirname(fileURLToPath(import.meta.url)), 'conformance', 'fixture.mjs'),
+    args: ['--era', era],
+    path: '/mcp',
+  };
+}
 
 /** A free loopback port (the OS picks one; it is released before use). */
 export async function freePort() {
@@ -79,8 +99,8 @@ export async function stopProcess(child) {
  * (accepting the access tokens of `oauthIssuer`, the organization's owner signing in as
  * `oauthSubject`, when given; `env` adds to the server's environment; `logs`, when given, is
  * `{ upstream, workspace }`: writable streams for each process's output). Resolves to `{
- * base, org, proxyUrl, upstreamUrl, connectionId, ownerKey, tool(name, input), newKey(name),
- * initOrg(slug, subject), restart(), stop() }`.
+ * base, org, proxyUrl, upstreamUrl, connectionId, ownerKey, tool(name, input), newKey(name, permissions),
+ * agent(data), initOrg(slug, subject), restart(), stop() }`.
  */
 export async function start({ oauthIssuer, oauthSubject, env: extraEnv, upstream = EVERYTHING, logs } = {}) {
   const bin = process.env.SITEFILE_WORKSPACE_BIN;
@@ -146,8 +166,18 @@ export async function start({ oauthIssuer, oauthSubject, env: extraEnv, upstream
         server = await serve();
         children.push(server);
       },
-      /** A new API key granted everything on the connection. */
-      newKey: async (name) => (await tool('API_KEY_CREATE', { name, permissions: { [item.id]: ['*'] } })).key,
+      /** A new API key granted `permissions` (by default everything on the connection). */
+      newKey: async (name, permissions = { [item.id]: ['*'] }) => (await tool('API_KEY_CREATE', { name, permissions })).key,
+      /**
+       * Creates an agent (a virtual MCP server: `data` adds to its title and members, by
+       * default the connection alone); its `{ id, gatewayUrl }`.
+       */
+      agent: async (data) => {
+        const { item: agent } = await tool('COLLECTION_VIRTUAL_MCP_CREATE', {
+          data: { connections: [{ connection_id: item.id }], ...data },
+        });
+        return { id: agent.id, gatewayUrl: `${base}/api/${ORG}/mcp/gateway/${agent.id}` };
+      },
       /** Creates another organization (its owner signing in as `subject`); its owner key. */
       initOrg,
       stop,
@@ -178,4 +208,26 @@ export async function connect(url, key, { capabilities, intercept } = {}) {
   const client = new Client({ name: 'workspace-clients', version: '1.0.0' }, capabilities ? { capabilities } : undefined);
   await client.connect(transport);
   return { client, transport, streamOpened };
+}
+
+/**
+ * An official v2 TypeScript SDK client (@modelcontextprotocol/client 2.x) connected to `url`
+ * with `key`, negotiating as `mode` says: `undefined` (the client's default, the session
+ * revisions), `'legacy'`, `'auto'` or `{ pin: '2026-07-28' }`; declaring `capabilities`.
+ * `elicit(params)`, when given, answers `elicitation/create` (a server-to-client request, or an
+ * input request of a multi round-trip result, which the client fulfils by the same handler);
+ * `fetch`, when given, is the transport's fetch.
+ */
+export async function connectV2(url, key, { mode, capabilities, elicit, fetch } = {}) {
+  const transport = new StreamableHTTPClientTransportV2(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+    ...(fetch ? { fetch } : {}),
+  });
+  const client = new ClientV2(
+    { name: 'workspace-clients-v2', version: '1.0.0' },
+    { ...(mode ? { versionNegotiation: { mode } } : {}), ...(capabilities ? { capabilities } : {}) },
+  );
+  if (elicit) client.setRequestHandler('elicitation/create', (request) => elicit(request.params));
+  await client.connect(transport);
+  return client;
 }

@@ -6,9 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-
-import { start } from './harness.js';
+import { connectV2, start } from './harness.js';
 
 const TIMEOUT_MS = 20_000;
 const MODERN = '2026-07-28';
@@ -19,10 +17,7 @@ const clients = [];
 
 before(async () => {
   env = await start();
-  const { item } = await env.tool('COLLECTION_VIRTUAL_MCP_CREATE', {
-    data: { title: 'helper', instructions: 'Be brief.', connections: [{ connection_id: env.connectionId }] },
-  });
-  gatewayUrl = `${env.base}/api/${env.org}/mcp/gateway/${item.id}`;
+  ({ gatewayUrl } = await env.agent({ title: 'helper', instructions: 'Be brief.' }));
 });
 
 after(async () => {
@@ -32,11 +27,7 @@ after(async () => {
 
 /** A v2 client of `url` with `key`, negotiating as `mode` says (pinned by default). */
 async function modernClient(url, key, mode = { pin: MODERN }) {
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { authorization: `Bearer ${key}` } },
-  });
-  const client = new Client({ name: 'workspace-clients-v2', version: '1.0.0' }, { versionNegotiation: { mode } });
-  await client.connect(transport);
+  const client = await connectV2(url, key, { mode });
   clients.push(client);
   return client;
 }

@@ -29,7 +29,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { start } from '../harness.js';
+import { conformanceFixture, start } from '../harness.js';
 import { startForwarder } from './forwarder.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -175,13 +175,7 @@ const revisionsScored = Object.fromEntries(await Promise.all(REVISIONS.map(async
 await mkdir(OUT, { recursive: true });
 await mkdir(BASELINES, { recursive: true });
 
-const fixture = {
-  name: 'conformance fixture',
-  title: 'conformance-fixture',
-  script: join(HERE, 'fixture.mjs'),
-  args: ['--era', 'dual'],
-  path: '/mcp',
-};
+const fixture = conformanceFixture('dual');
 // The servers' own output, for a failing cell's diagnosis.
 const logs = { upstream: createWriteStream(join(OUT, 'fixture.log')), workspace: createWriteStream(join(OUT, 'workspace.log')) };
 const env = await start({ upstream: fixture, logs });

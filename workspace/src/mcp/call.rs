@@ -100,11 +100,10 @@ async fn forward(
         _ => serde_json::Map::new(),
     };
     let mut arguments = params.remove("arguments").unwrap_or_else(|| json!({}));
-    // The listing counts against the call's timeout.
-    let listing = tokio::time::timeout(
-        target.tool_timeout,
-        state.tool_cache.tools(&state.upstream, target),
-    );
+    // The listing counts against the call's timeout: one deadline for both.
+    let deadline = tokio::time::Instant::now() + target.tool_timeout;
+    let listing =
+        tokio::time::timeout_at(deadline, state.tool_cache.tools(&state.upstream, target));
     match listing.await.unwrap_or(Err(UpstreamError::Timeout)) {
         Ok(tools) => {
             if let Some(input_schema) = tool_cache::find(&tools, tool).map(|t| &t["inputSchema"])
@@ -126,7 +125,12 @@ async fn forward(
     let params = era::without_envelope(Value::Object(params));
     match state
         .upstream
-        .request(target, "tools/call", params, target.tool_timeout)
+        .request(
+            target,
+            "tools/call",
+            params,
+            deadline.saturating_duration_since(tokio::time::Instant::now()),
+        )
         .await
     {
         Ok(mut response) => {
@@ -175,7 +179,7 @@ pub(super) fn upstream_failure(
         }
         UpstreamError::Unreachable(_) => (StatusCode::SERVICE_UNAVAILABLE, INTERNAL_ERROR),
         UpstreamError::Timeout => (StatusCode::OK, REQUEST_TIMEOUT),
-        UpstreamError::Protocol(_) => (StatusCode::OK, INTERNAL_ERROR),
+        UpstreamError::Protocol(_) | UpstreamError::Status(_) => (StatusCode::OK, INTERNAL_ERROR),
         // MCP: a request naming an ended session is answered 404, and the client starts
         // a new session.
         UpstreamError::SessionExpired => (StatusCode::NOT_FOUND, INVALID_REQUEST),

@@ -410,8 +410,9 @@ impl Era {
         if *self == Era::Legacy && body["result"]["resultType"] == "input_required" {
             // A session client knows no multi round-trip result: it would read it as empty.
             let message = "the upstream asks the client for input in a multi round-trip \
-                           request (MCP 2026-07-28), which is relayed to clients of that \
-                           revision only; call this tool with a 2026-07-28 client";
+                           request (MCP 2026-07-28): a client of the 2025 revisions can be \
+                           asked only in a session (Mcp-Session-Id) on the call's event \
+                           stream (Accept: text/event-stream), or call with a 2026-07-28 client";
             let error = jsonrpc::error(body["id"].take(), jsonrpc::INTERNAL_ERROR, message);
             return (status, error);
         }

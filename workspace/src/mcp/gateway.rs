@@ -15,6 +15,7 @@ use super::era::{self, Era, ServerInfo};
 use super::jsonrpc::{self, INVALID_PARAMS};
 use super::proxy::api_error;
 use super::relay;
+use super::stateless;
 use super::target::target_for;
 use super::tool_cache;
 use super::transport::{
@@ -349,6 +350,7 @@ pub async fn gateway(
             let target = Target {
                 caller: Some(principal.key_id.clone()),
                 envelope: stateless_envelope,
+                headers: stateless::with_param_headers(target.headers.clone(), &headers),
                 ..target.clone()
             };
             let (actor, org_id, agent_id) = (principal.actor(), agent.org_id, agent.id);

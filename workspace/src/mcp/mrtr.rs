@@ -25,8 +25,22 @@ pub fn asks_input(response: &Value) -> bool {
     response["result"]["resultType"] == "input_required"
 }
 
+/// A request relayed to the client, forgotten when the proxy stops waiting for its answer
+/// (answered, timed out, or the call dropped: its client gone, its timeout passed).
+struct Asked<'c> {
+    client: &'c ClientSide,
+    id: u64,
+}
+
+impl Drop for Asked<'_> {
+    fn drop(&mut self) {
+        self.client.requests.expire(self.id);
+    }
+}
+
 /// Asks the client each of the `inputRequests` of `asked` (an `input_required` result) on
-/// `relay`, one after the other; their results by key, as `inputResponses` carries them.
+/// `relay`, one after the other; their results by key, as `inputResponses` carries them. An
+/// upstream asking more at once than a session may have awaiting its client is refused.
 pub async fn ask(
     client: &ClientSide,
     relay: &Relay,
@@ -38,6 +52,13 @@ pub async fn ask(
         .as_object()
         .cloned()
         .unwrap_or_default();
+    let most = client.requests.bounds().pending.max(1);
+    if requests.len() > most {
+        return Err(failed(format!(
+            "the upstream asked for {} inputs at once; at most {most} are relayed",
+            requests.len()
+        )));
+    }
     for (key, request) in requests {
         let method = request["method"]
             .as_str()
@@ -55,6 +76,7 @@ pub async fn ask(
             .map_err(|TooMany| {
                 failed("too many requests already await this client's answer".into())
             })?;
+        let _asked = Asked { client, id };
         let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
         let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         let timeout = client.requests.bounds().timeout;
@@ -66,7 +88,6 @@ pub async fn ask(
             Err(_) => None,
         };
         let Some(answer) = answered else {
-            client.requests.expire(id);
             return Err(failed(format!(
                 "the client did not answer the upstream's {method} within {} ms",
                 timeout.as_millis()

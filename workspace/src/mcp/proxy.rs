@@ -18,6 +18,7 @@ use super::jsonrpc::{self, ACCESS_DENIED, INTERNAL_ERROR, INVALID_REQUEST, RpcRe
 use super::relay;
 use super::server_requests::ServerRequests;
 use super::sessions::{Ended, Owner};
+use super::stateless;
 use super::target::target_for;
 use super::tool_cache;
 use super::transport::{
@@ -284,6 +285,7 @@ async fn serve(
                     session: session.clone(),
                     caller: caller.clone(),
                     envelope: envelope.clone(),
+                    headers: stateless::with_param_headers(target.headers, headers),
                     ..target
                 },
                 Err(error) => return api_error(id, error),
@@ -319,6 +321,7 @@ async fn serve(
             session,
             caller,
             envelope,
+            headers: stateless::with_param_headers(target.headers, headers),
             ..target
         },
         Err(error) => return api_error(id, error),
@@ -429,7 +432,13 @@ async fn serve(
             reply(StatusCode::OK, jsonrpc::result(id, result))
         }
         method => {
-            let listing = method == "tools/list" && request.params.get("cursor").is_none();
+            // A first page listed as the service lists (no downstream session, no client
+            // capabilities that could shape it) is kept for the connection's callers: what a
+            // session's client declared may add tools no shared session offers.
+            let listing = method == "tools/list"
+                && request.params.get("cursor").is_none()
+                && target.session.is_none()
+                && target.envelope.is_none();
             // `tasks/result` waits for the task's tool call: the connection's tool timeout.
             let timeout = if method == "tasks/result" {
                 target.tool_timeout

@@ -33,7 +33,10 @@ pub fn discover_body(id: u64) -> Value {
 }
 
 /// What the probe's outcome says: the upstream's discover result when it speaks [`VERSION`],
-/// `None` when it speaks a session revision, or the failure that says neither.
+/// `None` when it speaks a session revision (it answered, but not with a version spoken here:
+/// a result naming none, an in-band error, or a 400, 404 or 405 refusal, as session servers
+/// refuse a request outside a session), or the failure that says neither (unreachable, a
+/// timeout, a 5xx, a refusal of the service's credentials, a rate limit, an answer cut short).
 pub fn speaks(
     outcome: Result<Option<Value>, UpstreamError>,
 ) -> Result<Option<Value>, UpstreamError> {
@@ -45,20 +48,32 @@ pub fn speaks(
             Ok(spoken.then(|| result.clone()))
         }
         Ok(None) => Ok(None),
-        Err(UpstreamError::Refused { status, error }) if [401, 403].contains(&status) => {
-            Err(UpstreamError::Refused { status, error })
-        }
-        Err(UpstreamError::Refused { .. } | UpstreamError::Protocol(_)) => Ok(None),
+        Err(refusal) if refuses_the_revision(&refusal) => Ok(None),
         Err(failure) => Err(failure),
     }
 }
 
+/// Whether an upstream's refusal is one of a server of the session revisions (or of a
+/// revision not spoken here): HTTP 400, 404 or 405, with a JSON-RPC error or without.
+pub fn refuses_the_revision(error: &UpstreamError) -> bool {
+    const STATUSES: [u16; 3] = [400, 404, 405];
+    match error {
+        UpstreamError::Refused { status, .. } | UpstreamError::Status(status) => {
+            STATUSES.contains(status)
+        }
+        _ => false,
+    }
+}
+
 /// The `initialize` result a session client is given for an upstream that answered `result`
-/// to `server/discover`: its capabilities, server and instructions, in `protocol_version`.
+/// to `server/discover`: its capabilities (without those needing a stream this translation
+/// does not keep: subscriptions, list changes), server and instructions, in
+/// `protocol_version`.
 pub fn init_result(discovered: &Value, protocol_version: &str) -> Value {
+    let capabilities = discovered.get("capabilities").cloned();
     let mut init = json!({
         "protocolVersion": protocol_version,
-        "capabilities": discovered.get("capabilities").cloned().unwrap_or_else(|| json!({})),
+        "capabilities": era::modern_capabilities(capabilities.unwrap_or_else(|| json!({}))),
     });
     if let Some(server) = discovered["_meta"].get(SERVER_INFO_KEY) {
         init["serverInfo"] = server.clone();
@@ -151,6 +166,19 @@ pub fn delivers(envelope: Option<&Value>, notification: &Value) -> bool {
     }
 }
 
+/// `target_headers` with a stateless client's `Mcp-Param-*` headers from `client_headers` added
+/// (a tool's parameters its schema puts in headers, which an intermediary forwards as they
+/// are); the connection's own headers win.
+pub fn with_param_headers(mut target_headers: HeaderMap, client_headers: &HeaderMap) -> HeaderMap {
+    let params = client_headers
+        .iter()
+        .filter(|(name, _)| name.as_str().starts_with("mcp-param-"));
+    for (name, value) in params {
+        target_headers.entry(name.clone()).or_insert(value.clone());
+    }
+    target_headers
+}
+
 /// The headers a stateless request repeats its body in: `MCP-Protocol-Version`, `Mcp-Method`
 /// and, where the revision names one, `Mcp-Name` (Base64-wrapped when not plain ASCII).
 pub fn headers(message: &Value) -> HeaderMap {
@@ -225,14 +253,17 @@ mod tests {
         assert!(speaks(Ok(Some(other))).unwrap().is_none());
         let missing = json!({"error": {"code": -32601, "message": "Method not found"}});
         assert!(speaks(Ok(Some(missing))).unwrap().is_none());
-        let session = UpstreamError::Protocol("upstream answered HTTP 400".into());
+        let session = UpstreamError::Status(400);
         assert!(speaks(Err(session)).unwrap().is_none());
+        let cut = UpstreamError::Protocol("upstream stream ended without a response".into());
+        assert!(speaks(Err(cut)).is_err());
         let refused = |status| UpstreamError::Refused {
             status,
             error: json!({}),
         };
         assert!(speaks(Err(refused(400))).unwrap().is_none());
         assert!(speaks(Err(refused(401))).is_err());
+        assert!(speaks(Err(refused(429))).is_err());
         assert!(speaks(Err(UpstreamError::Timeout)).is_err());
     }
 }

@@ -1,4 +1,7 @@
-//! A short-lived cache of each connection's `tools/list` (public markers and schemas).
+//! A short-lived cache of each connection's `tools/list` (public markers and schemas), as the
+//! service lists it: in the caller's shared upstream session, declaring no client
+//! capabilities, never in a downstream session (whose client's capabilities may add tools that
+//! no other caller reaches).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,7 +37,13 @@ impl ToolCache {
         {
             return Ok(tools.clone());
         }
-        let tools = Arc::new(upstream.list_tools(target).await?);
+        let as_the_service = Target {
+            session: None,
+            relay: None,
+            envelope: None,
+            ..target.clone()
+        };
+        let tools = Arc::new(upstream.list_tools(&as_the_service).await?);
         self.store(target, tools.clone()).await;
         Ok(tools)
     }

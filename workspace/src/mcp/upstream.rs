@@ -106,6 +106,9 @@ pub enum UpstreamError {
     /// The upstream answered, but not with a usable JSON-RPC response.
     #[error("upstream protocol error: {0}")]
     Protocol(String),
+    /// The upstream refused the request with an HTTP 4xx without a JSON-RPC error.
+    #[error("upstream protocol error: upstream answered HTTP {0}")]
+    Status(u16),
     /// The upstream refused the request with an HTTP 4xx carrying a JSON-RPC error (a version
     /// it does not serve, headers it finds wrong): relayed as it is.
     #[error("upstream refused the request (HTTP {status}): {}", error["message"].as_str().unwrap_or("no message"))]
@@ -167,6 +170,9 @@ struct Discovered {
     used: Instant,
 }
 
+/// Which set-up: a shared session's key and the connection revision it is for.
+type SetUpKey = (SharedKey, i64);
+
 /// A shared session's set-up under way, awaited by every caller needing it.
 type SetUp = futures_util::future::Shared<BoxFuture<'static, Result<Arc<Session>, UpstreamError>>>;
 
@@ -174,7 +180,7 @@ type SetUp = futures_util::future::Shared<BoxFuture<'static, Result<Arc<Session>
 pub struct Upstream {
     http: reqwest::Client,
     sessions: Mutex<HashMap<SharedKey, Shared>>,
-    setting_up: std::sync::Mutex<HashMap<SharedKey, SetUp>>,
+    setting_up: std::sync::Mutex<HashMap<SetUpKey, SetUp>>,
     discovered: Mutex<HashMap<String, Discovered>>,
     next_id: AtomicU64,
 }
@@ -227,7 +233,7 @@ impl Upstream {
             let body = initialize_body(id, protocol_version, capabilities.clone());
             let mut session = match (self.initialize_once(target, &body, id).await, discovered) {
                 (Ok(session), _) => session,
-                (Err(UpstreamError::Refused { .. }), Some(discovered)) => {
+                (Err(error), Some(discovered)) if stateless::refuses_the_revision(&error) => {
                     let init = stateless::init_result(&discovered, protocol_version);
                     let envelope = stateless::session_envelope(capabilities, client_info);
                     Session::stateless(target.revision, init, Some(envelope))
@@ -417,7 +423,7 @@ impl Upstream {
         let set_up = {
             let mut setting_up = self.setting_up.lock().unwrap_or_else(|e| e.into_inner());
             let set_up = setting_up
-                .entry(key.clone())
+                .entry((key.clone(), target.revision))
                 .or_insert_with(|| self.set_up(key, target));
             set_up.clone()
         };
@@ -459,7 +465,7 @@ impl Upstream {
                 sessions.insert(key.clone(), Shared { session, used });
             }
             let mut setting_up = this.setting_up.lock().unwrap_or_else(|e| e.into_inner());
-            setting_up.remove(&key);
+            setting_up.remove(&(key, target.revision));
             opened
         });
         let joined = async move {
@@ -477,10 +483,11 @@ impl Upstream {
     /// revision, again after [`SHARED_SESSION_IDLE`]; a failed probe is not kept).
     async fn discovered(&self, target: &Target) -> Result<Option<Value>, UpstreamError> {
         let key = &target.connection_id;
-        if let Some(d) = self.discovered.lock().await.get(key)
+        if let Some(d) = self.discovered.lock().await.get_mut(key)
             && d.revision == target.revision
             && d.used.elapsed() < SHARED_SESSION_IDLE
         {
+            d.used = Instant::now();
             return Ok(d.result.clone());
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -963,7 +970,7 @@ async fn read_response(
 /// (read up to [`MAX_ERROR_BYTES`]), else a protocol error naming the status.
 async fn refused(response: reqwest::Response) -> UpstreamError {
     let status = response.status().as_u16();
-    let plain = || UpstreamError::Protocol(format!("upstream answered HTTP {status}"));
+    let plain = || UpstreamError::Status(status);
     let mut stream = response.bytes_stream();
     let mut bytes = Vec::new();
     while let Some(Ok(chunk)) = stream.next().await {

@@ -270,8 +270,9 @@ async fn proxy_relays_server_requests(backend: Backend) {
     );
     assert_eq!(
         count("notifications/initialized"),
-        2,
-        "one per session opened: {forwarded:?}"
+        3,
+        "one per upstream session: the two sessions', and the key's shared one, where the \
+         tool listing that validates arguments is made: {forwarded:?}"
     );
 
     // A client taking JSON only cannot be asked: the upstream gets an error at once.

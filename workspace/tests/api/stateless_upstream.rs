@@ -18,7 +18,8 @@ both_backends!(
     multi_round_trip_calls_pass_through,
     a_dual_upstream_keeps_sessions_for_session_clients,
     the_gateway_serves_a_stateless_member_and_relays_progress,
-    two_servers_serve_stateless_clients_without_affinity
+    two_servers_serve_stateless_clients_without_affinity,
+    a_client_leaving_mid_question_leaves_nothing_waiting
 );
 
 /// The JSON-RPC messages of an event-stream answer, one at a time.
@@ -131,8 +132,18 @@ async fn a_stateless_upstream_is_spoken_to_statelessly(backend: Backend) {
         (&body["result"]["ttlMs"], &body["result"]["cacheScope"]),
         (&json!(60000), &json!("public"))
     );
-    let (status, body) = modern(&api, &path, &api.owner, call("envelope", json!({}))).await;
+    let message = enveloped(call("envelope", json!({})), VERSION);
+    let mut headers = headers_for(&message);
+    headers.push(("mcp-param-region", "eu".into()));
+    let (status, _, body) = api
+        .rpc_with(&path, Some(&api.owner), &message, &headers)
+        .await;
     assert_eq!(status, 200, "{body}");
+    // A tool parameter the client put in a header goes on as it is.
+    assert_eq!(
+        last_header(&upstream, "mcp-param-region").as_deref(),
+        Some("eu")
+    );
     let seen: Value =
         serde_json::from_str(body["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(seen["io.modelcontextprotocol/clientInfo"]["name"], "test");
@@ -426,4 +437,41 @@ async fn two_servers_serve_stateless_clients_without_affinity(backend: Backend) 
         body["result"]["content"][0]["text"], "confirmed: true",
         "{body}"
     );
+}
+
+/// A translated session whose client leaves while the upstream's question awaits its answer
+/// forgets the question: the session can be asked again (its bound of waiting questions is
+/// one here).
+async fn a_client_leaving_mid_question_leaves_nothing_waiting(backend: Backend) {
+    let api = Api::start_with(backend, |c| c.mcp_sessions.requests.pending = 1).await;
+    let upstream = mcp_double::start(false).await;
+    let conn = api
+        .connection(&api.owner, &upstream.mode_url("modern"), json!({}))
+        .await;
+    let path = format!("/api/acme/mcp/{conn}");
+    let initialize = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": { "elicitation": {} },
+        "clientInfo": { "name": "leaving", "version": "1" } } });
+    let (_, headers, _) = api.rpc(&path, Some(&api.owner), initialize).await;
+    let session = headers["mcp-session-id"].to_str().unwrap().to_string();
+    for round in 0..3 {
+        let response = reqwest::Client::new()
+            .post(format!("{}{path}", api.base))
+            .bearer_auth(&api.owner)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &session)
+            .json(&call("confirm", json!({})))
+            .send()
+            .await
+            .unwrap();
+        let mut events = Events::new(response);
+        let asked = events.next().await;
+        assert_eq!(
+            asked["method"], "elicitation/create",
+            "round {round}: {asked}"
+        );
+        // The client goes away without answering.
+        drop(events);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
