@@ -31,15 +31,27 @@ fn host_name(url: &str) -> Option<String> {
     parsed.host_str().map(str::to_ascii_lowercase)
 }
 
-/// Whether the service answers for host name `name`.
+/// The host name of a `Host` header's value (`host[:port]`, nothing else: no user, no path).
+fn authority_name(authority: &str) -> Option<String> {
+    if authority.contains(['@', '/', '?', '#', '\\']) {
+        return None;
+    }
+    host_name(&format!("http://{authority}"))
+}
+
+/// Whether the service answers for host name `name`. Configured names are read as `Host`
+/// values are (case, port and IPv6 brackets do not matter).
 fn allows(public_url: &str, extra: &[String], name: &str) -> bool {
     let public = host_name(public_url);
     let loopback = |n: &str| LOOPBACK.contains(&n);
+    let configured = |h: &String| {
+        h == "*"
+            || authority_name(h).as_deref() == Some(name)
+            || authority_name(&format!("[{h}]")).as_deref() == Some(name)
+    };
     public.as_deref() == Some(name)
         || (public.as_deref().is_some_and(loopback) && loopback(name))
-        || extra
-            .iter()
-            .any(|h| h == "*" || h.eq_ignore_ascii_case(name))
+        || extra.iter().any(configured)
 }
 
 /// Why a request's `Host` and `Origin` are refused, if they are.
@@ -49,7 +61,7 @@ fn refusal(public_url: &str, extra: &[String], request: &Request) -> Option<Stri
         .get(HOST)
         .and_then(|v| v.to_str().ok())
         .or_else(|| request.uri().authority().map(|a| a.as_str()));
-    let named = host.and_then(|h| host_name(&format!("http://{h}")));
+    let named = host.and_then(authority_name);
     match named {
         Some(name) if allows(public_url, extra, &name) => {}
         _ => return Some(format!("Invalid Host header: {}", host.unwrap_or("none"))),
@@ -111,9 +123,13 @@ mod tests {
         let local = "http://127.0.0.1:8787";
         assert!(refusal(local, none, &request(Some("localhost:3000"), None)).is_none());
         assert!(refusal(local, none, &request(Some("[::1]:1"), None)).is_none());
-        // More names, or any.
-        let extra = ["internal.svc".to_string()];
+        // A user or a path is no host name.
+        assert!(!pass(Some("evil@mcp.example.com"), None));
+        assert!(!pass(Some("mcp.example.com/x"), None));
+        // More names, or any, read as hosts are.
+        let extra = ["Internal.SVC:8080".to_string(), "::1".to_string()];
         assert!(refusal(public, &extra, &request(Some("internal.svc:80"), None)).is_none());
+        assert!(refusal(public, &extra, &request(Some("[::1]:9"), None)).is_none());
         let any = ["*".to_string()];
         assert!(refusal(public, &any, &request(Some("anything"), None)).is_none());
     }

@@ -64,8 +64,13 @@ pub struct AuditUnavailable(Duration);
 pub struct AuditSlot<'a>(mpsc::Permit<'a, AuditEntry>);
 
 impl AuditSlot<'_> {
-    /// Queues the call's row in its place: never waits, never fails.
-    pub fn record(self, entry: AuditEntry) {
+    /// Queues the call's row in its place: never waits, never fails. A NUL in the tool's name
+    /// (a name an upstream listed, which a run may call) is replaced: PostgreSQL refuses NUL in
+    /// text, and a row the database can never take would hold up the writer for good.
+    pub fn record(self, mut entry: AuditEntry) {
+        if entry.tool.contains('\0') {
+            entry.tool = entry.tool.replace('\0', "\u{FFFD}");
+        }
         self.0.send(entry);
     }
 }
@@ -151,7 +156,8 @@ async fn write_rows(
         .await;
         write_batch(&store, &batch).await;
         batch.clear();
-        if rx.len() <= limits.capacity / 2 && pressure.full.swap(false, Ordering::Relaxed) {
+        // Room counts the places calls in progress hold, not only the rows queued.
+        if rx.capacity() >= limits.capacity / 2 && pressure.full.swap(false, Ordering::Relaxed) {
             tracing::warn!(
                 waited = pressure.waited.swap(0, Ordering::Relaxed),
                 refused = pressure.refused.swap(0, Ordering::Relaxed),
@@ -191,5 +197,28 @@ async fn write_batch(store: &Store, batch: &[AuditEntry]) {
                 pause = (pause * 2).min(RETRY_MAX);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_nul_in_a_tool_name_never_reaches_the_database() {
+        let (tx, mut rx) = mpsc::channel(1);
+        let entry = AuditEntry {
+            org_id: "o".into(),
+            at: 0,
+            actor: "a".into(),
+            surface: "run".into(),
+            connection_id: None,
+            tool: "bad\0name".into(),
+            outcome: "success".into(),
+            duration_ms: 0,
+            request_id: "r".into(),
+        };
+        AuditSlot(tx.reserve().await.unwrap()).record(entry);
+        assert_eq!(rx.recv().await.unwrap().tool, "bad\u{FFFD}name");
     }
 }
