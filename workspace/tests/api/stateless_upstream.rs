@@ -68,6 +68,21 @@ async fn on_mode(backend: Backend, mode: &str) -> (Api, mcp_double::McpDouble, S
     (api, upstream, conn, path)
 }
 
+/// Calls the double's `confirm` tool in `session`, taking an event stream; its messages.
+async fn confirm_in_session(api: &Api, path: &str, session: &str) -> Events {
+    let response = reqwest::Client::new()
+        .post(format!("{}{path}", api.base))
+        .bearer_auth(&api.owner)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", session)
+        .json(&call("confirm", json!({})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    Events::new(response)
+}
+
 /// The header `name` of the last tool call the double saw.
 fn last_header(upstream: &mcp_double::McpDouble, name: &str) -> Option<String> {
     upstream.last_header(name)
@@ -201,17 +216,7 @@ async fn a_session_client_is_translated_for_a_stateless_upstream(backend: Backen
     assert_eq!(seen["io.modelcontextprotocol/logLevel"], "debug");
     // The upstream's multi round-trip request reaches the client as a request on the call's
     // stream; its answer, POSTed to the session, goes back as the retry's inputResponses.
-    let response = reqwest::Client::new()
-        .post(format!("{}{path}", api.base))
-        .bearer_auth(&api.owner)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-session-id", &session)
-        .json(&call("confirm", json!({})))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let mut events = Events::new(response);
+    let mut events = confirm_in_session(&api, &path, &session).await;
     let asked = events.next().await;
     assert_eq!(asked["method"], "elicitation/create", "{asked}");
     assert_eq!(asked["params"]["message"], "Proceed?");
@@ -455,16 +460,7 @@ async fn a_client_leaving_mid_question_leaves_nothing_waiting(backend: Backend) 
     let (_, headers, _) = api.rpc(&path, Some(&api.owner), initialize).await;
     let session = headers["mcp-session-id"].to_str().unwrap().to_string();
     for round in 0..3 {
-        let response = reqwest::Client::new()
-            .post(format!("{}{path}", api.base))
-            .bearer_auth(&api.owner)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-session-id", &session)
-            .json(&call("confirm", json!({})))
-            .send()
-            .await
-            .unwrap();
-        let mut events = Events::new(response);
+        let mut events = confirm_in_session(&api, &path, &session).await;
         let asked = events.next().await;
         assert_eq!(
             asked["method"], "elicitation/create",
