@@ -161,8 +161,9 @@ impl RedisBuffer {
 
     pub(super) fn subscribe(&self, key: &str) -> BoxStream<'static, Value> {
         let stream_key = chunks_key(key);
-        // Taken now, not at the first poll, so that chunks published after this call are
-        // never missed.
+        // Taken now, not at the first poll, so that chunks this server publishes after this
+        // call are never missed (another server's are seen from when the snapshot reaches
+        // Redis).
         let snapshot = tokio::spawn(snapshot(
             self.manager.clone(),
             run_key(key),
@@ -521,6 +522,12 @@ mod tests {
         // After the run: a new reader sees only new chunks; both follow the next run, whose
         // start replaces the old chunks.
         let mut idle = b.subscribe(&key);
+        // Nothing of the finished run reaches the new reader. Waiting here also lets its
+        // snapshot reach Redis before server A's next run does: the two servers' commands
+        // travel on different connections, so without the wait Redis may see the whole next
+        // run first, and the reader rightly starts after it.
+        let early = tokio::time::timeout(Duration::from_millis(500), idle.next()).await;
+        assert!(early.is_err(), "a finished run is not replayed: {early:?}");
         a.begin_run(&key);
         a.publish(&key, json!({ "type": "start", "n": 2 }));
         a.publish(&key, json!({ "type": "finish" }));
