@@ -1,10 +1,18 @@
-// Node benchmark over the corpus (not run in CI): `resolveDecoPage` per page through the addon,
-// median µs per site, as a JS object and as JSON text, beside the floor — `JSON.parse` of that
-// page's JSON — and the RSS a loaded site costs beside the heap `JSON.parse` of its content takes.
+// Node benchmark over the corpus (not run in CI): `resolveDecoPage` per page through the addon.
+//
+// Two protocols per site:
+// - the reference's: one `resolveDecoPage` call per request, desktop and iPhone requests
+//   interleaved over every corpus URL, every loader key of the site registered as an async echo
+//   loader answering `{loader, props}` (so each loader round crosses the boundary both ways),
+//   Site globals merged. Median and p90 µs per call, beside the reference framework's per-page
+//   median measured the same way (outside the project: it is not on a registry) and the ratio.
+// - without loaders: median µs of the page as a JS object and as JSON text, beside the floor —
+//   `JSON.parse` of that page's JSON — and the RSS a loaded site costs beside the heap
+//   `JSON.parse` of its content takes.
 //
 //   npx napi build --platform --release --manifest-path node/Cargo.toml --output-dir node \
 //     --package-json-path package.json && npx tsc -p tsconfig.json
-//   node --expose-gc benches/node/resolve.bench.js [--no-memory] [site ...]
+//   taskset -c 1 node --expose-gc benches/node/resolve.bench.js [--no-memory] [site ...]
 //
 // The corpus is found through SITEFILE_CORPUS, else ../shared/corpus beside the repository.
 // SITEFILE_PACKAGE names an installed package to measure instead of this checkout (the release
@@ -19,6 +27,17 @@ const { execFileSync } = require("node:child_process");
 const ROOT = path.join(__dirname, "..", "..");
 const CORPUS = process.env.SITEFILE_CORPUS ?? path.join(ROOT, "..", "shared", "corpus");
 const DESKTOP = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15";
+const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+/** The reference framework's per-page median µs on this kind of machine (desktop context, one
+ * pinned core, echo loaders, Site globals merged): issue 26's table. */
+const REFERENCE_US = {
+  abracasa: 1062,
+  "bolovo-store": 721,
+  dryzunstore: 1027,
+  fossil: 750,
+  lojaintegradar: 1761,
+  "otica-isabela": 918,
+};
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
 const PACKAGE = process.env.SITEFILE_PACKAGE ?? ROOT;
 
@@ -33,14 +52,16 @@ function urlsBySite() {
   return bySite;
 }
 
-const median = (xs) => {
+/** The `q` quantile (0..1) of `xs`, nearest rank. */
+const quantile = (xs, q) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
+  return s[Math.min(s.length - 1, Math.floor(s.length * q))];
 };
+const median = (xs) => quantile(xs, 0.5);
 const micros = (start) => Number(process.hrtime.bigint() - start) / 1000;
 
-/** Times `f` ROUNDS times per URL; the median over every call, in µs. */
-async function timed(urls, f) {
+/** Times `f` ROUNDS times per URL; every call's µs. */
+async function samplesOf(urls, f) {
   const samples = [];
   for (const url of urls) {
     for (let i = 0; i < 5; i += 1) await f(url); // warm-up
@@ -50,7 +71,33 @@ async function timed(urls, f) {
       samples.push(micros(start));
     }
   }
-  return median(samples);
+  return samples;
+}
+
+/** The median µs of {@link samplesOf}. */
+const timed = async (urls, f) => median(await samplesOf(urls, f));
+
+/** Every loader key the site's blocks name (`/loaders/`, `/functions/`, `/actions/`, the keys
+ * the command line calls loaders by convention). */
+function loaderKeys(dir) {
+  const keys = new Set();
+  for (const file of blockFiles(dir)) {
+    for (const [, key] of fs.readFileSync(file, "utf8").matchAll(/"__resolveType"\s*:\s*"([^"]+)"/g)) {
+      if (/\/(loaders|functions|actions)\//.test(key)) keys.add(key);
+    }
+  }
+  return [...keys];
+}
+
+/** The reference's protocol: echo loaders, desktop and iPhone interleaved; median and p90 µs. */
+async function withLoaders(site, urls) {
+  const { createSiteSetup, resolveDecoPage } = require(PACKAGE);
+  const dir = path.join(CORPUS, site);
+  const loaders = Object.fromEntries(loaderKeys(dir).map((key) => [key, async (props) => ({ loader: key, props })]));
+  const loaderSite = createSiteSetup({ blocksDir: dir, env: {}, loaders, onDanglingReference: () => null });
+  const requests = urls.flatMap((url) => [DESKTOP, IPHONE].map((ua) => ({ url, headers: { "user-agent": ua } })));
+  const samples = await samplesOf(requests, (request) => resolveDecoPage(request, loaderSite));
+  return { median: median(samples), p90: quantile(samples, 0.9), loaders: Object.keys(loaders).length };
 }
 
 /** The page's JSON as the core writes it (UTF-8, made a JS string as a host reading it would),
@@ -84,7 +131,7 @@ async function speed(site, urls) {
   const text = await timed(urls, async (url) => asText(url));
   const parse = await timed(urls, async (url) => JSON.parse(texts.get(url)));
   const kb = median(urls.map((u) => Buffer.byteLength(texts.get(u)) / 1024));
-  return { object, text, parse, kb };
+  return { object, text, parse, kb, loaders: await withLoaders(site, urls) };
 }
 
 /** RSS growth of loading the site, and heap growth of `JSON.parse` of its block files, each in
@@ -136,7 +183,13 @@ async function main() {
   const rev = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
   const engine = process.env.NAPI_RS_FORCE_WASI === "error" ? "WebAssembly" : "native";
   console.log(`sitefile ${rev} (${PACKAGE}, ${engine} engine), Node ${process.version}, ${ROUNDS} rounds per page`);
-  console.log("site             pages  page KB  object µs  text µs  JSON.parse µs  object/parse  RSS MB  parse heap MB");
+  console.log(
+    "                              with echo loaders (the reference's protocol)   |  without loaders",
+  );
+  console.log(
+    "site             pages  page KB  median µs  p90 µs  reference µs  ratio  |  object µs  text µs  JSON.parse µs  object/parse  RSS MB  parse heap MB",
+  );
+  const ratios = [];
   for (const [site, urls] of urlsBySite()) {
     if (chosen.length > 0 && !chosen.includes(site)) continue;
     const s = await speed(site, urls);
@@ -146,6 +199,11 @@ async function main() {
         site.padEnd(16),
         String(urls.length).padStart(5),
         s.kb.toFixed(1).padStart(8),
+        s.loaders.median.toFixed(1).padStart(10),
+        s.loaders.p90.toFixed(1).padStart(7),
+        String(REFERENCE_US[site] ?? "-").padStart(13),
+        (REFERENCE_US[site] ? `${(REFERENCE_US[site] / s.loaders.median).toFixed(1)}×` : "-").padStart(6),
+        " |",
         s.object.toFixed(1).padStart(10),
         s.text.toFixed(1).padStart(8),
         s.parse.toFixed(1).padStart(14),
@@ -153,6 +211,11 @@ async function main() {
         ...(m ? [m.site.rssMB.toFixed(1).padStart(7), m.parse.heapMB.toFixed(1).padStart(14)] : []),
       ].join(" "),
     );
+    if (REFERENCE_US[site]) ratios.push(REFERENCE_US[site] / s.loaders.median);
+  }
+  if (ratios.length > 0) {
+    const geomean = Math.exp(ratios.reduce((sum, r) => sum + Math.log(r), 0) / ratios.length);
+    console.log(`against the reference: geometric mean ${geomean.toFixed(1)}×, slowest site ${Math.min(...ratios).toFixed(1)}×`);
   }
 }
 
