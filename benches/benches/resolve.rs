@@ -3,7 +3,9 @@
 
 use criterion::BatchSize;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use sitefile_benches::{bundle_snapshot, load_site, request, site_bundle, site_files, urls};
+use sitefile_benches::{
+    bundle_snapshot, load_site, request, scaled_site_dir, site_bundle, site_files, urls,
+};
 use sitefile_core::content::{Snapshot, blocks_from_files, plan_reload};
 use sitefile_core::resolve::{RequestOptions, ResolveConfig, Runtime};
 use sitefile_core::value::{Value, intern};
@@ -231,8 +233,71 @@ fn revision_and_routes(c: &mut Criterion) {
     });
 }
 
+/// One-block delta reloads through the site (what the editor's every save costs: the new
+/// snapshot, its revision, routes and every fact derived from it) on corpus sites and on copies
+/// of them ten and a hundred times larger, beside a full reload of the largest.
+fn scaled_reloads(c: &mut Criterion) {
+    use sitefile_core::{Site, SiteSetup};
+    let mut group = c.benchmark_group("reload");
+    group.sample_size(20);
+    let now = "2026-06-01T12:00:00Z".parse().expect("a valid instant");
+    for (site, factor) in [
+        ("lojaintegradar", 1),
+        ("lojaintegradar", 10),
+        ("lojaintegradar", 100),
+        ("dryzunstore", 1),
+        ("dryzunstore", 10),
+        ("dryzunstore", 100),
+    ] {
+        let snapshot = match factor {
+            1 => load_site(site),
+            _ => {
+                sitefile_site_dir::load(&scaled_site_dir(site, factor))
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .snapshot
+            }
+        };
+        let label = format!("{site} x{factor} ({} blocks)", snapshot.len());
+        // Two edits of one page block, alternated so that every reload changes the content.
+        let edits = [
+            one_block_delta_set(&snapshot, true),
+            one_block_delta_set(&snapshot, false),
+        ];
+        let setup = SiteSetup::new(
+            ResolveConfig::by_convention(),
+            Default::default(),
+            Default::default(),
+        );
+        let Ok(handle) = Site::new(snapshot, setup) else {
+            panic!("{site}: the default setup is valid");
+        };
+        let mut turn = 0usize;
+        group.bench_function(BenchmarkId::new("one-block delta", &label), |b| {
+            b.iter(|| {
+                turn += 1;
+                black_box(handle.reload(&edits[turn % 2], now).expect("a valid delta"))
+            })
+        });
+        if factor == 100 && site == "lojaintegradar" {
+            let full = handle.snapshot().canonical_bytes().to_vec();
+            group.sample_size(10);
+            group.bench_function(BenchmarkId::new("full", &label), |b| {
+                b.iter(|| black_box(handle.reload(&full, now).expect("a valid body")))
+            });
+            group.sample_size(20);
+        }
+    }
+    group.finish();
+}
+
 /// A delta reload body that adds a key to the first page block of `snapshot`.
 fn one_block_delta(snapshot: &Snapshot) -> Vec<u8> {
+    one_block_delta_set(snapshot, true)
+}
+
+/// A delta reload body that sets key `benchEdit` of the first page block of `snapshot` to
+/// `value`.
+fn one_block_delta_set(snapshot: &Snapshot, value: bool) -> Vec<u8> {
     let mut pages: Vec<(&str, &Value)> = snapshot
         .blocks()
         .filter(|(name, _)| name.starts_with("pages-"))
@@ -242,7 +307,7 @@ fn one_block_delta(snapshot: &Snapshot) -> Vec<u8> {
         panic!("lojaintegradar has page blocks");
     };
     let mut entries = page.entries().to_vec();
-    entries.push((intern("benchEdit"), Value::from(true)));
+    entries.push((intern("benchEdit"), Value::from(value)));
     let blocks = Value::object(vec![(intern(name), Value::object(entries))]);
     Value::object(vec![(intern("blocks"), blocks)])
         .to_json_string()
@@ -280,6 +345,7 @@ criterion_group!(
     loader_answers,
     load,
     revision_and_routes,
+    scaled_reloads,
     admin_content_read
 );
 criterion_main!(benches);

@@ -1,6 +1,9 @@
 //! Shared helpers of the benchmarks and the corpus test: reading the corpus
 //! (`$SITEFILE_CORPUS`, else `../shared/corpus` beside the repository) and building requests.
 
+mod scale;
+
+pub use scale::{scaled_blocks, scaled_site_dir, write_scaled_site};
 use sitefile_core::{Request, Snapshot, load_bundle};
 use std::collections::BTreeMap;
 use std::io::Write;

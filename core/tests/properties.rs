@@ -216,6 +216,80 @@ proptest! {
     }
 }
 
+/// A block of a small site: a page (one of a few patterns, maybe the not-found page), a block
+/// using the location matcher, or neither.
+fn arb_site_block() -> impl Strategy<Value = Json> {
+    prop_oneof![
+        (
+            select(vec!["/", "/x", "/:slug", "/:slug/p", "/*", "/x/*", "/(["]),
+            any::<bool>()
+        )
+            .prop_map(|(path, not_found)| {
+                let mut page = json!({ "path": path, "sections": [] });
+                if not_found {
+                    page["notFound"] = json!(true);
+                }
+                page
+            }),
+        Just(json!({ "m": { "__resolveType": "website/matchers/location.ts" } })),
+        Just(json!({ "x": 1 })),
+    ]
+}
+
+/// Blocks named like pages or not, from a small set so that deltas hit existing names.
+fn arb_named_blocks() -> impl Strategy<Value = BTreeMap<String, Json>> {
+    prop::collection::btree_map("(pages-)?[a-e]", arb_site_block(), 0..8)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// A delta reload derives its snapshot from the one before it, for the changed blocks
+    /// only; whatever it derives must be what a full reload of the same content derives.
+    #[test]
+    fn a_delta_reload_derives_what_a_full_reload_derives(
+        before in arb_named_blocks(),
+        delta in prop::collection::btree_map("(pages-)?[a-e]", prop::option::of(arb_site_block()), 0..5),
+    ) {
+        use sitefile_core::content::plan_reload;
+        let now = "2026-06-01T12:00:00Z".parse().unwrap();
+        let full_body = |blocks: &BTreeMap<String, Json>| serde_json::to_vec(blocks).unwrap();
+        let current = plan_reload(&Snapshot::empty(), &full_body(&before), now).unwrap().snapshot;
+        let changes: Map<String, Json> = delta
+            .iter()
+            .map(|(name, block)| (name.clone(), block.clone().unwrap_or(Json::Null)))
+            .collect();
+        let by_delta = plan_reload(&current, &serde_json::to_vec(&json!({ "blocks": changes })).unwrap(), now)
+            .unwrap()
+            .snapshot;
+        let mut after = before.clone();
+        for (name, block) in &delta {
+            match block {
+                Some(block) => after.insert(name.clone(), block.clone()),
+                None => after.remove(name),
+            };
+        }
+        // A full body whose only key is `blocks` would read as a delta.
+        prop_assume!(!(after.len() == 1 && after.contains_key("blocks")));
+        let by_full = plan_reload(&current, &full_body(&after), now).unwrap().snapshot;
+        let routes = |s: &Snapshot| -> Vec<(String, String)> {
+            s.routes().routes().iter().map(|r| (r.name.clone(), r.pattern.clone())).collect()
+        };
+        prop_assert_eq!(routes(&by_delta), routes(&by_full));
+        prop_assert_eq!(by_delta.not_found_page(), by_full.not_found_page());
+        prop_assert_eq!(by_delta.uses_location(), by_full.uses_location());
+        prop_assert_eq!(by_delta.revision(), by_full.revision());
+        prop_assert_eq!(by_delta.len(), by_full.len());
+        for path in ["/", "/x", "/y", "/x/p", "/x/y/z"] {
+            prop_assert_eq!(
+                by_delta.routes().find(path).map(|m| m.name),
+                by_full.routes().find(path).map(|m| m.name),
+                "{}", path
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // (b) Override parsing and request building never panic.
 // ---------------------------------------------------------------------------------------------

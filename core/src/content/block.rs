@@ -6,15 +6,19 @@ use crate::value::Value;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
+/// The key of the location matcher, whose presence in content changes the edge cache key.
+const LOCATION_MATCHER: &str = "website/matchers/location.ts";
+
 /// A block. A block read from a canonical bundle keeps its bytes and is parsed the first time
-/// someone reads it; its digest is computed on first need and shared by every later snapshot
-/// that keeps the block unchanged.
+/// someone reads it; its digest, and whether it uses the location matcher, are computed on
+/// first need and shared by every later snapshot that keeps the block unchanged.
 #[derive(Debug)]
 pub struct Block {
     value: OnceLock<Value>,
     raw: Option<(Arc<Vec<u8>>, Range<usize>)>,
     error: OnceLock<String>,
     digest: OnceLock<[u8; 32]>,
+    uses_location: OnceLock<bool>,
 }
 
 impl Block {
@@ -25,6 +29,7 @@ impl Block {
             raw: None,
             error: OnceLock::new(),
             digest: OnceLock::new(),
+            uses_location: OnceLock::new(),
         }
     }
 
@@ -35,6 +40,7 @@ impl Block {
             raw: Some((source, range)),
             error: OnceLock::new(),
             digest: OnceLock::new(),
+            uses_location: OnceLock::new(),
         }
     }
 
@@ -104,9 +110,16 @@ impl Block {
         }
     }
 
+    /// Whether the block uses the location matcher (the edge then keys pages by region).
+    pub(crate) fn uses_location(&self) -> bool {
+        *self
+            .uses_location
+            .get_or_init(|| self.mentions(LOCATION_MATCHER))
+    }
+
     /// Whether `needle` is the `__resolveType` of some object in the block. A lazy block is
     /// parsed only when its bytes contain the needle at all.
-    pub(crate) fn mentions(&self, needle: &str) -> bool {
+    fn mentions(&self, needle: &str) -> bool {
         if self.value.get().is_none()
             && let Some(raw) = self.raw_bytes()
             && memchr::memmem::find(raw, needle.as_bytes()).is_none()

@@ -103,15 +103,11 @@ pub fn plan_reload(
     };
     let (mode, snapshot) = match delta {
         Some(changes) => {
-            let mut blocks = current.shared_blocks().clone();
-            for (name, value) in changes.entries() {
-                if value.is_null() {
-                    blocks.remove(name);
-                } else {
-                    blocks.insert(intern(name), Arc::new(Block::new(value.clone())));
-                }
-            }
-            (ReloadMode::Delta, Snapshot::from_shared(blocks))
+            let changes = changes.entries().iter().map(|(name, value)| {
+                let block = (!value.is_null()).then(|| Arc::new(Block::new(value.clone())));
+                (intern(name), block)
+            });
+            (ReloadMode::Delta, current.with_changes(changes))
         }
         None => {
             let blocks = object

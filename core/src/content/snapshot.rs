@@ -7,19 +7,20 @@ use super::revision::revision_of;
 use crate::pages::RouteTable;
 use crate::value::{Key, Value};
 use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
-/// The key of the location matcher, whose presence in content changes the edge cache key.
-const LOCATION_MATCHER: &str = "website/matchers/location.ts";
-
-/// Content at one revision. Never changes; a reload builds a new one.
+/// Content at one revision. Never changes; a reload builds a new one, from scratch or, for a
+/// delta, from the snapshot before it ([`Snapshot::with_changes`]: what it derives is updated
+/// for the changed blocks only).
 #[derive(Debug)]
 pub struct Snapshot {
     blocks: FxHashMap<Key, Arc<Block>>,
     routes: RouteTable,
-    /// The not-found page: its name and path.
-    not_found: Option<(Key, String)>,
-    uses_location: bool,
+    /// The routable pages saying `"notFound": true`, name to path; the first by name serves.
+    not_found_pages: BTreeMap<Key, String>,
+    /// How many blocks use the location matcher.
+    location_blocks: usize,
     revision: OnceLock<String>,
     canonical: OnceLock<Arc<[u8]>>,
 }
@@ -42,18 +43,63 @@ impl Snapshot {
             .filter_map(|(name, b)| Some((&**name, b.page_path(name)?)))
             .collect();
         let routes = RouteTable::build(pages.iter().map(|(n, p)| (*n, p.as_str())));
-        // Several pages saying so: the first by name, so every binding picks the same one.
-        let not_found = pages
+        let not_found_pages = pages
             .iter()
             .filter(|(name, _)| blocks[*name].is_not_found_page())
-            .min_by_key(|(name, _)| *name)
-            .map(|(name, path)| (Key::from(*name), path.clone()));
-        let uses_location = blocks.values().any(|b| b.mentions(LOCATION_MATCHER));
+            .map(|(name, path)| (Key::from(*name), path.clone()))
+            .collect();
+        let location_blocks = blocks.values().filter(|b| b.uses_location()).count();
         Snapshot {
             blocks,
             routes,
-            not_found,
-            uses_location,
+            not_found_pages,
+            location_blocks,
+            revision: OnceLock::new(),
+            canonical: OnceLock::new(),
+        }
+    }
+
+    /// This content with `changes` applied (`None` deletes the name; a name given twice takes
+    /// its last change): the snapshot [`Snapshot::from_shared`] builds of the resulting blocks,
+    /// at a cost in proportion to the changes. Unchanged blocks, their digests and their
+    /// compiled routes are shared with this snapshot.
+    pub(crate) fn with_changes(
+        &self,
+        changes: impl IntoIterator<Item = (Key, Option<Arc<Block>>)>,
+    ) -> Snapshot {
+        let changes: FxHashMap<Key, Option<Arc<Block>>> = changes.into_iter().collect();
+        let mut blocks = self.blocks.clone();
+        let mut not_found_pages = self.not_found_pages.clone();
+        let mut location_blocks = self.location_blocks;
+        let mut pages: Vec<(&str, String)> = Vec::new();
+        for (name, change) in &changes {
+            if let Some(old) = blocks.remove(name)
+                && old.uses_location()
+            {
+                location_blocks -= 1;
+            }
+            not_found_pages.remove(name);
+            let Some(block) = change else { continue };
+            if block.uses_location() {
+                location_blocks += 1;
+            }
+            if let Some(path) = block.page_path(name) {
+                if block.is_not_found_page() {
+                    not_found_pages.insert(name.clone(), path.clone());
+                }
+                pages.push((name, path));
+            }
+            blocks.insert(name.clone(), block.clone());
+        }
+        let changed: HashSet<&str> = changes.keys().map(|name| &**name).collect();
+        let routes = self
+            .routes
+            .with_changes(&changed, pages.iter().map(|(n, p)| (*n, p.as_str())));
+        Snapshot {
+            blocks,
+            routes,
+            not_found_pages,
+            location_blocks,
             revision: OnceLock::new(),
             canonical: OnceLock::new(),
         }
@@ -65,15 +111,10 @@ impl Snapshot {
         if draft.is_empty() {
             return self.clone();
         }
-        let mut blocks = self.blocks.clone();
-        for (name, block) in draft {
-            if block.is_null() {
-                blocks.remove(name);
-            } else {
-                blocks.insert(name.clone(), Arc::new(Block::new(block.clone())));
-            }
-        }
-        Arc::new(Snapshot::from_shared(blocks))
+        Arc::new(self.with_changes(draft.iter().map(|(name, block)| {
+            let block = (!block.is_null()).then(|| Arc::new(Block::new(block.clone())));
+            (name.clone(), block)
+        })))
     }
 
     /// An empty snapshot.
@@ -132,14 +173,14 @@ impl Snapshot {
     /// `"notFound": true` (the first by name when several say so). It answers 404, and serves
     /// every path no other page serves.
     pub fn not_found_page(&self) -> Option<(&str, &str)> {
-        self.not_found
-            .as_ref()
+        self.not_found_pages
+            .first_key_value()
             .map(|(name, path)| (&**name, path.as_str()))
     }
 
     /// Whether any block uses the location matcher (the edge then keys pages by region).
     pub fn uses_location(&self) -> bool {
-        self.uses_location
+        self.location_blocks > 0
     }
 
     /// The Site block: `site`, else `Site`.

@@ -2,8 +2,8 @@
 
 use super::specificity::Specificity;
 use regex::Regex;
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, OnceLock};
 use urlpattern::component::Component;
 use urlpattern::{RegexSyntax, UrlPattern, UrlPatternInit, UrlPatternOptions, regexp::RegExp};
 
@@ -71,41 +71,85 @@ pub struct PageMatch<'a> {
     pub params: BTreeMap<String, String>,
 }
 
-/// Every routable page in precedence order.
-#[derive(Debug, Default)]
+impl Route {
+    /// Compiles the route of page `name` at `pattern`.
+    fn new(name: &str, pattern: &str) -> Arc<Route> {
+        Arc::new(Route {
+            name: name.to_string(),
+            pattern: pattern.to_string(),
+            specificity: Specificity::of(pattern),
+            compiled: compile(pattern),
+        })
+    }
+
+    /// Precedence: [`Specificity`] descending, then name (names are unique, so the order is
+    /// total and the same however the table was built).
+    fn precedence(a: &Arc<Route>, b: &Arc<Route>) -> std::cmp::Ordering {
+        b.specificity
+            .cmp(&a.specificity)
+            .then_with(|| a.name.cmp(&b.name))
+    }
+}
+
+/// Every routable page in precedence order. Routes are shared: a table derived from another
+/// ([`RouteTable::with_changes`]) compiles only the pages that changed.
+#[derive(Debug, Default, Clone)]
 pub struct RouteTable {
-    routes: Vec<Route>,
+    routes: Vec<Arc<Route>>,
 }
 
 impl RouteTable {
     /// Compiles `(page name, path pattern)` pairs. A malformed pattern never matches (and is
     /// reported by [`RouteTable::malformed`]). Order: [`Specificity`] descending, then name.
     pub fn build<'a>(pages: impl IntoIterator<Item = (&'a str, &'a str)>) -> RouteTable {
-        let mut routes: Vec<Route> = pages
+        let mut routes: Vec<Arc<Route>> = pages
             .into_iter()
-            .map(|(name, pattern)| Route {
-                name: name.to_string(),
-                pattern: pattern.to_string(),
-                specificity: Specificity::of(pattern),
-                compiled: compile(pattern),
-            })
+            .map(|(name, pattern)| Route::new(name, pattern))
             .collect();
-        routes.sort_by(|a, b| {
-            b.specificity
-                .cmp(&a.specificity)
-                .then_with(|| a.name.cmp(&b.name))
-        });
+        routes.sort_by(Route::precedence);
+        RouteTable { routes }
+    }
+
+    /// This table with the routes of the blocks named in `changed` replaced by `pages` (the
+    /// routable pages among them, `(name, pattern)`): only those are compiled, the rest are
+    /// shared. The same table [`RouteTable::build`] makes of the resulting pages.
+    pub fn with_changes<'a>(
+        &self,
+        changed: &HashSet<&str>,
+        pages: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> RouteTable {
+        let mut added: Vec<Arc<Route>> = pages
+            .into_iter()
+            .map(|(name, pattern)| Route::new(name, pattern))
+            .collect();
+        added.sort_by(Route::precedence);
+        let kept = self
+            .routes
+            .iter()
+            .filter(|route| !changed.contains(route.name.as_str()));
+        let mut routes = Vec::with_capacity(self.routes.len() + added.len());
+        let mut added = added.into_iter().peekable();
+        for route in kept {
+            while let Some(next) = added.next_if(|a| Route::precedence(a, route).is_lt()) {
+                routes.push(next);
+            }
+            routes.push(route.clone());
+        }
+        routes.extend(added);
         RouteTable { routes }
     }
 
     /// The routes in the order they are tried.
-    pub fn routes(&self) -> &[Route] {
+    pub fn routes(&self) -> &[Arc<Route>] {
         &self.routes
     }
 
     /// Routes whose pattern does not compile.
     pub fn malformed(&self) -> impl Iterator<Item = &Route> {
-        self.routes.iter().filter(|r| r.compiled.is_none())
+        self.routes
+            .iter()
+            .map(|r| &**r)
+            .filter(|r| r.compiled.is_none())
     }
 
     /// The first page whose pattern matches the whole `path` (percent-encoded, as in a URL;
@@ -196,6 +240,42 @@ mod tests {
         assert!(!t.find("/blog").unwrap().params.contains_key("id"));
         assert_eq!(found(&t, "/caf%C3%A9"), Some("pages-cafe"));
         assert_eq!(t.malformed().count(), 1);
+    }
+
+    #[test]
+    fn a_table_with_changes_is_the_table_built_from_its_pages() {
+        let before = [
+            ("pages-catchall", "/*"),
+            ("pages-category", "/:slug"),
+            ("pages-product", "/:slug/p"),
+            ("pages-home", "/"),
+        ];
+        let t = table(&before);
+        let changed: HashSet<&str> = ["pages-category", "pages-home", "pages-new"].into();
+        let changes = [("pages-category", "/c/:slug"), ("pages-new", "/:a/:b")];
+        let derived = t.with_changes(&changed, changes);
+        let after = [
+            ("pages-catchall", "/*"),
+            ("pages-category", "/c/:slug"),
+            ("pages-product", "/:slug/p"),
+            ("pages-new", "/:a/:b"),
+        ];
+        let names = |t: &RouteTable| -> Vec<(String, String)> {
+            t.routes()
+                .iter()
+                .map(|r| (r.name.clone(), r.pattern.clone()))
+                .collect()
+        };
+        assert_eq!(names(&derived), names(&table(&after)));
+        let product = |t: &RouteTable| {
+            let found = t.routes().iter().find(|r| r.name == "pages-product");
+            found.cloned().unwrap()
+        };
+        assert!(
+            Arc::ptr_eq(&product(&t), &product(&derived)),
+            "unchanged routes are shared, not compiled again"
+        );
+        assert_eq!(found(&derived, "/"), Some("pages-catchall"), "home is gone");
     }
 
     #[test]

@@ -158,7 +158,7 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
         StatusCode::OK
     };
     let snapshot = app.site.snapshot();
-    let mut routes: Vec<_> = snapshot.routes().routes().iter().collect();
+    let mut routes: Vec<_> = snapshot.routes().routes().iter().map(|r| &**r).collect();
     routes.sort_by(|a, b| a.pattern.cmp(&b.pattern));
     let view = page_view::View {
         routes: &routes,
