@@ -5,8 +5,7 @@
 //! hundred times larger costs (reloads, revisions, routes) is measured on these; they are made
 //! when needed, never committed.
 
-use sitefile_core::Value;
-use sitefile_core::value::{RESOLVE_TYPE, intern};
+use sitefile_core::{Value, intern};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -101,7 +100,7 @@ fn renamed(value: &Value, copy: usize, names: &HashSet<&str>, top: bool) -> Valu
                 .iter()
                 .map(|(key, v)| {
                     let v = match (&**key, v.as_str()) {
-                        (RESOLVE_TYPE, Some(name)) if names.contains(name) => {
+                        ("__resolveType", Some(name)) if names.contains(name) => {
                             Value::from(copy_name(name, copy).as_str())
                         }
                         ("path", Some(path)) if top && path.starts_with('/') => {

@@ -19,6 +19,7 @@ pub struct Block {
     error: OnceLock<String>,
     digest: OnceLock<[u8; 32]>,
     uses_location: OnceLock<bool>,
+    resolve_type: OnceLock<Option<String>>,
 }
 
 impl Block {
@@ -30,6 +31,7 @@ impl Block {
             error: OnceLock::new(),
             digest: OnceLock::new(),
             uses_location: OnceLock::new(),
+            resolve_type: OnceLock::new(),
         }
     }
 
@@ -41,6 +43,7 @@ impl Block {
             error: OnceLock::new(),
             digest: OnceLock::new(),
             uses_location: OnceLock::new(),
+            resolve_type: OnceLock::new(),
         }
     }
 
@@ -108,6 +111,20 @@ impl Block {
                 .is_ok_and(|v| v.as_raw_str() == "true"),
             None => crate::pages::is_not_found_page(self.value()),
         }
+    }
+
+    /// The block's own `__resolveType`, answered without parsing a lazy block.
+    pub(crate) fn resolve_type(&self) -> Option<&str> {
+        self.resolve_type
+            .get_or_init(
+                || match self.raw_bytes().filter(|_| self.value.get().is_none()) {
+                    Some(raw) => sonic_rs::get_from_slice(raw, [crate::value::RESOLVE_TYPE])
+                        .ok()
+                        .and_then(|v| serde_json::from_str::<String>(v.as_raw_str()).ok()),
+                    None => self.value().resolve_type().map(str::to_string),
+                },
+            )
+            .as_deref()
     }
 
     /// Whether the block uses the location matcher (the edge then keys pages by region).

@@ -48,8 +48,12 @@ pub fn read_snapshot(bytes: Vec<u8>) -> Result<Snapshot, ParseError> {
 /// Whether the store holds other content than the one serving (revision `serving`): a stored
 /// revision that differs. Revisions are hashes, not versions, so any difference counts — the
 /// store is the truth for its deployment — and no stored revision means nothing to load.
-pub fn needs_load(serving: &str, stored: Option<&str>) -> bool {
-    stored.is_some_and(|stored| !stored.is_empty() && stored != serving)
+/// `loaded` is the stored revision whose snapshot this host loaded last: a store written by a
+/// version of sitefile that computed revisions differently holds a revision its own snapshot
+/// does not compute to, and loading that snapshot again would change nothing (and clear every
+/// cache each time the host looks), so a stored revision already loaded is not loaded again.
+pub fn needs_load(serving: &str, stored: Option<&str>, loaded: Option<&str>) -> bool {
+    stored.is_some_and(|stored| !stored.is_empty() && stored != serving && Some(stored) != loaded)
 }
 
 /// One entry of the deployment bookkeeping.
@@ -129,10 +133,13 @@ mod tests {
 
     #[test]
     fn only_a_different_stored_revision_is_loaded() {
-        assert!(needs_load("r1", Some("r2")));
-        assert!(!needs_load("r1", Some("r1")));
-        assert!(!needs_load("r1", None));
-        assert!(!needs_load("r1", Some("")));
+        assert!(needs_load("r1", Some("r2"), None));
+        assert!(!needs_load("r1", Some("r1"), None));
+        assert!(!needs_load("r1", None, None));
+        assert!(!needs_load("r1", Some(""), None));
+        // Another version's revision of the content serving: loaded once, not again.
+        assert!(!needs_load("r1", Some("old r1"), Some("old r1")));
+        assert!(needs_load("r1", Some("r2"), Some("old r1")));
     }
 
     #[test]

@@ -3,11 +3,11 @@
 use super::block::Block;
 use super::bundle::write_bundle;
 use super::files::LoadProblem;
-use super::revision::revision_of;
+use super::revision::RevisionTree;
 use crate::pages::RouteTable;
 use crate::value::{Key, Value};
-use rustc_hash::FxHashMap;
-use std::collections::{BTreeMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 /// Content at one revision. Never changes; a reload builds a new one, from scratch or, for a
@@ -21,7 +21,7 @@ pub struct Snapshot {
     not_found_pages: BTreeMap<Key, String>,
     /// How many blocks use the location matcher.
     location_blocks: usize,
-    revision: OnceLock<String>,
+    revision: OnceLock<RevisionTree>,
     canonical: OnceLock<Arc<[u8]>>,
 }
 
@@ -91,16 +91,25 @@ impl Snapshot {
             }
             blocks.insert(name.clone(), block.clone());
         }
-        let changed: HashSet<&str> = changes.keys().map(|name| &**name).collect();
+        let changed: FxHashSet<&str> = changes.keys().map(|name| &**name).collect();
         let routes = self
             .routes
             .with_changes(&changed, pages.iter().map(|(n, p)| (*n, p.as_str())));
+        // The revision is updated when the one before was taken (a serving snapshot's always
+        // is); otherwise it is left for the first to ask, as for a snapshot built whole.
+        let revision = OnceLock::new();
+        if let Some(before) = self.revision.get() {
+            let digests = changes
+                .iter()
+                .map(|(name, block)| (name, block.as_ref().map(|b| *b.digest())));
+            let _ = revision.set(before.with_changes(digests));
+        }
         Snapshot {
             blocks,
             routes,
             not_found_pages,
             location_blocks,
-            revision: OnceLock::new(),
+            revision,
             canonical: OnceLock::new(),
         }
     }
@@ -130,6 +139,18 @@ impl Snapshot {
     /// Every block, in no particular order.
     pub fn blocks(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.blocks.iter().map(|(k, b)| (&**k, b.value()))
+    }
+
+    /// The blocks whose own `__resolveType` is one of `types`, in no particular order; a
+    /// lazily held block is parsed only if it is one.
+    pub fn blocks_of_type<'a>(
+        &'a self,
+        types: &'a [&str],
+    ) -> impl Iterator<Item = (&'a str, &'a Value)> {
+        self.blocks
+            .iter()
+            .filter(|(_, b)| b.resolve_type().is_some_and(|t| types.contains(&t)))
+            .map(|(k, b)| (&**k, b.value()))
     }
 
     /// The shared blocks, for building the next snapshot.
@@ -188,15 +209,13 @@ impl Snapshot {
         self.block("site").or_else(|| self.block("Site"))
     }
 
-    /// The revision: lowercase hex SHA-256 over the canonical content. Equal content gives the
-    /// same revision whatever the key order or formatting. Treat it as an opaque string.
+    /// The revision: lowercase hex SHA-256 over the canonical content (see
+    /// [`super::revision`]). Equal content gives the same revision whatever the key order,
+    /// formatting or the reloads that led to it. Treat it as an opaque string.
     pub fn revision(&self) -> &str {
-        self.revision.get_or_init(|| {
-            let mut sorted: Vec<(&str, &Arc<Block>)> =
-                self.blocks.iter().map(|(k, b)| (&**k, b)).collect();
-            sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            revision_of(sorted.into_iter().map(|(k, b)| (k, b.digest())))
-        })
+        self.revision
+            .get_or_init(|| RevisionTree::build(self.blocks.iter().map(|(k, b)| (k, *b.digest()))))
+            .hex()
     }
 
     /// The canonical bundle of this content (`write_bundle`: blocks sorted by name), written

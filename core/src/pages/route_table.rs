@@ -2,7 +2,8 @@
 
 use super::specificity::Specificity;
 use regex::Regex;
-use std::collections::{BTreeMap, HashSet};
+use rustc_hash::FxHashSet;
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use urlpattern::component::Component;
 use urlpattern::{RegexSyntax, UrlPattern, UrlPatternInit, UrlPatternOptions, regexp::RegExp};
@@ -115,7 +116,7 @@ impl RouteTable {
     /// shared. The same table [`RouteTable::build`] makes of the resulting pages.
     pub fn with_changes<'a>(
         &self,
-        changed: &HashSet<&str>,
+        changed: &FxHashSet<&str>,
         pages: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> RouteTable {
         let mut added: Vec<Arc<Route>> = pages
@@ -251,7 +252,9 @@ mod tests {
             ("pages-home", "/"),
         ];
         let t = table(&before);
-        let changed: HashSet<&str> = ["pages-category", "pages-home", "pages-new"].into();
+        let changed: FxHashSet<&str> = ["pages-category", "pages-home", "pages-new"]
+            .into_iter()
+            .collect();
         let changes = [("pages-category", "/c/:slug"), ("pages-new", "/:a/:b")];
         let derived = t.with_changes(&changed, changes);
         let after = [

@@ -5,6 +5,7 @@
 use crate::config::{PreviewHostsSetting, SecretKey};
 use crate::content::Snapshot;
 use crate::draft::PreviewHosts;
+use crate::edge::redirects::REDIRECT_LOADERS;
 use crate::edge::{RedirectTable, SiteFacts};
 use crate::page_json::SecretTexts;
 use parking_lot::{Mutex, RwLock};
@@ -33,7 +34,10 @@ impl Derived {
     pub fn build(snapshot: &Arc<Snapshot>, settings: &DeriveSettings) -> Derived {
         Derived {
             snapshot: snapshot.clone(),
-            redirects: RedirectTable::build(snapshot.revision(), snapshot.blocks()),
+            redirects: RedirectTable::build(
+                snapshot.revision(),
+                snapshot.blocks_of_type(&REDIRECT_LOADERS),
+            ),
             preview_hosts: PreviewHosts::new(
                 &settings.preview_hosts,
                 snapshot.site_block(),

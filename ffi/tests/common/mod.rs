@@ -44,7 +44,9 @@ pub fn compile(source: &Path, name: &str, extra: &[&str]) -> PathBuf {
     compile_against(&library_dir(), source, name, extra)
 }
 
-/// [`compile`] against the `libsitefile` in `lib` (linked with an rpath to it).
+/// [`compile`] against the `libsitefile` in `lib` (linked with an rpath to it: an old-style
+/// `DT_RPATH`, which outranks `LD_LIBRARY_PATH`, since `cargo test` puts `target/debug` there,
+/// whose `libsitefile.so` is the last `cargo build`'s and may be older than this test's).
 pub fn compile_against(lib: &Path, source: &Path, name: &str, extra: &[&str]) -> PathBuf {
     let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let compiler = compiler();
@@ -57,7 +59,7 @@ pub fn compile_against(lib: &Path, source: &Path, name: &str, extra: &[&str]) ->
         .arg(&exe)
         .arg("-L")
         .arg(lib)
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg(format!("-Wl,--disable-new-dtags,-rpath,{}", lib.display()))
         .arg("-lsitefile")
         .args(extra)
         .output()

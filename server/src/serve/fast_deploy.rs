@@ -20,8 +20,8 @@ use sitefile_core::fast_deploy::{
     needs_load, read_snapshot, revision_key, snapshot_key, snapshot_writes,
 };
 use sitefile_core::{PlatformConfig, Site, Snapshot};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// How often a server reads its deployment's revision key.
@@ -55,6 +55,8 @@ pub struct FastDeploy {
     in_step: AtomicBool,
     /// Whether it serves the site directory because the store did not answer at start.
     fallback: AtomicBool,
+    /// The stored revision whose snapshot this server loaded last ([`needs_load`]).
+    loaded: Mutex<Option<String>>,
 }
 
 /// What a starting server found in the store.
@@ -105,6 +107,7 @@ impl FastDeploy {
             start_timeout,
             in_step: AtomicBool::new(false),
             fallback: AtomicBool::new(false),
+            loaded: Mutex::new(None),
         }))
     }
 
@@ -223,13 +226,28 @@ impl FastDeploy {
         )
         .await?;
         let serving = site.revision();
-        if !needs_load(&serving, stored.as_deref()) {
+        let loaded = self.loaded_revision();
+        if !needs_load(&serving, stored.as_deref(), loaded.as_deref()) {
             return Ok(false);
         }
         match self.decode(self.fetch().await?)? {
-            Some(snapshot) => Ok(site.replace_content_if(&serving, snapshot)),
+            Some(snapshot) => {
+                let replaced = site.replace_content_if(&serving, snapshot);
+                if replaced {
+                    *self.loaded.lock().unwrap_or_else(PoisonError::into_inner) = stored;
+                }
+                Ok(replaced)
+            }
             None => Ok(false),
         }
+    }
+
+    /// The stored revision whose snapshot this server loaded last.
+    fn loaded_revision(&self) -> Option<String> {
+        self.loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// [`FastDeploy::refresh`], noting whether this server is in step with the store after it.
