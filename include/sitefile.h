@@ -298,6 +298,16 @@ const char *sitefile_last_error(void);
 const char *sitefile_status_name(int status);
 
 /**
+ * The length in bytes of a string the library returned (its bytes before the NUL), without
+ * scanning it: what `strlen` answers, at once, however long the string (a page runs to tens of
+ * KB). 0 for NULL.
+ *
+ * # Safety
+ * `s` is NULL or a string returned by a `sitefile_` call and not freed since.
+ */
+size_t sitefile_string_len(const char *s);
+
+/**
  * Frees a string the library returned. NULL is a no-op. Never pass a string the library did
  * not return, or one already freed.
  *

@@ -12,7 +12,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use sitefile::{
     sitefile_resolution, sitefile_resolution_free, sitefile_resolution_next,
     sitefile_resolve_begin, sitefile_site, sitefile_site_free, sitefile_site_from_dir,
-    sitefile_status, sitefile_string_free,
+    sitefile_status, sitefile_string_free, sitefile_string_len,
 };
 use sitefile_benches::{DESKTOP, corpus_dir, urls};
 use sitefile_core::resolve::Step;
@@ -58,7 +58,7 @@ fn c_page(site: *const sitefile_site, form: &CString) -> usize {
             sitefile_resolution_next(resolution, &mut step),
             sitefile_status::Ok
         );
-        let len = std::ffi::CStr::from_ptr(step).count_bytes();
+        let len = sitefile_string_len(step);
         sitefile_string_free(step);
         sitefile_resolution_free(resolution);
         len

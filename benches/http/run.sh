@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `sitefile serve` under wrk, beside nginx with proxy_cache in front of the same origin (not run
-# in CI). On loopback: the origin is nginx serving a static page; the peer is nginx with
-# proxy_cache in front of it; sitefile serve --origin is in front of it too. Three runs each:
-#   hit     one URL, answered from the cache;
+# in CI). On loopback: the origin is nginx serving static pages; the peer is nginx with
+# proxy_cache in front of it; sitefile serve --origin is in front of it too:
+#   hit     one URL answered from the cache, a 20 KB page and a 200 KB page: three runs each,
+#           nginx and sitefile alternating, and the median of sitefile/nginx requests/s;
 #   miss    a new query string on every request, so every request goes to the origin;
 #   asJson  a corpus page's JSON, resolved by sitefile itself (nginx has no peer for it).
 # Prints requests per second and the 99th percentile latency of each. Then the memory of large
@@ -40,13 +41,15 @@ free_port() {
 origin_port=$(free_port)
 peer_port=$(free_port)
 
-# A 20 KB page, as a storefront page's HTML.
+# A 20 KB page, as a storefront page's HTML, and a 200 KB one, as a large listing's.
 mkdir -p "$work/www" "$work/cache"
 # nginx workers run as an unprivileged user: they must read the page and write the cache.
 chmod 755 "$work" "$work/www"
 chmod 777 "$work/cache"
 python3 -c 'print("<!DOCTYPE html><html><body>" + "<p>sitefile edge bench</p>" * 800 + "</body></html>")' \
   >"$work/www/index.html"
+python3 -c 'print("<!DOCTYPE html><html><body>" + "<p>sitefile edge bench</p>" * 8000 + "</body></html>")' \
+  >"$work/www/page200.html"
 head -c 30000000 /dev/zero | tr '\0' 'x' >"$work/www/large.txt"
 cat >"$work/nginx.conf" <<CONF
 worker_processes 2;
@@ -109,7 +112,8 @@ cat >"$work/miss.lua" <<'LUA'
 request = function() return wrk.format("GET", "/?bench=" .. math.random(1, 1000000000)) end
 LUA
 
-# wrk <name> <url> [script]: one line, requests per second and p99.
+# wrk <name> <url> [script]: one line, requests per second and p99; the requests per second
+# are left in $rate.
 run() {
   local name=$1 url=$2 script=${3:-}
   curl -fsS -o /dev/null "$url" # warm (and fill the cache)
@@ -117,13 +121,26 @@ run() {
   [ -n "$script" ] && args+=(-s "$script")
   local out
   out=$(wrk "${args[@]}" "$url")
-  printf '%-28s %12s req/s   p99 %s\n' "$name" \
-    "$(awk '/Requests\/sec/ {print $2}' <<<"$out")" "$(awk '$1 == "99%" {print $2}' <<<"$out")"
+  rate=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  printf '%-28s %12s req/s   p99 %s\n' "$name" "$rate" "$(awk '$1 == "99%" {print $2}' <<<"$out")"
+}
+
+# hits <label> <path>: three runs of nginx and sitefile alternating, then the median ratio.
+hits() {
+  local label=$1 path=$2 ratios=()
+  for round in 1 2 3; do
+    run "hit $label: nginx ($round)" "http://127.0.0.1:$peer_port$path"
+    local peer=$rate
+    run "hit $label: sitefile ($round)" "$edge$path"
+    ratios+=("$(awk -v a="$rate" -v b="$peer" 'BEGIN {printf "%.2f", a / b}')")
+  done
+  printf '%-28s %s (runs: %s)\n' "hit $label: sitefile/nginx" \
+    "$(printf '%s\n' "${ratios[@]}" | sort -n | sed -n 2p)" "${ratios[*]}"
 }
 
 echo "wrk -t2 -c$connections -d$duration on loopback ($(nproc) cores), sitefile $(git rev-parse --short HEAD)"
-run "hit: nginx proxy_cache" "http://127.0.0.1:$peer_port/"
-run "hit: sitefile serve" "$edge/"
+hits "20 KB" /
+hits "200 KB" /page200.html
 run "miss: nginx proxy_cache" "http://127.0.0.1:$peer_port/" "$work/miss.lua"
 run "miss: sitefile serve" "$edge/" "$work/miss.lua"
 run "asJson: sitefile ($site)" "$pages$page?asJson"

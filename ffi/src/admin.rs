@@ -2,12 +2,13 @@
 //! needs (a reload to apply, stored copies to purge, sections to render, loaders to invoke);
 //! the host does that work and calls the matching `sitefile_admin_*` to finish the response.
 
-use crate::args::{bytes, handle, handle_mut, json_string, optional_text, out, parse_json, text};
+use crate::args::{bytes, handle, handle_mut, optional_text, out, parse_json, text};
 use crate::host::{CHost, optional_host, sitefile_host, sitefile_host_fn, swap_hook};
 use crate::resolution::sitefile_resolution;
 use crate::response::sitefile_response;
 use crate::site::{instant, sitefile_site};
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
+use crate::strings::json_string;
 use chrono::{DateTime, Utc};
 use sitefile_core::{
     AdminOutcome, AdminRequest, AdminResponse, ErrorCode, InvokeAnswer, InvokeResult, NoHost,

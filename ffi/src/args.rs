@@ -3,7 +3,7 @@
 
 use crate::status::{Failure, Outcome, sitefile_status};
 use sitefile_core::ErrorCode;
-use std::ffi::{CStr, CString, c_char};
+use std::ffi::{CStr, c_char};
 
 /// A required NUL-terminated UTF-8 string argument.
 ///
@@ -105,37 +105,11 @@ pub(crate) unsafe fn handle_mut<'a, T>(p: *mut T, what: &str) -> Outcome<&'a mut
         .ok_or_else(|| Failure::new(sitefile_status::NullArgument, format!("{what} is NULL")))
 }
 
-/// A string handed to the caller, freed with `sitefile_string_free`.
-pub(crate) fn owned_string(bytes: Vec<u8>) -> Outcome<*mut c_char> {
-    CString::new(bytes).map(CString::into_raw).map_err(|e| {
-        Failure::code(
-            ErrorCode::InvalidContent,
-            format!("a NUL byte in a result: {e}"),
-        )
-    })
-}
-
-/// JSON text handed to the caller as a string, freed with `sitefile_string_free`. JSON as serde
-/// and sonic-rs write it holds no NUL byte (U+0000 inside a string is written `\u0000`), so a
-/// page is not scanned for one on its way out.
-pub(crate) fn owned_json(json: Vec<u8>) -> *mut c_char {
-    debug_assert!(!json.contains(&0), "JSON text holds no NUL byte");
-    // SAFETY: JSON text holds no NUL byte (above).
-    unsafe { CString::from_vec_unchecked(json) }.into_raw()
-}
-
 /// A JSON argument read as `T`; bad JSON, or JSON of another shape, is `INVALID_JSON` naming
 /// `what`.
 pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> Outcome<T> {
     serde_json::from_str(json)
         .map_err(|e| Failure::code(ErrorCode::InvalidJson, format!("invalid {what}: {e}")))
-}
-
-/// A value as a JSON string handed to the caller, freed with `sitefile_string_free`.
-pub(crate) fn json_string<T: serde::Serialize + ?Sized>(value: &T) -> Outcome<*mut c_char> {
-    let json =
-        serde_json::to_vec(value).map_err(|e| Failure::code(ErrorCode::InvalidContent, e))?;
-    Ok(owned_json(json))
 }
 
 /// A required out-parameter holding a count, set to 0 before anything else happens.

@@ -1,11 +1,12 @@
 //! `sitefile_page_draft`: what rendering a page request's draft needs (spec "Draft preview
 //! mode") — nothing, the draft the core keeps, or a fetch the host performs and hands back.
 
-use crate::args::{handle, handle_mut, json_string, optional_bytes, out, text};
+use crate::args::{handle, handle_mut, optional_bytes, out, text};
 use crate::host::sitefile_host;
 use crate::resolution::{begin, request_of, sitefile_resolution};
 use crate::site::sitefile_site;
 use crate::status::{guard, guard_void, sitefile_status};
+use crate::strings::json_string;
 use sitefile_core::{DraftSource, Site};
 use std::ffi::c_char;
 use std::sync::Arc;

@@ -1,10 +1,11 @@
 //! `sitefile_edge_plan`: the edge's decision for one request, then the decision once the origin
 //! answered and how to serve a stored copy — the core's edge forms as JSON.
 
-use crate::args::{handle, json_string, optional_text, out, parse_json, text};
+use crate::args::{handle, optional_text, out, parse_json, text};
 use crate::resolution::request_of;
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
+use crate::strings::json_string;
 use sitefile_core::{EdgeHints, EdgePlan, OriginAnswer, OriginOutcome, Request, Site};
 use std::ffi::c_char;
 use std::sync::Arc;

@@ -2,10 +2,11 @@
 //! C — each step out as JSON, the host's answer in as JSON — so a C host gets a working edge
 //! cache by doing the I/O each step names (its store, its origin, its clock).
 
-use crate::args::{handle, handle_mut, json_string, out, parse_json, text};
+use crate::args::{handle, handle_mut, out, parse_json, text};
 use crate::edge::edge_request;
 use crate::site::sitefile_site;
 use crate::status::{Failure, guard, guard_void, sitefile_status};
+use crate::strings::json_string;
 use sitefile_core::{EdgeExchange, TimedAnswer};
 use std::ffi::c_char;
 

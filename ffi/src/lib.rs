@@ -23,6 +23,7 @@ mod response;
 mod section_loaders;
 mod site;
 mod status;
+mod strings;
 
 pub use admin::{
     sitefile_admin, sitefile_admin_apply_reload, sitefile_admin_begin,
@@ -78,7 +79,7 @@ pub use site::{
 };
 pub use status::sitefile_status;
 
-use std::ffi::{CString, c_char, c_int};
+use std::ffi::{c_char, c_int};
 
 /// The major version of the library this header was generated from.
 pub const SITEFILE_VERSION_MAJOR: u32 = 0;
@@ -114,6 +115,21 @@ pub extern "C" fn sitefile_status_name(status: c_int) -> *const c_char {
         .cast()
 }
 
+/// The length in bytes of a string the library returned (its bytes before the NUL), without
+/// scanning it: what `strlen` answers, at once, however long the string (a page runs to tens of
+/// KB). 0 for NULL.
+///
+/// # Safety
+/// `s` is NULL or a string returned by a `sitefile_` call and not freed since.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sitefile_string_len(s: *const c_char) -> usize {
+    if s.is_null() {
+        return 0;
+    }
+    // SAFETY: the caller passes a string the library returned (made by `strings`), not freed.
+    unsafe { strings::len(s) }
+}
+
 /// Frees a string the library returned. NULL is a no-op. Never pass a string the library did
 /// not return, or one already freed.
 ///
@@ -125,9 +141,9 @@ pub unsafe extern "C" fn sitefile_string_free(s: *mut c_char) {
         return;
     }
     status::guard_void(|| {
-        // SAFETY: the caller passes a pointer from `CString::into_raw` (every string the
-        // library returns is made by `args::owned_string`), not freed since.
-        drop(unsafe { CString::from_raw(s) });
+        // SAFETY: the caller passes a string the library returned (every one is made by
+        // `strings`), not freed since.
+        unsafe { strings::free(s) };
     });
 }
 

@@ -1,14 +1,13 @@
 //! `sitefile_page_json`: a `?renderJson` / `?asJson` request — answered by the core at once,
 //! or a page resolution whose finished page the core turns into the response.
 
-use crate::args::{
-    handle, handle_mut, json_string, optional_bytes, optional_text, out, parse_json, text,
-};
+use crate::args::{handle, handle_mut, optional_bytes, optional_text, out, parse_json, text};
 use crate::host::{CHost, optional_host, sitefile_host};
 use crate::resolution::{request_of, sitefile_resolution};
 use crate::response::sitefile_response;
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
+use crate::strings::json_string;
 use sitefile_core::{ErrorCode, NoHost, PageJsonFinish, PageJsonOutcome, Request, Site};
 use std::ffi::c_char;
 use std::sync::Arc;

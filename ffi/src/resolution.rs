@@ -1,10 +1,11 @@
 //! `sitefile_resolution`: one page resolution, driven one call per loader round.
 
-use crate::args::{handle, handle_mut, json_string, optional_text, out, owned_json, text};
+use crate::args::{handle, handle_mut, optional_text, out, text};
 use crate::host::{CHost, optional_host, sitefile_host};
 use crate::response::sitefile_response;
 use crate::site::sitefile_site;
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
+use crate::strings::{json_string, written};
 use chrono::Utc;
 use sitefile_core::{
     ErrorCode, Host, LoaderAnswer, NoHost, PageJsonFinish, Request, RequestForm, Resolution,
@@ -251,7 +252,7 @@ pub unsafe extern "C" fn sitefile_resolution_next(
         let (out_json, res) =
             unsafe { (out(out_json, "out_json")?, handle_mut(res, "resolution")?) };
         let step = res.resolution.next(&NoHost).map_err(|e| Failure::of(&e))?;
-        *out_json = owned_json(step.to_json_bytes());
+        *out_json = written(Step::BUFFER_CAPACITY, |buffer| step.write_json(buffer));
         if let Step::Done(page) = step {
             res.page_json.page_resolved(page);
         }

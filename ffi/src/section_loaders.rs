@@ -1,10 +1,11 @@
 //! `sitefile_section_loaders`: the section loaders of a resolved page's sections, driven one
 //! call per round like a page resolution.
 
-use crate::args::{handle, handle_mut, json_string, out, parse_json, text};
+use crate::args::{handle, handle_mut, out, parse_json, text};
 use crate::resolution::{provide_to, request_of};
 use crate::site::sitefile_site;
 use crate::status::{Failure, guard, guard_void, sitefile_status};
+use crate::strings::json_string;
 use sitefile_core::{SectionLoaderRun, sections_from_json};
 use std::ffi::c_char;
 

@@ -1,11 +1,9 @@
 //! `sitefile_site`: one site — its content, setup and reloads.
 
-use crate::args::{
-    bytes, count_out, handle, json_string, optional_text, out, owned_json, owned_string,
-    parse_json, text,
-};
+use crate::args::{bytes, count_out, handle, optional_text, out, parse_json, text};
 use crate::host::{sitefile_host_fn, swap_hook};
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
+use crate::strings::{json_string, owned_json, owned_string};
 use chrono::{DateTime, Utc};
 use sitefile_core::{ErrorCode, MatcherSchema, Schema, Site, SiteSetup, Value};
 use std::ffi::{c_char, c_void};
@@ -204,9 +202,7 @@ pub unsafe extern "C" fn sitefile_site_reload_with_hook(
             .site
             .reload_with(body, now, &mut swap_hook(hook, user_data))
             .map_err(|e| Failure::of(&e))?;
-        let json = serde_json::to_vec(&response)
-            .map_err(|e| Failure::code(ErrorCode::InvalidContent, e))?;
-        *out_json = owned_string(json)?;
+        *out_json = json_string(&response)?;
         Ok(())
     })
 }
@@ -235,7 +231,7 @@ pub unsafe extern "C" fn sitefile_site_revision(
         // SAFETY: the caller's promises, forwarded.
         let (out_revision, site) =
             unsafe { (out(out_revision, "out_revision")?, handle(site, "site")?) };
-        *out_revision = owned_string(site.site.revision().into_bytes())?;
+        *out_revision = owned_string(site.site.revision().as_bytes())?;
         Ok(())
     })
 }
@@ -263,7 +259,7 @@ pub unsafe extern "C" fn sitefile_site_block(
             )
         };
         if let Some(block) = site.site.snapshot().block(name) {
-            *out_json = owned_json(Value::to_json_string(block).into_bytes());
+            *out_json = owned_json(Value::to_json_string(block).as_bytes());
         }
         Ok(())
     })

@@ -48,20 +48,34 @@ pub enum Step {
 }
 
 impl Step {
+    /// The room a buffer for a step's JSON starts with: most pages fit without growing it.
+    pub const BUFFER_CAPACITY: usize = PAGE_BUFFER_START;
+
     /// The step as JSON bytes, its serde form: `{"step":"needLoaders","value":[calls]}` or
     /// `{"step":"done","value":<page>}`, the page written by [`ResolvedPage::to_json_bytes`].
     pub fn to_json_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(Step::BUFFER_CAPACITY);
+        self.write_json(&mut out);
+        out
+    }
+
+    /// Appends what [`Step::to_json_bytes`] returns to `out` (a binding writing straight into
+    /// the buffer it hands its host).
+    pub fn write_json(&self, out: &mut Vec<u8>) {
         match self {
             Step::Done(page) => {
                 // The page is written straight after the prefix, not copied behind it.
-                let mut out = Vec::with_capacity(PAGE_BUFFER_START);
                 out.extend_from_slice(br#"{"step":"done","value":"#);
-                page.write_json(&mut out);
+                page.write_json(out);
                 out.push(b'}');
-                out
             }
             // Writing loader calls to a Vec cannot fail: their keys are strings.
-            Step::NeedLoaders(_) => serde_json::to_vec(self).unwrap_or_default(),
+            Step::NeedLoaders(_) => {
+                let start = out.len();
+                if serde_json::to_writer(&mut *out, self).is_err() {
+                    out.truncate(start);
+                }
+            }
         }
     }
 }

@@ -55,6 +55,7 @@ static void site_errors(const char *dir) {
   sitefile_site_free(NULL);
   sitefile_resolution_free(NULL);
   sitefile_string_free(NULL);
+  CHECK(sitefile_string_len(NULL) == 0);
   CHECK(strcmp(sitefile_last_error(), "site is NULL") == 0);
 }
 

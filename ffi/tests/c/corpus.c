@@ -25,6 +25,8 @@ static void resolve_line(sitefile_site *site, const char *form) {
   char *step = NULL;
   for (int round = 0; round <= MAX_ROUNDS; round++) {
     EXPECT(sitefile_resolution_next(res, &step), SITEFILE_STATUS_OK, "");
+    /* The length the library keeps is the string's. */
+    CHECK(step != NULL && sitefile_string_len(step) == strlen(step));
     if (step == NULL || !is_loader_round(step)) break;
     size_t ids[MAX_CALLS];
     size_t n = call_ids(step, ids, MAX_CALLS);
