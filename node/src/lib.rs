@@ -52,11 +52,6 @@ pub use site::{NativeSite, cors_headers, section_key};
 use napi_derive::napi;
 use sitefile_core::ErrorCode;
 
-/// The addon's allocations (the core's values, JSON text) go to mimalloc, not the host's malloc.
-#[cfg(not(target_family = "wasm"))]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Every stable error code the addon may throw, in the core's order, then `PANIC`.
 #[napi]
 pub fn error_codes() -> Vec<String> {
