@@ -192,7 +192,7 @@ pub use value::{Key, Object, Value, intern};
 /// they are only next to "fast deploy".
 pub mod fast_deploy {
     pub use crate::content::fast_deploy::{
-        DEPLOYMENTS_KEY, LIVE_KEY, needs_load, read_snapshot, record_deployment, revision_key,
-        snapshot_key, snapshot_writes,
+        DEPLOYMENTS_KEY, LIVE_KEY, LoadedRevision, needs_load, read_snapshot, record_deployment,
+        revision_key, snapshot_key, snapshot_writes,
     };
 }

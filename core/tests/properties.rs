@@ -251,7 +251,7 @@ proptest! {
         before in arb_named_blocks(),
         delta in prop::collection::btree_map("(pages-)?[a-e]", prop::option::of(arb_site_block()), 0..5),
     ) {
-        use sitefile_core::content::plan_reload;
+        use sitefile_core::content::{load_bundle, plan_reload, write_bundle};
         let now = "2026-06-01T12:00:00Z".parse().unwrap();
         let full_body = |blocks: &BTreeMap<String, Json>| serde_json::to_vec(blocks).unwrap();
         let current = plan_reload(&Snapshot::empty(), &full_body(&before), now).unwrap().snapshot;
@@ -272,20 +272,36 @@ proptest! {
         // A full body whose only key is `blocks` would read as a delta.
         prop_assume!(!(after.len() == 1 && after.contains_key("blocks")));
         let by_full = plan_reload(&current, &full_body(&after), now).unwrap().snapshot;
+        // The same delta over content held lazily (a bundle, as Fast Deploy stores it), whose
+        // revision was taken first, and as a draft laid over the content.
+        let lazy = load_bundle(write_bundle(current.blocks())).unwrap();
+        lazy.revision();
+        let body = serde_json::to_vec(&json!({ "blocks": changes })).unwrap();
+        let over_lazy = plan_reload(&lazy, &body, now).unwrap().snapshot;
+        let draft: Vec<(Key, Value)> = delta
+            .iter()
+            .map(|(name, block)| {
+                let json = block.clone().unwrap_or(Json::Null);
+                (intern(name), Value::from_json_str(&json.to_string()).unwrap())
+            })
+            .collect();
+        let overlaid = current.overlaid(&draft);
         let routes = |s: &Snapshot| -> Vec<(String, String)> {
             s.routes().routes().iter().map(|r| (r.name.clone(), r.pattern.clone())).collect()
         };
-        prop_assert_eq!(routes(&by_delta), routes(&by_full));
-        prop_assert_eq!(by_delta.not_found_page(), by_full.not_found_page());
-        prop_assert_eq!(by_delta.uses_location(), by_full.uses_location());
-        prop_assert_eq!(by_delta.revision(), by_full.revision());
-        prop_assert_eq!(by_delta.len(), by_full.len());
-        for path in ["/", "/x", "/y", "/x/p", "/x/y/z"] {
-            prop_assert_eq!(
-                by_delta.routes().find(path).map(|m| m.name),
-                by_full.routes().find(path).map(|m| m.name),
-                "{}", path
-            );
+        for derived in [&by_delta, &over_lazy, &overlaid] {
+            prop_assert_eq!(routes(derived), routes(&by_full));
+            prop_assert_eq!(derived.not_found_page(), by_full.not_found_page());
+            prop_assert_eq!(derived.uses_location(), by_full.uses_location());
+            prop_assert_eq!(derived.revision(), by_full.revision());
+            prop_assert_eq!(derived.len(), by_full.len());
+            for path in ["/", "/x", "/y", "/x/p", "/x/y/z"] {
+                prop_assert_eq!(
+                    derived.routes().find(path).map(|m| m.name),
+                    by_full.routes().find(path).map(|m| m.name),
+                    "{}", path
+                );
+            }
         }
     }
 }

@@ -115,12 +115,15 @@ pub extern "C" fn sitefile_status_name(status: c_int) -> *const c_char {
         .cast()
 }
 
-/// The length in bytes of a string the library returned (its bytes before the NUL), without
-/// scanning it: what `strlen` answers, at once, however long the string (a page runs to tens of
-/// KB). 0 for NULL.
+/// The length in bytes of a string the library handed over to be freed with
+/// `sitefile_string_free` (its bytes before the NUL), without scanning it: what `strlen`
+/// answers, at once, however long the string (a page runs to tens of KB). 0 for NULL. Not for
+/// the strings the library keeps (`sitefile_version`, `sitefile_status_name`,
+/// `sitefile_last_error`, `sitefile_response_headers`).
 ///
 /// # Safety
-/// `s` is NULL or a string returned by a `sitefile_` call and not freed since.
+/// `s` is NULL or a string a `sitefile_` call wrote to an out-parameter for the caller to free
+/// with `sitefile_string_free`, not freed since.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sitefile_string_len(s: *const c_char) -> usize {
     if s.is_null() {
@@ -130,11 +133,14 @@ pub unsafe extern "C" fn sitefile_string_len(s: *const c_char) -> usize {
     unsafe { strings::len(s) }
 }
 
-/// Frees a string the library returned. NULL is a no-op. Never pass a string the library did
-/// not return, or one already freed.
+/// Frees a string the library handed over through an out-parameter (a step, a page, a
+/// response, a revision, a block, ...). NULL is a no-op. Never pass a string the library did
+/// not hand over, one it keeps (`sitefile_version`, `sitefile_status_name`,
+/// `sitefile_last_error`, `sitefile_response_headers`), or one already freed.
 ///
 /// # Safety
-/// `s` is NULL or a string returned by a `sitefile_` call and not freed since.
+/// `s` is NULL or a string a `sitefile_` call wrote to an out-parameter for the caller to free,
+/// not freed since.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sitefile_string_free(s: *mut c_char) {
     if s.is_null() {

@@ -26,6 +26,9 @@ pub(crate) fn written(capacity: usize, write: impl FnOnce(&mut Vec<u8>)) -> *mut
     debug_assert!(!buffer[HEADER..].contains(&0), "the text holds no NUL byte");
     let len = buffer.len() - HEADER;
     buffer.push(0);
+    // The caller may keep the string: it holds no more than its text (a step's buffer starts
+    // with room for a large page; shrinking it is a reallocation in place).
+    buffer.shrink_to_fit();
     let capacity = buffer.capacity();
     buffer[..WORD].copy_from_slice(&capacity.to_ne_bytes());
     buffer[WORD..HEADER].copy_from_slice(&len.to_ne_bytes());

@@ -45,15 +45,30 @@ pub fn read_snapshot(bytes: Vec<u8>) -> Result<Snapshot, ParseError> {
     load_bundle(bytes)
 }
 
+/// What a host last loaded from the store: the stored revision it read, and the revision the
+/// loaded content computes to (the same, unless a version of sitefile that computed revisions
+/// differently wrote the store).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedRevision {
+    /// The stored revision read before the load.
+    pub stored: String,
+    /// The revision serving right after it.
+    pub serving: String,
+}
+
 /// Whether the store holds other content than the one serving (revision `serving`): a stored
 /// revision that differs. Revisions are hashes, not versions, so any difference counts — the
 /// store is the truth for its deployment — and no stored revision means nothing to load.
-/// `loaded` is the stored revision whose snapshot this host loaded last: a store written by a
-/// version of sitefile that computed revisions differently holds a revision its own snapshot
-/// does not compute to, and loading that snapshot again would change nothing (and clear every
-/// cache each time the host looks), so a stored revision already loaded is not loaded again.
-pub fn needs_load(serving: &str, stored: Option<&str>, loaded: Option<&str>) -> bool {
-    stored.is_some_and(|stored| !stored.is_empty() && stored != serving && Some(stored) != loaded)
+/// `loaded` is what this host loaded last: while the store still holds that revision and the
+/// host still serves what it loaded, loading it again would change nothing (and clear every
+/// cache each time the host looks), so it is not loaded again. Anything else that changed —
+/// another server's write, this host's own reload, a revert to what it loaded before — loads.
+pub fn needs_load(serving: &str, stored: Option<&str>, loaded: Option<&LoadedRevision>) -> bool {
+    let Some(stored) = stored.filter(|s| !s.is_empty()) else {
+        return false;
+    };
+    let same_load = loaded.is_some_and(|l| l.stored == stored && l.serving == serving);
+    stored != serving && !same_load
 }
 
 /// One entry of the deployment bookkeeping.
@@ -138,8 +153,14 @@ mod tests {
         assert!(!needs_load("r1", None, None));
         assert!(!needs_load("r1", Some(""), None));
         // Another version's revision of the content serving: loaded once, not again.
-        assert!(!needs_load("r1", Some("old r1"), Some("old r1")));
-        assert!(needs_load("r1", Some("r2"), Some("old r1")));
+        let loaded = LoadedRevision {
+            stored: "old r1".into(),
+            serving: "r1".into(),
+        };
+        assert!(!needs_load("r1", Some("old r1"), Some(&loaded)));
+        assert!(needs_load("r1", Some("r2"), Some(&loaded)), "another write");
+        // This host reloaded since (serving r2): the store reverted to what it loaded before.
+        assert!(needs_load("r2", Some("old r1"), Some(&loaded)), "a revert");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use redis::aio::ConnectionManager;
 use sitefile_core::fast_deploy::{
-    needs_load, read_snapshot, revision_key, snapshot_key, snapshot_writes,
+    LoadedRevision, needs_load, read_snapshot, revision_key, snapshot_key, snapshot_writes,
 };
 use sitefile_core::{PlatformConfig, Site, Snapshot};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,8 +55,8 @@ pub struct FastDeploy {
     in_step: AtomicBool,
     /// Whether it serves the site directory because the store did not answer at start.
     fallback: AtomicBool,
-    /// The stored revision whose snapshot this server loaded last ([`needs_load`]).
-    loaded: Mutex<Option<String>>,
+    /// What this server loaded from the store last ([`needs_load`]).
+    loaded: Mutex<Option<LoadedRevision>>,
 }
 
 /// What a starting server found in the store.
@@ -227,14 +227,18 @@ impl FastDeploy {
         .await?;
         let serving = site.revision();
         let loaded = self.loaded_revision();
-        if !needs_load(&serving, stored.as_deref(), loaded.as_deref()) {
+        if !needs_load(&serving, stored.as_deref(), loaded.as_ref()) {
             return Ok(false);
         }
         match self.decode(self.fetch().await?)? {
             Some(snapshot) => {
                 let replaced = site.replace_content_if(&serving, snapshot);
-                if replaced {
-                    *self.loaded.lock().unwrap_or_else(PoisonError::into_inner) = stored;
+                if replaced && let Some(stored) = stored {
+                    *self.loaded.lock().unwrap_or_else(PoisonError::into_inner) =
+                        Some(LoadedRevision {
+                            stored,
+                            serving: site.revision(),
+                        });
                 }
                 Ok(replaced)
             }
@@ -242,8 +246,8 @@ impl FastDeploy {
         }
     }
 
-    /// The stored revision whose snapshot this server loaded last.
-    fn loaded_revision(&self) -> Option<String> {
+    /// What this server loaded from the store last.
+    fn loaded_revision(&self) -> Option<LoadedRevision> {
         self.loaded
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
