@@ -36,32 +36,23 @@ impl Snapshot {
         )
     }
 
-    /// Builds a snapshot from blocks that may be shared with another snapshot.
+    /// Builds a snapshot from blocks that may be shared with another snapshot: the changes
+    /// that make these blocks out of no content, so a snapshot built whole and one derived by a
+    /// delta are derived by the same code.
     pub fn from_shared(blocks: FxHashMap<Key, Arc<Block>>) -> Snapshot {
-        let pages: Vec<(&str, String)> = blocks
-            .iter()
-            .filter_map(|(name, b)| Some((&**name, b.page_path(name)?)))
-            .collect();
-        let routes = RouteTable::build(pages.iter().map(|(n, p)| (*n, p.as_str())));
-        let not_found_pages = pages
-            .iter()
-            .filter(|(name, _)| blocks[*name].is_not_found_page())
-            .map(|(name, path)| (Key::from(*name), path.clone()))
-            .collect();
-        let location_blocks = blocks.values().filter(|b| b.uses_location()).count();
-        Snapshot {
-            blocks,
-            routes,
-            not_found_pages,
-            location_blocks,
+        let none = Snapshot {
+            blocks: FxHashMap::default(),
+            routes: RouteTable::default(),
+            not_found_pages: BTreeMap::new(),
+            location_blocks: 0,
             revision: OnceLock::new(),
             canonical: OnceLock::new(),
-        }
+        };
+        none.with_changes(blocks.into_iter().map(|(name, block)| (name, Some(block))))
     }
 
     /// This content with `changes` applied (`None` deletes the name; a name given twice takes
-    /// its last change): the snapshot [`Snapshot::from_shared`] builds of the resulting blocks,
-    /// at a cost in proportion to the changes. Unchanged blocks, their digests and their
+    /// its last change), at a cost in proportion to the changes. Unchanged blocks, their digests and their
     /// compiled routes are shared with this snapshot.
     pub(crate) fn with_changes(
         &self,

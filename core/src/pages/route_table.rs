@@ -103,12 +103,7 @@ impl RouteTable {
     /// Compiles `(page name, path pattern)` pairs. A malformed pattern never matches (and is
     /// reported by [`RouteTable::malformed`]). Order: [`Specificity`] descending, then name.
     pub fn build<'a>(pages: impl IntoIterator<Item = (&'a str, &'a str)>) -> RouteTable {
-        let mut routes: Vec<Arc<Route>> = pages
-            .into_iter()
-            .map(|(name, pattern)| Route::new(name, pattern))
-            .collect();
-        routes.sort_by(Route::precedence);
-        RouteTable { routes }
+        RouteTable::default().with_changes(&FxHashSet::default(), pages)
     }
 
     /// This table with the routes of the blocks named in `changed` replaced by `pages` (the
