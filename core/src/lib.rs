@@ -149,7 +149,8 @@ pub use edge::{
 };
 pub use site::{
     BodySource, EdgeDecision, EdgeExchange, EdgeHints, ExchangeAnswer, ExchangeError, ExchangeStep,
-    OriginAnswer, OriginOutcome, StoreCopy, StoredCopy, StoredHead, TimedAnswer,
+    OriginAnswer, OriginOutcome, ResponseHeaders, SharedHeaders, StoreCopy, StoredCopy, StoredHead,
+    TimedAnswer,
 };
 
 // Admin: the admin protocol as request -> response, and the loader-invoke batch to an origin.

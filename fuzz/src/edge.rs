@@ -361,7 +361,7 @@ impl Run<'_> {
                     store,
                     ..
                 } => {
-                    self.check("respond", &headers);
+                    self.check("respond", &headers.to_vec());
                     if body == BodySource::Empty
                         && let Some((_, location)) = headers
                             .iter()
@@ -377,7 +377,7 @@ impl Run<'_> {
                     if kept {
                         let head = StoredHead {
                             status: store.status,
-                            headers: store.headers,
+                            headers: store.headers.into(),
                         };
                         self.store.insert(store.key, head);
                     }

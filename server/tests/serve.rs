@@ -634,6 +634,20 @@ async fn previews_and_invokes_are_answered_by_the_origin() {
     );
 }
 
+/// The headers a response sends that a stored copy keeps: all but the ones each answer sets
+/// (`x-cache`, `date`), in order.
+fn stored_headers(response: &reqwest::Response) -> Vec<(String, String)> {
+    response
+        .headers()
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "x-cache" | "date"))
+        .map(|(name, value)| {
+            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            (name.to_string(), value)
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn a_page_is_a_miss_then_a_hit_with_the_profile_headers() {
     let (origin, server) = with_origin(&[], &[]).await;
@@ -642,6 +656,7 @@ async fn a_page_is_a_miss_then_a_hit_with_the_profile_headers() {
     assert_eq!(header(&first, "x-cache"), "MISS");
     assert_eq!(header(&first, "x-cache-profile"), "listing");
     assert!(header(&first, "cache-control").contains("stale-while-revalidate"));
+    let first_headers = stored_headers(&first);
     let first = first.text().await.unwrap();
     let second = server.get("/camisetas").await;
     assert_eq!(
@@ -649,6 +664,13 @@ async fn a_page_is_a_miss_then_a_hit_with_the_profile_headers() {
         "HIT",
         "tracking parameters are not in the key"
     );
+    assert_eq!(
+        stored_headers(&second),
+        first_headers,
+        "a hit sends the stored copy's headers once each, without the stored-at stamp"
+    );
+    assert!(second.headers().get("x-sitefile-stored-at").is_none());
+    assert_eq!(second.headers().get_all("x-cache").iter().count(), 1);
     assert_eq!(second.text().await.unwrap(), first);
     assert_eq!(origin.hits("/camisetas?utm_source=mail"), 1);
     assert_eq!(origin.hits("/camisetas"), 0);

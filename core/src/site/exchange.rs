@@ -6,8 +6,9 @@
 //! answers it, with the time. Bodies never enter the core: a step says which one to send.
 
 use super::flights::{Flight, Landing, Seat};
+use super::response_headers::{ResponseHeaders, SharedHeaders};
 use super::{EdgeHints, OriginAnswer, OriginOutcome, Site};
-use crate::edge::headers::{find, remove};
+use crate::edge::headers::{find, remove, set};
 use crate::edge::{EdgeAction, EdgePlan, StoredState, UnknownProfile, stored_state};
 use crate::errors::{ErrorCode, HasErrorCode};
 use crate::request::Request;
@@ -93,7 +94,7 @@ pub enum ExchangeStep {
         /// The status.
         status: u16,
         /// The headers.
-        headers: Vec<(String, String)>,
+        headers: ResponseHeaders,
         /// Which body.
         body: BodySource,
         /// The copy to store as the body streams.
@@ -135,9 +136,10 @@ impl ExchangeStep {
 pub struct StoredHead {
     /// The stored status.
     pub status: u16,
-    /// The stored headers, the stored-at stamp among them.
+    /// The stored headers, the stored-at stamp among them: shared with the store (a response
+    /// that serves the copy sends from this list, not a copy of it).
     #[serde(default)]
-    pub headers: Vec<(String, String)>,
+    pub headers: SharedHeaders,
 }
 
 /// The host's answer to the step it was handed.
@@ -219,7 +221,7 @@ impl HasErrorCode for ExchangeError {
 /// A copy the exchange looked up and may still serve (its body is with the host).
 struct Held {
     status: u16,
-    headers: Vec<(String, String)>,
+    headers: SharedHeaders,
     age_secs: u64,
 }
 
@@ -543,25 +545,24 @@ impl EdgeExchange {
 
     /// Serves a held copy: its headers without the stamp, `added` set over them.
     fn serve(&mut self, held: Held, added: Vec<(String, String)>) {
-        let mut headers = held.headers;
-        remove(&mut headers, STORED_AT_HEADER);
+        let mut own = Vec::with_capacity(added.len());
         for (name, value) in added {
-            remove(&mut headers, &name);
-            headers.push((name, value));
+            set(&mut own, &name, value);
         }
+        let headers = ResponseHeaders::over_stored(held.headers, own);
         self.respond(held.status, headers, BodySource::Stored, None);
     }
 
     fn respond(
         &mut self,
         status: u16,
-        headers: Vec<(String, String)>,
+        headers: impl Into<ResponseHeaders>,
         body: BodySource,
         store: Option<StoreCopy>,
     ) {
         self.queue.push_back(ExchangeStep::Respond {
             status,
-            headers,
+            headers: headers.into(),
             body,
             store,
         });

@@ -11,6 +11,7 @@ mod exchange;
 mod flights;
 mod page_json;
 mod preview;
+mod response_headers;
 mod setup_form;
 
 pub use edge::{EdgeDecision, EdgeHints, OriginAnswer, OriginOutcome, StoredCopy};
@@ -20,6 +21,7 @@ pub use exchange::{
     BodySource, EdgeExchange, ExchangeAnswer, ExchangeError, ExchangeStep, StoreCopy, StoredHead,
     TimedAnswer,
 };
+pub use response_headers::{ResponseHeaders, SharedHeaders};
 #[cfg(feature = "internals")]
 pub use setup_form::{AdminForm, FreshnessForm, SetupForm};
 

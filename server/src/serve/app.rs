@@ -14,7 +14,7 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request as HttpRequest, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use http_body_util::BodyExt;
@@ -123,8 +123,10 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
         }
         return match edge.handle(&request, onward(&parts, body)).await {
             Ok(reply) => {
-                let mut response = http_response(reply.status, &reply.headers, Vec::new());
-                *response.body_mut() = reply.body;
+                let mut response = Response::new(reply.body);
+                *response.status_mut() =
+                    StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+                *response.headers_mut() = reply.headers;
                 response
             }
             Err(why) => {
@@ -421,10 +423,7 @@ fn http_response(status: u16, headers: &[(String, String)], body: Vec<u8>) -> Re
     *response.status_mut() =
         StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     for (name, value) in headers {
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            header_text::write(value).ok_or(()),
-        ) {
+        if let Some((name, value)) = header_text::header(name, value) {
             response.headers_mut().append(name, value);
         }
     }

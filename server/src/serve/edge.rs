@@ -5,13 +5,15 @@
 //! the clock, the waiting of collapsed followers, and the bytes, streamed — an origin answer goes
 //! to the visitor as it arrives, and into the store at the same time up to [`MAX_STORED_BYTES`].
 
+use super::header_text;
 use super::origin::{Opened, Origin, OriginRequest};
 use super::store::{Store, Stored};
 use axum::body::{Body, Bytes};
+use axum::http::HeaderMap;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use sitefile_core::{
     BodySource, EdgeExchange, EdgeHints, ExchangeAnswer, ExchangeStep, OriginAnswer, PurgeScope,
-    Request, Site, StoreCopy, StoredHead,
+    Request, ResponseHeaders, Site, StoreCopy, StoredHead,
 };
 use std::collections::HashMap;
 use std::future::Future;
@@ -33,7 +35,7 @@ pub struct EdgeReply {
     /// The status code.
     pub status: u16,
     /// The headers, in order.
-    pub headers: Vec<(String, String)>,
+    pub headers: HeaderMap,
     /// The body.
     pub body: Body,
 }
@@ -203,6 +205,7 @@ impl Edge {
                     body,
                     store,
                 } => {
+                    let headers = http_headers(&headers, stored.as_deref());
                     let body = match body {
                         BodySource::Empty => Body::empty(),
                         BodySource::Stored => {
@@ -381,12 +384,12 @@ impl Keeping {
             let key = self.exchange.plan().key.clone();
             let kept = match (bytes, key) {
                 (Some(bytes), Some(key)) => {
-                    let copy = Stored {
-                        status: self.copy.status,
-                        headers: std::mem::take(&mut self.copy.headers),
-                        body: Bytes::from(bytes),
-                        stored_at: (self.edge.clock)(),
-                    };
+                    let copy = Stored::new(
+                        self.copy.status,
+                        std::mem::take(&mut self.copy.headers),
+                        Bytes::from(bytes),
+                        (self.edge.clock)(),
+                    );
                     self.edge.store.put(&key, copy, self.copy.max_age).await;
                     true
                 }
@@ -478,6 +481,35 @@ impl Drop for Kept {
             }
         });
     }
+}
+
+/// The response's headers as HTTP headers; those it sends from `stored`'s list are cloned from
+/// the copy's converted ones.
+fn http_headers(headers: &ResponseHeaders, stored: Option<&Stored>) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    if let Some(list) = headers.stored() {
+        let converted = stored
+            .filter(|s| Arc::ptr_eq(&s.headers, list))
+            .map(|s| &s.http_headers);
+        map.reserve(list.len() + headers.own().len());
+        for (at, (name, value)) in list.iter().enumerate() {
+            if !headers.sends_stored(name) {
+                continue;
+            }
+            let header = match converted.and_then(|c| c.get(at)) {
+                Some(header) => header.clone(),
+                None => header_text::header(name, value),
+            };
+            map.extend(header);
+        }
+    }
+    map.extend(
+        headers
+            .own()
+            .iter()
+            .filter_map(|(name, value)| header_text::header(name, value)),
+    );
+    map
 }
 
 /// Reads `body` to its end, dropping the bytes.
@@ -594,16 +626,12 @@ mod tests {
     /// An answer read whole.
     struct Got {
         status: u16,
-        headers: Vec<(String, String)>,
+        headers: HeaderMap,
         body: Bytes,
     }
 
     fn header<'a>(reply: &'a Got, name: &str) -> Option<&'a str> {
-        reply
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        reply.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
     #[tokio::test]

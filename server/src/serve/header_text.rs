@@ -3,7 +3,7 @@
 //! per byte, as `fetch`'s `Headers` reads it) and written back one byte per char, so what a
 //! visitor or an origin sent is forwarded exactly, not dropped.
 
-use axum::http::{HeaderMap, HeaderValue};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use std::borrow::Cow;
 
 /// A header value as text: visible ASCII as is, any other byte read as Latin-1.
@@ -26,6 +26,12 @@ pub fn write(text: &str) -> Option<HeaderValue> {
         Some(bytes) => HeaderValue::from_bytes(&bytes).ok(),
         None => HeaderValue::from_bytes(text.as_bytes()).ok(),
     }
+}
+
+/// The HTTP header for a pair of text (see [`write`]); `None` when the name or the value is not
+/// a valid one.
+pub fn header(name: &str, value: &str) -> Option<(HeaderName, HeaderValue)> {
+    Some((HeaderName::from_bytes(name.as_bytes()).ok()?, write(value)?))
 }
 
 /// The headers as text pairs, in order (see [`read`]).

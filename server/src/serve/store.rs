@@ -3,10 +3,12 @@
 //! first, each dropped once it is older than the storage lifetime the core gave it), or in Redis
 //! so several servers share one cache. A Redis that fails is a miss, never an error.
 
+use super::header_text;
 use crate::redis_kv::{FailureLog, bounded};
 use axum::body::Bytes;
+use axum::http::{HeaderName, HeaderValue};
 use redis::aio::ConnectionManager;
-use sitefile_core::{CacheKey, PurgeScope};
+use sitefile_core::{CacheKey, PurgeScope, SharedHeaders};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
@@ -40,12 +42,39 @@ pub trait Store: Send + Sync {
 pub struct Stored {
     /// The status.
     pub status: u16,
-    /// The copy's headers (the core's `storeHeaders`).
-    pub headers: Vec<(String, String)>,
+    /// The copy's headers (the core's `storeHeaders`), shared with the responses that serve it.
+    pub headers: SharedHeaders,
+    /// `headers` as HTTP headers, by position (`None` for a pair that is not a valid header):
+    /// converted once, when the copy is made, and cloned into every response that serves it.
+    pub http_headers: Vec<Option<(HeaderName, HeaderValue)>>,
     /// The body.
     pub body: Bytes,
     /// When it was stored, in seconds of the edge's clock.
     pub stored_at: f64,
+}
+
+impl Stored {
+    /// A copy of `status`, `headers` and `body` stored at `stored_at` (seconds of the edge's
+    /// clock).
+    pub fn new(
+        status: u16,
+        headers: impl Into<SharedHeaders>,
+        body: Bytes,
+        stored_at: f64,
+    ) -> Self {
+        let headers: SharedHeaders = headers.into();
+        let http_headers = headers
+            .iter()
+            .map(|(name, value)| header_text::header(name, value))
+            .collect();
+        Stored {
+            status,
+            headers,
+            http_headers,
+            body,
+            stored_at,
+        }
+    }
 }
 
 struct Entry {
@@ -326,7 +355,7 @@ impl Store for RedisStore {
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Meta {
     status: u16,
-    headers: Vec<(String, String)>,
+    headers: SharedHeaders,
     stored_at: f64,
 }
 
@@ -347,12 +376,12 @@ fn encode(copy: &Stored) -> Vec<u8> {
 fn decode(bytes: &[u8]) -> Option<Stored> {
     let split = bytes.iter().position(|&b| b == b'\n')?;
     let meta: Meta = serde_json::from_slice(&bytes[..split]).ok()?;
-    Some(Stored {
-        status: meta.status,
-        headers: meta.headers,
-        body: Bytes::copy_from_slice(&bytes[split + 1..]),
-        stored_at: meta.stored_at,
-    })
+    Some(Stored::new(
+        meta.status,
+        meta.headers,
+        Bytes::copy_from_slice(&bytes[split + 1..]),
+        meta.stored_at,
+    ))
 }
 
 #[cfg(test)]
@@ -360,12 +389,7 @@ mod tests {
     use super::*;
 
     fn copy(body: &str, at: f64) -> Stored {
-        Stored {
-            status: 200,
-            headers: Vec::new(),
-            body: Bytes::from(body.to_string()),
-            stored_at: at,
-        }
+        Stored::new(200, Vec::new(), Bytes::from(body.to_string()), at)
     }
 
     #[test]
@@ -393,8 +417,8 @@ mod tests {
 
     #[test]
     fn a_copy_reads_back_as_redis_keeps_it() {
-        let mut stored = copy("body\nwith a line", 12.5);
-        stored.headers = vec![("x-cache".into(), "MISS".into())];
+        let headers = vec![("x-cache".into(), "MISS".into())];
+        let stored = Stored::new(200, headers, Bytes::from("body\nwith a line"), 12.5);
         assert_eq!(decode(&encode(&stored)), Some(stored));
         assert_eq!(decode(b"not a copy"), None);
     }
