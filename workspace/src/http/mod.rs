@@ -7,6 +7,7 @@ mod progress;
 mod serve;
 mod slots;
 mod sse;
+mod workers;
 
 pub use body::{BODY_LIMIT_BYTES, MAX_JSON_DEPTH, parse_json, reject_nul};
 pub use limits::ConnectionLimits;

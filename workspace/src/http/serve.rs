@@ -1,6 +1,7 @@
 //! Serving a router on a listener with the limits a public socket needs ([`ConnectionLimits`]),
 //! and fairness under connection pressure. The one accept loop of every server of the
-//! `sitefile` binary (`sitefile serve`, `sitefile workspace serve`). HTTP/1.1 only.
+//! `sitefile` binary (`sitefile serve`, `sitefile workspace serve`). HTTP/1.1 only. Connections
+//! are accepted here and served on the connection [`Workers`], one thread per core.
 //!
 //! Limits: at most [`ConnectionLimits::max_connections`] connections are served at once; a
 //! connection that has not sent a complete request head within
@@ -39,6 +40,7 @@ use tower_http::timeout::RequestBodyTimeout;
 use super::ConnectionLimits;
 use super::progress::{Guarded, Watched};
 use super::slots::{Slots, Tracked};
+use super::workers::Workers;
 
 /// Serves `router` on `listener` under `limits` and the fairness rule until `shutdown`
 /// resolves, then stops accepting and lets the open connections finish their requests for at
@@ -60,6 +62,7 @@ pub async fn serve(
         limits.pressure_header_timeout,
     ));
     let (stopping, stop) = watch::channel(false);
+    let workers = Workers::start();
     tokio::pin!(shutdown);
     loop {
         let stream = tokio::select! {
@@ -76,19 +79,22 @@ pub async fn serve(
             slot = slots.take() => slot,
         };
         let tracked = slots.opened();
-        let connection = serve_connection(
+        let (builder, service, stop, slots) = (
             builder.clone(),
-            stream,
             service.clone(),
-            tracked,
             stop.clone(),
+            slots.clone(),
         );
-        let slots = slots.clone();
-        tokio::spawn(async move {
-            let id = connection.await;
-            slots.closed(id);
-            drop(slot);
-        });
+        workers.hand(
+            stream,
+            Box::new(move |stream| {
+                Box::pin(async move {
+                    let id = serve_connection(builder, stream, service, tracked, stop).await;
+                    slots.closed(id);
+                    drop(slot);
+                })
+            }),
+        );
     }
     drop(listener);
     let _ = stopping.send(true);
