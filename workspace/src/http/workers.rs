@@ -132,3 +132,52 @@ impl Worker {
         Ok(Worker { connections, open })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use tokio::net::TcpListener;
+    use tokio::sync::watch;
+
+    #[tokio::test]
+    async fn connections_are_served_on_worker_threads_the_least_busy_first() {
+        let workers = Workers::start();
+        let count = workers.workers.len();
+        assert!(count >= 1, "one worker per core");
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let served: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+        let (release, released) = watch::channel(false);
+        let mut clients = Vec::new();
+        for _ in 0..count * 3 {
+            clients.push(tokio::net::TcpStream::connect(address).await.unwrap());
+            let (stream, _) = listener.accept().await.unwrap();
+            let (served, mut released) = (served.clone(), released.clone());
+            let (started, mut start) = watch::channel(false);
+            workers.hand(
+                stream,
+                Box::new(move |_stream| {
+                    Box::pin(async move {
+                        let thread = std::thread::current().name().map(str::to_string);
+                        *served.lock().unwrap().entry(thread.unwrap()).or_default() += 1;
+                        started.send_replace(true);
+                        // Held open until released: each worker's count stays as handed.
+                        let _ = released.wait_for(|r| *r).await;
+                    })
+                }),
+            );
+            start.wait_for(|s| *s).await.unwrap();
+        }
+        let served = served.lock().unwrap().clone();
+        assert_eq!(served.len(), count, "every worker serves: {served:?}");
+        assert!(served.keys().all(|t| t.starts_with("sitefile-worker-")));
+        assert!(
+            served.values().all(|&n| n == 3),
+            "open connections are spread evenly: {served:?}"
+        );
+        release.send_replace(true);
+        drop(clients);
+    }
+}
