@@ -78,20 +78,14 @@ pub async fn serve(
             () = &mut shutdown => break,
             slot = slots.take() => slot,
         };
-        let tracked = slots.opened();
-        let (builder, service, stop, slots) = (
-            builder.clone(),
-            service.clone(),
-            stop.clone(),
-            slots.clone(),
-        );
+        let (tracked, occupied) = slots.opened(slot);
+        let (builder, service, stop) = (builder.clone(), service.clone(), stop.clone());
         workers.hand(
             stream,
             Box::new(move |stream| {
                 Box::pin(async move {
-                    let id = serve_connection(builder, stream, service, tracked, stop).await;
-                    slots.closed(id);
-                    drop(slot);
+                    serve_connection(builder, stream, service, tracked, stop).await;
+                    drop(occupied);
                 })
             }),
         );
@@ -129,15 +123,14 @@ async fn accept(listener: &TcpListener) -> Option<TcpStream> {
 }
 
 /// One connection served until it ends, is closed for room, or the server stops (then its
-/// request in progress may finish); its id.
+/// request in progress may finish).
 async fn serve_connection(
     builder: http1::Builder,
     stream: TcpStream,
     service: RequestBodyTimeout<Router>,
     tracked: Arc<Tracked>,
     mut stop: watch::Receiver<bool>,
-) -> u64 {
-    let id = tracked.id;
+) {
     let on_request = tracked.clone();
     let handler = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         on_request.busy();
@@ -184,7 +177,6 @@ async fn serve_connection(
             }
         }
     }
-    id
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -62,6 +62,21 @@ impl Tracked {
     }
 }
 
+/// A connection's slot and its tracking, both given back when this is dropped: when the
+/// connection ended, or when it was dropped before it was served (a worker gone, a runtime
+/// stopped).
+pub(super) struct Occupied {
+    slots: Arc<Slots>,
+    id: u64,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl Drop for Occupied {
+    fn drop(&mut self) {
+        self.slots.open().remove(&self.id);
+    }
+}
+
 /// The open connections and their slots.
 pub(super) struct Slots {
     permits: Arc<Semaphore>,
@@ -85,17 +100,17 @@ impl Slots {
         self.open.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A newly accepted connection, tracked (waiting for its first head) until
-    /// [`Slots::closed`].
-    pub(super) fn opened(&self) -> Arc<Tracked> {
+    /// A newly accepted connection in `slot`, tracked (waiting for its first head) until the
+    /// [`Occupied`] returned beside it is dropped.
+    pub(super) fn opened(self: &Arc<Self>, slot: OwnedSemaphorePermit) -> (Arc<Tracked>, Occupied) {
         let tracked = Arc::new(Tracked::new(self.next_id.fetch_add(1, Ordering::Relaxed)));
         self.open().insert(tracked.id, tracked.clone());
-        tracked
-    }
-
-    /// The connection `id` ended: it is no longer tracked.
-    pub(super) fn closed(&self, id: u64) {
-        self.open().remove(&id);
+        let occupied = Occupied {
+            slots: self.clone(),
+            id: tracked.id,
+            _slot: slot,
+        };
+        (tracked, occupied)
     }
 
     /// Resolves once every slot is free (every connection ended).
@@ -148,5 +163,26 @@ impl Slots {
         );
         // The slot frees as soon as its task sees the notice; look again if it does not.
         self.pressure_header_timeout
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_connection_dropped_before_it_was_served_gives_its_slot_and_tracking_back() {
+        let slots = Arc::new(Slots::new(1, Duration::from_secs(1)));
+        let (tracked, occupied) = slots.opened(slots.take().await);
+        assert_eq!(slots.open().len(), 1);
+        assert!(slots.permits.clone().try_acquire_owned().is_err());
+        // The connection's service, dropped without being run (its worker was gone).
+        let serving: Box<dyn FnOnce() + Send> = Box::new(move || drop((tracked, occupied)));
+        drop(serving);
+        assert!(slots.open().is_empty(), "no longer a reclaim candidate");
+        assert!(
+            slots.permits.clone().try_acquire_owned().is_ok(),
+            "the slot is free"
+        );
     }
 }
