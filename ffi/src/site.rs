@@ -3,9 +3,9 @@
 use crate::args::{bytes, count_out, handle, optional_text, out, parse_json, text};
 use crate::host::{sitefile_host_fn, swap_hook};
 use crate::status::{Failure, Outcome, guard, guard_void, sitefile_status};
-use crate::strings::{json_string, owned_json, owned_string};
+use crate::strings::{json_string, owned_string};
 use chrono::{DateTime, Utc};
-use sitefile_core::{ErrorCode, MatcherSchema, Schema, Site, SiteSetup, Value};
+use sitefile_core::{ErrorCode, MatcherSchema, Schema, Site, SiteSetup};
 use std::ffi::{c_char, c_void};
 use std::path::Path;
 use std::sync::Arc;
@@ -259,7 +259,7 @@ pub unsafe extern "C" fn sitefile_site_block(
             )
         };
         if let Some(block) = site.site.snapshot().block(name) {
-            *out_json = owned_json(Value::to_json_string(block).as_bytes());
+            *out_json = json_string(block)?;
         }
         Ok(())
     })

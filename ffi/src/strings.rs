@@ -2,8 +2,9 @@
 //! with its buffer's capacity and its length kept in the bytes just before it, so freeing one
 //! never scans it and `sitefile_string_len` answers at once. A page runs to tens of KB, and
 //! `strlen` over it, to free it and again to read it, cost a tenth of a warm page's time
-//! through the C API (`benches/benches/ffi.rs`). Text is written straight into the buffer
-//! handed out: nothing is copied on the way out.
+//! through the C API (`benches/benches/ffi.rs`). Steps and serialised values are written
+//! straight into the buffer handed out; only text that already exists (a revision) is copied
+//! into one.
 
 use crate::status::{Failure, Outcome};
 use sitefile_core::ErrorCode;
@@ -37,11 +38,6 @@ pub(crate) fn written(capacity: usize, write: impl FnOnce(&mut Vec<u8>)) -> *mut
     unsafe { buffer.as_mut_ptr().add(HEADER) }.cast()
 }
 
-/// JSON text as a string.
-pub(crate) fn owned_json(json: &[u8]) -> *mut c_char {
-    written(json.len(), |buffer| buffer.extend_from_slice(json))
-}
-
 /// Any text as a string; a NUL byte in it is refused.
 pub(crate) fn owned_string(text: &[u8]) -> Outcome<*mut c_char> {
     if let Some(at) = text.iter().position(|&b| b == 0) {
@@ -50,7 +46,7 @@ pub(crate) fn owned_string(text: &[u8]) -> Outcome<*mut c_char> {
             format!("a NUL byte in a result, at byte {at}"),
         ));
     }
-    Ok(owned_json(text))
+    Ok(written(text.len(), |buffer| buffer.extend_from_slice(text)))
 }
 
 /// A value as a JSON string.

@@ -52,8 +52,8 @@ impl Snapshot {
     }
 
     /// This content with `changes` applied (`None` deletes the name; a name given twice takes
-    /// its last change), at a cost in proportion to the changes. Unchanged blocks, their digests and their
-    /// compiled routes are shared with this snapshot.
+    /// its last change), at a cost in proportion to the changes. Unchanged blocks, their
+    /// digests and their compiled routes are shared with this snapshot.
     pub(crate) fn with_changes(
         &self,
         changes: impl IntoIterator<Item = (Key, Option<Arc<Block>>)>,

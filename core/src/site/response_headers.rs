@@ -56,13 +56,6 @@ impl ResponseHeaders {
             .map(|(name, value)| (name.as_str(), value.as_str()))
     }
 
-    /// The value of the first header `name` sent.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value)
-    }
-
     /// Every header sent, as owned pairs.
     pub fn to_vec(&self) -> Vec<(String, String)> {
         self.iter()
@@ -124,7 +117,6 @@ mod tests {
         ]);
         assert_eq!(headers.to_vec(), expected);
         assert_eq!(headers, ResponseHeaders::from(expected));
-        assert_eq!(headers.get("AGE"), Some("3"));
         assert!(!headers.sends_stored("x-sitefile-stored-at"));
         assert_eq!(
             serde_json::to_string(&headers).unwrap(),

@@ -124,8 +124,7 @@ async fn handle(State(app): State<App>, request: HttpRequest) -> Response {
         return match edge.handle(&request, onward(&parts, body)).await {
             Ok(reply) => {
                 let mut response = Response::new(reply.body);
-                *response.status_mut() =
-                    StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+                *response.status_mut() = status_code(reply.status);
                 *response.headers_mut() = reply.headers;
                 response
             }
@@ -420,12 +419,17 @@ fn reply_response(reply: Reply) -> Response {
 fn http_response(status: u16, headers: &[(String, String)], body: Vec<u8>) -> Response {
     let mut response = Response::new(Body::from(Bytes::from(body)));
     response.headers_mut().reserve(headers.len());
-    *response.status_mut() =
-        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *response.status_mut() = status_code(status);
     for (name, value) in headers {
         if let Some((name, value)) = header_text::header(name, value) {
             response.headers_mut().append(name, value);
         }
     }
     response
+}
+
+/// The HTTP status of a code the core or the origin gave (a code HTTP has no room for is a
+/// server error).
+fn status_code(status: u16) -> StatusCode {
+    StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
