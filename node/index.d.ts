@@ -11,7 +11,8 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 /**
  * What the core made of an admin request: a response, or a job for the host. `kind` says which
- * method finishes it: `respond` → `response()`, `reload` → `applyReload()`, `purge` →
+ * method finishes it: `respond` → `response()`, `reload` → `applyReload()` (or, with Fast
+ * Deploy on an asynchronous store, `prepareReload()` then `commitReload()`), `purge` →
  * `finishPurge()` (after deleting `job.keys` from the edge cache), `preview` →
  * `resolvePreview()` then `finishPreview(render)`, `invoke` → `finishInvoke(results,
  * headers)`; `pass` is not an admin route. Each outcome is finished once.
@@ -38,6 +39,19 @@ export declare class NativeAdminOutcome {
    * throwing hook a 503, both with the content unchanged.
    */
   applyReload(beforeSwap?: ((arg: string) => boolean) | undefined | null): AdminResponseOutput
+  /**
+   * Plans a `reload` outcome for Fast Deploy (`fastDeploy`): the key-value writes of its new
+   * snapshot, in order, which the host makes before `commitReload`. No writes when the
+   * reload is refused (a bad body; a site that has not read the store since it started or
+   * since a read failed): `commitReload` answers the refusal.
+   */
+  prepareReload(fastDeploy: NativeFastDeploy): Array<KvWrite>
+  /**
+   * Finishes a reload planned by `prepareReload` once its writes are done (`failure`: why one
+   * failed): the new content serves (`kvWritten: true`), or 503 `KV_WRITE_FAILED` with the
+   * content unchanged; a refused reload's answer otherwise.
+   */
+  commitReload(failure?: string | undefined | null): AdminResponseOutput
   /** The response of a `purge` outcome, once its keys are deleted from the edge cache. */
   finishPurge(): AdminResponseOutput
   /**
@@ -125,6 +139,37 @@ export declare class NativeEdgePlan {
    * keys to delete). A stored key is recorded for purges.
    */
   afterOrigin(origin: string): string
+}
+
+/**
+ * A site's standing with its deployment's snapshot in the key-value store
+ * (`NativeSite.fastDeploy`).
+ */
+export declare class NativeFastDeploy {
+  /** The deployment whose snapshot this site reads and writes. */
+  get deploymentId(): string
+  /**
+   * The pass over the store to run at `nowMs`, or `null` when none is due: the first reads
+   * the deployment's snapshot (a request waits for it), later ones its revision, at most
+   * every 10 seconds and one at a time (in the background).
+   */
+  due(nowMs: number): NativeKvSync | null
+}
+
+/** One pass over the store, a read at a time. */
+export declare class NativeKvSync {
+  /**
+   * The next step as JSON text: `{"step": "get", "key"}` (read it, then `answer`), or
+   * `{"step": "done", "synced": "unchanged" | "loaded" | "empty" | "failed", "revision"?,
+   * "message"?}` (`loaded`: the store's snapshot serves now; `failed`: the content serving
+   * keeps serving and reloads are refused until a pass reads the store).
+   */
+  nextStep(): string
+  /**
+   * Answers the read `nextStep` asked for: the key's value (`null` when it holds nothing),
+   * or, with `failure`, why the store could not be read.
+   */
+  answer(value?: Buffer | undefined | null, failure?: string | undefined | null): void
 }
 
 /**
@@ -316,6 +361,12 @@ export declare class NativeSite {
   /** Stored edge keys a purge can reach. */
   get edgeCacheEntries(): number
   /**
+   * Fast Deploy for this site, when its environment turns it on (`PLATFORM_FAST_DEPLOY`, and
+   * `PLATFORM_DEPLOYMENT_ID` or `BUILD_HASH` naming the deployment) and `storeBound`: the host
+   * has its `PLATFORM_KV` store (an edge worker's KV namespace binding). `null` otherwise.
+   */
+  fastDeploy(storeBound: boolean): NativeFastDeploy | null
+  /**
    * Hands an admin request to the core at `nowMs` (the time a reload records): the outcome is
    * a response or the host work it needs.
    */
@@ -478,6 +529,14 @@ export interface HostCallbacks {
   onDanglingReference?: (arg: string) => string | null
   /** `onResolveError(eventJson)`, told of each error as it is recorded. */
   onResolveError?: (arg: string) => unknown
+}
+
+/** One key-value write of a reload, in order. */
+export interface KvWrite {
+  /** The key. */
+  key: string
+  /** Its new value. */
+  value: Buffer
 }
 
 /**

@@ -275,6 +275,39 @@ SITEFILE_SERVE_URL=$serve_url SITEFILE_PLAYWRIGHT=$playwright CHROMIUM=$(command
 stop_all
 note "npx sitefile serve answered the example's pages and page JSON; its first screen passed in Chromium"
 
+# --- A Worker user's machine: examples/worker installed from the registry, bundled as `wrangler
+# deploy` bundles it (`--dry-run`), run in workerd through Miniflare (pinned in
+# scripts/release/workerd/): the package's WebAssembly engine behind `createDecoWorkerEntry`.
+tools=$root/target/workerd-tools
+if ! cmp -s scripts/release/workerd/package-lock.json "$tools/package-lock.json" 2>/dev/null; then
+  mkdir -p "$tools"
+  cp scripts/release/workerd/package.json scripts/release/workerd/package-lock.json "$tools/"
+  (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+worker=$work/worker
+mkdir -p "$worker"
+tar -C examples/worker --exclude=./node_modules --exclude=./.wrangler --exclude=./dist \
+  --exclude=./sections.gen.ts --exclude=./.platform/blocks.gen.json --exclude=./.platform/meta.gen.json -cf - . |
+  tar -xf - -C "$worker"
+# The example depends on the repository (`file:../..`); a user's app on the published version.
+node -e 'const f=process.argv[1], p=JSON.parse(require("fs").readFileSync(f, "utf8")); p.dependencies.sitefile=process.argv[2]; require("fs").writeFileSync(f, JSON.stringify(p, null, 2) + "\n")' \
+  "$worker/package.json" "$(node -p "require('./package.json').version")"
+printf 'registry=%s\n' "$registry" >"$worker/.npmrc"
+start=$(date +%s)
+(cd "$worker" && as_user npm install --no-audit --no-fund --loglevel=error)
+note "worker: npm install (sitefile, react, wrangler) took $(seconds "$start") s"
+mkdir -p "$worker/test"
+cp tests/release/worker/clock.js "$worker/test/clock.js"
+(cd "$worker" && as_user WRANGLER_SEND_METRICS=false sh -c \
+  'npm run --silent build && npx wrangler deploy --dry-run --outdir dist && npx wrangler deploy --dry-run --outdir dist-clock --name clock test/clock.js') \
+  >"$work/worker-build.log" 2>&1 || { cat "$work/worker-build.log" >&2; exit 1; }
+ls "$worker"/dist/*.wasm >/dev/null 2>&1 || { echo "release: the Worker's bundle holds no WebAssembly engine" >&2; exit 1; }
+! ls "$worker"/dist/*.node >/dev/null 2>&1 || { echo "release: the Worker's bundle holds a native addon" >&2; exit 1; }
+upload=$(grep -o 'Total Upload: .*' "$work/worker-build.log" | head -1)
+SITEFILE_WORKER_BUNDLE=$worker/dist SITEFILE_CLOCK_BUNDLE=$worker/dist-clock \
+  SITEFILE_MINIFLARE=$tools/node_modules/miniflare "$node24" --test tests/release/worker.test.js
+note "worker: examples/worker from the registry served in workerd (pages, admin, purge, MISS/HIT/STALE on the Cache API); ${upload:-no upload size printed}"
+
 if [ "$all" = 1 ]; then cross_check; fi
 
 echo

@@ -156,8 +156,8 @@ pub use site::{
 // Admin: the admin protocol as request -> response, and the loader-invoke batch to an origin.
 pub use admin::{
     AdminConfig, AdminHead, AdminOutcome, AdminRequest, AdminResponse, AdminSettings, AdminSite,
-    InvokeAnswer, InvokeCall, InvokeResult, MatcherSchema, PreviewJob, RenderAnswer,
-    RenderShellUpdate, Schema, batch_body, cors_headers, escape_html, is_admin_route,
+    InvokeAnswer, InvokeCall, InvokeResult, MatcherSchema, PreparedReload, PreviewJob,
+    RenderAnswer, RenderShellUpdate, Schema, batch_body, cors_headers, escape_html, is_admin_route,
     preview_page_admin_path, preview_page_redirect, read_batch_answer, unknown_route,
 };
 
@@ -187,7 +187,8 @@ pub use effects::{Effects, FlagChoice, ResolveErrorEvent, TimeWindow, TriedRule}
 pub use value::{Key, Object, Value, intern};
 
 /// Fast deploy: the key-value layout of published snapshots (the live pointer, the snapshot and
-/// revision keys, the deployment record) shared by `sitefile kv` and the server.
+/// revision keys, the deployment record) shared by `sitefile kv` and the hosts, and the rules a
+/// host follows its deployment by ([`fast_deploy::Replica`]).
 ///
 /// A submodule rather than root names: `LIVE_KEY`, `read_snapshot` or `needs_load` say what
 /// they are only next to "fast deploy".
@@ -196,4 +197,5 @@ pub mod fast_deploy {
         DEPLOYMENTS_KEY, LIVE_KEY, LoadedRevision, needs_load, read_snapshot, record_deployment,
         revision_key, snapshot_key, snapshot_writes,
     };
+    pub use crate::site::{EDGE_POLL_EVERY, KvStep, KvSync, Replica, Synced};
 }

@@ -4,6 +4,7 @@
 
 use crate::convert::{flat_headers, header_pairs, to_json};
 use crate::error::{Code, JsResult, fail, guarded, thrown};
+use crate::fast_deploy::{KvWrite, NativeFastDeploy};
 use crate::resolution::NativeResolution;
 use crate::site::swap_hook;
 use chrono::{DateTime, Utc};
@@ -11,7 +12,7 @@ use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
 use sitefile_core::{
     AdminHead, AdminOutcome, AdminRequest, AdminResponse, ErrorCode, InvokeAnswer, InvokeResult,
-    RenderAnswer, Site,
+    PreparedReload, RenderAnswer, Site,
 };
 use std::sync::Arc;
 
@@ -95,7 +96,8 @@ impl From<AdminResponse> for AdminResponseOutput {
 }
 
 /// What the core made of an admin request: a response, or a job for the host. `kind` says which
-/// method finishes it: `respond` → `response()`, `reload` → `applyReload()`, `purge` →
+/// method finishes it: `respond` → `response()`, `reload` → `applyReload()` (or, with Fast
+/// Deploy on an asynchronous store, `prepareReload()` then `commitReload()`), `purge` →
 /// `finishPurge()` (after deleting `job.keys` from the edge cache), `preview` →
 /// `resolvePreview()` then `finishPreview(render)`, `invoke` → `finishInvoke(results,
 /// headers)`; `pass` is not an admin route. Each outcome is finished once.
@@ -107,6 +109,16 @@ pub struct NativeAdminOutcome {
     kind: &'static str,
     job: Option<String>,
     outcome: Option<AdminOutcome>,
+    /// A reload `prepareReload` planned, until `commitReload`.
+    prepared: Option<Prepared>,
+}
+
+/// A reload planned for Fast Deploy.
+enum Prepared {
+    /// Its writes are the host's to make; it serves once they are made.
+    Writing(PreparedReload),
+    /// Refused: the answer.
+    Refused(AdminResponse),
 }
 
 impl NativeAdminOutcome {
@@ -135,6 +147,7 @@ impl NativeAdminOutcome {
             kind,
             job,
             outcome: Some(outcome),
+            prepared: None,
         })
     }
 
@@ -204,6 +217,61 @@ impl NativeAdminOutcome {
                 Ok(job.apply(self.site.as_ref(), &mut hook).into())
             }
             _ => Err(wrong_kind("applyReload", self.kind)),
+        })
+    }
+
+    /// Plans a `reload` outcome for Fast Deploy (`fastDeploy`): the key-value writes of its new
+    /// snapshot, in order, which the host makes before `commitReload`. No writes when the
+    /// reload is refused (a bad body; a site that has not read the store since it started or
+    /// since a read failed): `commitReload` answers the refusal.
+    #[napi]
+    pub fn prepare_reload(
+        &mut self,
+        fast_deploy: &NativeFastDeploy,
+    ) -> Result<Vec<KvWrite>, napi::Error<Code>> {
+        guarded(|| match self.take("prepareReload")? {
+            AdminOutcome::Reload(job) => {
+                let (prepared, writes) = match job.prepare(self.site.as_ref()) {
+                    Err(refusal) => (Prepared::Refused(refusal), Vec::new()),
+                    Ok(reload) => match fast_deploy.replica.writes(reload.snapshot()) {
+                        Ok(writes) => (Prepared::Writing(reload), writes.to_vec()),
+                        Err(why) => {
+                            let refusal = reload.commit(self.site.as_ref(), Err(why));
+                            (Prepared::Refused(refusal), Vec::new())
+                        }
+                    },
+                };
+                self.prepared = Some(prepared);
+                Ok(writes
+                    .into_iter()
+                    .map(|(key, value)| KvWrite {
+                        key,
+                        value: value.into(),
+                    })
+                    .collect())
+            }
+            _ => Err(wrong_kind("prepareReload", self.kind)),
+        })
+    }
+
+    /// Finishes a reload planned by `prepareReload` once its writes are done (`failure`: why one
+    /// failed): the new content serves (`kvWritten: true`), or 503 `KV_WRITE_FAILED` with the
+    /// content unchanged; a refused reload's answer otherwise.
+    #[napi]
+    pub fn commit_reload(
+        &mut self,
+        failure: Option<String>,
+    ) -> Result<AdminResponseOutput, napi::Error<Code>> {
+        guarded(|| match self.prepared.take() {
+            Some(Prepared::Writing(reload)) => {
+                let written = failure.map_or(Ok(true), Err);
+                Ok(reload.commit(self.site.as_ref(), written).into())
+            }
+            Some(Prepared::Refused(refusal)) => Ok(refusal.into()),
+            None => Err(fail(
+                ErrorCode::InvalidRequest,
+                "commitReload: no reload was prepared (prepareReload first), or it was finished",
+            )),
         })
     }
 

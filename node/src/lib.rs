@@ -21,6 +21,7 @@ mod draft;
 mod edge;
 mod error;
 mod exchange;
+mod fast_deploy;
 mod host;
 mod layout;
 mod metadata;
@@ -41,6 +42,7 @@ pub use edge::{
 };
 pub use error::Code;
 pub use exchange::NativeEdgeExchange;
+pub use fast_deploy::{KvWrite, NativeFastDeploy, NativeKvSync};
 pub use host::HostCallbacks;
 pub use layout::root_layout;
 pub use metadata::page_metadata;

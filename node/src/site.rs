@@ -6,6 +6,7 @@ use crate::draft::NativeDraft;
 use crate::edge::NativeEdgePlan;
 use crate::error::{Code, fail, guarded, thrown};
 use crate::exchange::NativeEdgeExchange;
+use crate::fast_deploy::NativeFastDeploy;
 use crate::host::{HostCallbacks, JsHost};
 use crate::page_json::NativePageJson;
 use crate::resolution::{FirstStep, NativeResolution};
@@ -14,6 +15,7 @@ use chrono::{DateTime, Utc};
 use napi::Env;
 use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
+use sitefile_core::fast_deploy::Replica;
 use sitefile_core::{
     AdminRequest, AdminSite, DraftSource, EdgeHints, ErrorCode, KeyRegistry, MatcherSchema,
     RenderShellUpdate, Schema, Site, SiteSetup, Snapshot, Value, WorkerOptions, sections_from_json,
@@ -421,6 +423,18 @@ impl NativeSite {
     #[napi(getter)]
     pub fn edge_cache_entries(&self) -> u32 {
         u32::try_from(self.site.purge_index().len()).unwrap_or(u32::MAX)
+    }
+
+    /// Fast Deploy for this site, when its environment turns it on (`PLATFORM_FAST_DEPLOY`, and
+    /// `PLATFORM_DEPLOYMENT_ID` or `BUILD_HASH` naming the deployment) and `storeBound`: the host
+    /// has its `PLATFORM_KV` store (an edge worker's KV namespace binding). `null` otherwise.
+    #[napi]
+    pub fn fast_deploy(&self, store_bound: bool) -> Option<NativeFastDeploy> {
+        let id = self.site.platform().fast_deploy_id(store_bound)?;
+        Some(NativeFastDeploy {
+            site: self.site.clone(),
+            replica: Arc::new(Replica::new(id)),
+        })
     }
 
     /// Hands an admin request to the core at `nowMs` (the time a reload records): the outcome is

@@ -147,9 +147,11 @@ export function toResponse(output: Native.AdminResponseOutput): Response {
   return withHeaders(output.body.length === 0 ? null : ownedBytes(output.body), output.status, pairs);
 }
 
-/** The addon's bytes as `Response` takes them: the WebAssembly engine hands out views of its
- * shared memory, which `Response` refuses, so those are copied; the native addon's are kept. */
-function ownedBytes(bytes: Buffer): Uint8Array {
+/** The addon's bytes as `Response` (or a KV namespace) takes them: the WebAssembly engine hands
+ * out views of its shared memory, which `Response` refuses, so those are copied; the native
+ * addon's are kept.
+ * @internal */
+export function ownedBytes(bytes: Buffer): Uint8Array {
   return bytes.buffer instanceof ArrayBuffer ? bytes : new Uint8Array(bytes);
 }
 
@@ -282,18 +284,23 @@ export async function handleAdminRequest(request: Request, site: Site = currentS
   return answerAdmin(site, request, "admin");
 }
 
+/** What the host does for an admin request besides answering it.
+ * @internal */
+export interface AdminIo {
+  /** Deletes a purge's keys from the edge cache. */
+  deleteKeys?: (keys: string[]) => Promise<void>;
+  /** Applies a reload through Fast Deploy (its snapshot written to the key-value store before
+   * it serves); without it a reload is in memory only (`kvWritten: false`). */
+  reload?: (outcome: Native.NativeAdminOutcome) => Promise<Native.AdminResponseOutput>;
+}
+
 /**
  * Answers an admin request through the core: `"admin"` as the admin handlers do, `"edge"` as
- * the worker entry does (only the purge routes without its `admin` option). A purge deletes
- * its keys with `deleteKeys` first.
+ * the worker entry does (only the purge routes without its `admin` option), with `io` doing
+ * the host's part.
  * @internal
  */
-export async function answerAdmin(
-  site: Site,
-  request: Request,
-  as: "admin" | "edge",
-  deleteKeys?: (keys: string[]) => Promise<void>,
-): Promise<Response | null> {
+export async function answerAdmin(site: Site, request: Request, as: "admin" | "edge", io: AdminIo = {}): Promise<Response | null> {
   const url = new URL(request.url);
   const input: Native.AdminRequestInput = {
     method: request.method,
@@ -318,12 +325,12 @@ export async function answerAdmin(
     case "pass":
       return null;
     case "reload":
-      output = native(() => outcome.applyReload());
+      output = io.reload ? await io.reload(outcome) : native(() => outcome.applyReload());
       if (output.status === 200) site.contentChanged();
       break;
     case "purge": {
       const job = JSON.parse(outcome.job ?? "{}") as { keys: string[] };
-      if (deleteKeys) await deleteKeys(job.keys);
+      if (io.deleteKeys) await io.deleteKeys(job.keys);
       output = native(() => outcome.finishPurge());
       break;
     }

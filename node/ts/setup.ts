@@ -4,15 +4,18 @@
  */
 
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { SitefileError, messageOf, native } from "./errors";
 import type * as Native from "../index";
 import type { ExperimentsStore } from "./experiments";
 
-// The generated loader sits in `node/` next to this package's `dist/`; its types are read from
-// the committed `node/index.d.ts`.
+// The engine, by the package's `#engine` import: the native addon's generated loader in Node
+// (`node/index.js`, which falls back to the WebAssembly build where no addon is built), the
+// WebAssembly build loaded from its compiled module in workerd (`sitefile.workerd.js` of
+// `sitefile-wasm32-wasi`). One surface, typed by the committed `node/index.d.ts`.
+// The WebAssembly loader is an ES module: a bundler's `require` of it is `{ default }`.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const addon = require(path.join(__dirname, "..", "node", "index.js")) as typeof Native;
+const engine = require("#engine") as typeof Native | { default: typeof Native };
+const addon: typeof Native = "default" in engine ? engine.default : engine;
 
 /** What a custom matcher sees (spec "Matcher context"). */
 export interface MatcherContext {

@@ -11,6 +11,7 @@ import { SitefileError, native } from "./errors";
 import { type Site, addon, currentSite } from "./setup";
 import { answerAdmin, toResponse, withHeaders } from "./admin";
 import { fetchDraftBody } from "./draft";
+import { KvFastDeploy } from "./fast-deploy";
 import { type ResolvedSection, drive, messageOf, requestJson } from "./resolve";
 import { projectRenderJson, runSectionLoaders, sectionExports } from "./sections";
 import type * as Native from "../index";
@@ -69,6 +70,13 @@ export function createWebCacheStorage(cache: WebCache): EdgeCacheStorage {
   };
 }
 
+/** The host's own shared cache, where it has one: `caches.default` in workerd (Cloudflare
+ * Workers, Miniflare). */
+function hostCache(): WebCache | null {
+  const caches = (globalThis as { caches?: { default?: WebCache } }).caches;
+  return caches?.default ?? null;
+}
+
 /** The server the edge sits in front of. */
 export interface ServerEntry {
   fetch(request: Request, env?: unknown, ctx?: ExecutionContext): Response | Promise<Response>;
@@ -88,8 +96,9 @@ export interface WorkerEntryOptions {
   buildSegment?: (request: Request) => unknown;
   /** The cache profile of a URL, or `null` for the built-in rules. */
   detectProfile?: (url: URL) => string | null | undefined;
-  /** The cache storage of a request; `null` serves it without a cache. Default: one in-memory
-   * storage per entry. */
+  /** The cache storage of a request; `null` serves it without a cache. Default: the host's
+   * shared cache where it has one (`caches.default` in workerd), else one in-memory storage
+   * per entry. */
   cacheStorage?: (env: unknown, request: Request) => EdgeCacheStorage | null;
   /** Proxies paths to another origin: a response is returned as is, uncached. */
   proxyHandler?: (request: Request, url: URL) => Response | null | undefined | Promise<Response | null | undefined>;
@@ -340,8 +349,15 @@ export function createDecoWorkerEntry(
   addOutboundUserAgent(() => site.native.outboundUserAgent(null));
   const inAir = flights(site);
 
-  const storageOf = (env: unknown, request: Request): EdgeCacheStorage | null =>
-    options.cacheStorage ? options.cacheStorage(env, request) : memory;
+  let shared: EdgeCacheStorage | undefined;
+  const storageOf = (env: unknown, request: Request): EdgeCacheStorage | null => {
+    if (options.cacheStorage) return options.cacheStorage(env, request);
+    if (shared === undefined) {
+      const host = hostCache();
+      shared = host ? createWebCacheStorage(host) : memory;
+    }
+    return shared;
+  };
 
   async function exchangeOf(request: Request, form: string, cache: boolean): Promise<Native.NativeEdgeExchange> {
     const url = new URL(request.url);
@@ -487,10 +503,19 @@ export function createDecoWorkerEntry(
     }
   }
 
+  /** Fast Deploy on the worker's `PLATFORM_KV`, as the first request's `env` shows it. */
+  let fastDeploy: KvFastDeploy | null | undefined;
+
   async function handle(request: Request, env: unknown, ctx?: ExecutionContext): Promise<Response> {
+    if (fastDeploy === undefined) fastDeploy = KvFastDeploy.of(site, env);
+    const kv = fastDeploy;
+    if (kv) await kv.beforeRequest((work) => keepAlive(ctx, work));
     const storage = storageOf(env, request);
-    const admin = await answerAdmin(site, request, "edge", async (keys) => {
-      if (storage) await Promise.all(keys.map((key) => storage.delete(key)));
+    const admin = await answerAdmin(site, request, "edge", {
+      deleteKeys: async (keys) => {
+        if (storage) await Promise.all(keys.map((key) => storage.delete(key)));
+      },
+      reload: kv ? (outcome) => kv.reload(outcome) : undefined,
     });
     if (admin) return admin;
     // One request form (one clock reading, one random seed) for page JSON and the edge plan.

@@ -89,7 +89,9 @@ function main() {
     copy(path.join(source, "package.json"), path.join(dir, "package.json"));
     copy(path.join(source, "README.md"), path.join(dir, "README.md"));
     for (const file of manifest.files) {
-      const built = path.join(buildDir, triple, file);
+      // A file committed beside the manifest (the workerd loader) ships as it is.
+      const committed = path.join(source, file);
+      const built = fs.existsSync(committed) ? committed : path.join(buildDir, triple, file);
       if (!fs.existsSync(built)) fail(`${manifest.name} needs ${file}, which the ${triple} build did not write (${built})`);
       copy(built, path.join(dir, file));
     }

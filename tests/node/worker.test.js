@@ -591,3 +591,92 @@ test("the memory storage drops a copy the edge can no longer serve", async () =>
   assert.equal(await storage.match("k#device=desktop"), undefined);
   assert.equal(await (await storage.match("forever#device=desktop")).text(), "b");
 });
+
+/** A KV namespace in memory, as workerd binds one; `failing` makes every call throw. */
+function memoryKv() {
+  const values = new Map();
+  const kv = {
+    failing: false,
+    values,
+    async get(key, type) {
+      if (kv.failing) throw new Error("KV is down");
+      assert.equal(type, "arrayBuffer");
+      const value = values.get(key);
+      return value === undefined ? null : value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength);
+    },
+    async put(key, value) {
+      if (kv.failing) throw new Error("KV is down");
+      values.set(key, new Uint8Array(value));
+    },
+  };
+  return kv;
+}
+
+test("Fast Deploy on PLATFORM_KV: a reload is written before it serves, and another entry of the deployment loads it at its next read", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const kv = memoryKv();
+  const env = { PLATFORM_KV: kv };
+  const clock = { now: Date.parse("2026-11-24T12:00:00Z") };
+  const setup = () => site({ PLATFORM_FAST_DEPLOY: "true", PLATFORM_DEPLOYMENT_ID: "d1", PLATFORM_RELEASE_RELOAD_TOKEN: "tok" }, clock);
+  const editor = setup();
+  const editing = createDecoWorkerEntry(origin.serverEntry, { admin: {} }, editor);
+  const reader = setup();
+  const reading = createDecoWorkerEntry(origin.serverEntry, { admin: {} }, reader);
+  const fetchWith = async (worker, url, init) => {
+    const background = [];
+    const response = await worker.fetch(new Request(`https://shop.example${url}`, init), env, { waitUntil: (work) => background.push(work) });
+    await Promise.all(background);
+    return response;
+  };
+  await fetchWith(reading, "/");
+  const reload = (body) =>
+    fetchWith(editing, "/.sitefile", { method: "POST", headers: { authorization: "tok" }, body: JSON.stringify(body) });
+  const response = await reload({ blocks: { "pages-about": { path: "/about", sections: [] } } });
+  assert.equal(response.status, 200);
+  const { revision, kvWritten } = await response.json();
+  assert.equal(kvWritten, true);
+  assert.equal(editor.revision, revision);
+  assert.equal(new TextDecoder().decode(kv.values.get("index:revision:d1")), revision);
+  assert.ok(JSON.parse(new TextDecoder().decode(kv.values.get("sitefile:d1")))["pages-about"]);
+  await fetchWith(reading, "/");
+  assert.notEqual(reader.revision, revision, "read again only 10 s after the last read");
+  clock.now += 10_000;
+  await fetchWith(reading, "/");
+  assert.equal(reader.revision, revision, "the poll loaded the reload");
+
+  // The store down: a reload is 503 and changes nothing; after a failed read, reloads are refused
+  // until a read succeeds.
+  kv.failing = true;
+  const refused = await reload({ blocks: { "pages-x": { path: "/x", sections: [] } } });
+  assert.equal(refused.status, 503);
+  assert.equal((await refused.json()).error.code, "KV_WRITE_FAILED");
+  assert.equal(editor.revision, revision);
+  clock.now += 10_000;
+  await fetchWith(editing, "/");
+  kv.failing = false;
+  const unseen = await reload({ blocks: { "pages-x": { path: "/x", sections: [] } } });
+  assert.equal(unseen.status, 503, "not read since the failed read");
+  assert.match((await unseen.json()).error.message, /has not been read since its last read failed/);
+  clock.now += 10_000;
+  await fetchWith(editing, "/");
+  assert.equal((await reload({ blocks: { "pages-x": { path: "/x", sections: [] } } })).status, 200, "read again: reloads write");
+});
+
+test("Fast Deploy stays off without a KV namespace binding, or with PLATFORM_FAST_DEPLOY off", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  for (const [extraEnv, env] of [
+    [{ PLATFORM_FAST_DEPLOY: "true", PLATFORM_DEPLOYMENT_ID: "d1" }, {}],
+    [{ PLATFORM_FAST_DEPLOY: "true", PLATFORM_DEPLOYMENT_ID: "d1" }, { PLATFORM_KV: "not a namespace" }],
+    [{ PLATFORM_FAST_DEPLOY: "0", PLATFORM_DEPLOYMENT_ID: "d1" }, { PLATFORM_KV: memoryKv() }],
+  ]) {
+    const worker = createDecoWorkerEntry(origin.serverEntry, { admin: {} }, site({ ...extraEnv, PLATFORM_RELEASE_RELOAD_TOKEN: "tok" }));
+    const response = await worker.fetch(
+      new Request("https://shop.example/.sitefile", { method: "POST", headers: { authorization: "tok" }, body: JSON.stringify({ blocks: {} }) }),
+      env,
+    );
+    assert.equal(response.status, 200);
+    assert.equal((await response.json()).kvWritten, false, JSON.stringify(extraEnv));
+  }
+});

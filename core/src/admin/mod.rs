@@ -64,5 +64,6 @@ pub use route::{is_admin_route, is_purge_route, is_speculation_rules_route};
 pub use schema::SchemaError;
 pub use schema::{MatcherSchema, Schema};
 pub use site::AdminSite;
+pub use sitefile::PreparedReload;
 #[cfg(feature = "internals")]
 pub use sitefile::ReloadJob;

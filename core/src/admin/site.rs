@@ -2,7 +2,7 @@
 //! on the core's own pieces.
 
 use super::schema::Schema;
-use crate::content::{ReloadRefused, ReloadResponse, Snapshot};
+use crate::content::{ReloadError, ReloadOutcome, ReloadRefused, ReloadResponse, Snapshot};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
@@ -24,6 +24,14 @@ pub trait AdminSite {
         now: DateTime<Utc>,
         before_swap: &mut dyn FnMut(&Arc<Snapshot>) -> Result<bool, String>,
     ) -> Result<ReloadResponse, ReloadRefused>;
+
+    /// Plans a reload body (delta or full) at `now` without applying it: the new snapshot and
+    /// the response describing it, for a host that writes the snapshot to the key-value store
+    /// asynchronously before it serves. A refused body is the error.
+    fn plan_reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadOutcome, ReloadError>;
+
+    /// Serves a planned reload's snapshot, as [`AdminSite::reload`] does once its hook answered.
+    fn serve_reloaded(&self, snapshot: Arc<Snapshot>);
 
     /// Removes a purge target (`/path` or `/path?query`) from the edge purge index and returns
     /// the cache keys the host must delete from its storage.

@@ -547,6 +547,16 @@ impl PlatformConfig {
         self.fast_deploy.enabled && self.fast_deploy.kv.is_some()
     }
 
+    /// The deployment a host follows in its key-value store, when Fast Deploy is on for it:
+    /// `PLATFORM_FAST_DEPLOY` is set, `store_bound` (the host has its `PLATFORM_KV` store: a
+    /// Redis URL for the server, a KV namespace binding for an edge worker) and a deployment id
+    /// resolves ([`PlatformConfig::deployment_id`], without a build-time hash).
+    pub fn fast_deploy_id(&self, store_bound: bool) -> Option<&str> {
+        (self.fast_deploy.enabled && store_bound)
+            .then(|| self.deployment_id(None))
+            .flatten()
+    }
+
     /// Whether a production build with the build plugin option `option` leaves bundled content
     /// out of the server bundle: `On`, or `Auto` when `PLATFORM_SEEDED_DEPLOY` is set.
     pub fn build_strips_content(&self, option: FastDeployBuild) -> bool {

@@ -21,9 +21,9 @@ pub use files::LoadedBlocks;
 #[cfg(any(test, feature = "internals"))]
 pub use files::blocks_from_files;
 pub use files::{FileBytes, LoadProblem, read_blocks};
-pub use reload::{ReloadError, ReloadResponse, reload_body};
+pub use reload::{ReloadError, ReloadOutcome, ReloadResponse, reload_body};
 #[cfg(feature = "internals")]
-pub use reload::{ReloadMode, ReloadOutcome, plan_reload};
+pub use reload::{ReloadMode, plan_reload};
 #[cfg(feature = "internals")]
 pub use revision::block_digest;
 pub use snapshot::Snapshot;

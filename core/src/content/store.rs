@@ -79,6 +79,19 @@ impl ContentStore {
         true
     }
 
+    /// Plans a reload of `body` against the current snapshot without applying it: a host that
+    /// writes the new snapshot to the key-value store asynchronously (an edge worker's KV
+    /// binding) serves it afterwards with [`ContentStore::swap_in`].
+    pub fn plan(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadOutcome, ReloadError> {
+        plan_reload(&self.current(), body, now).inspect_err(|_| release_long_strings())
+    }
+
+    /// Makes `snapshot` current under the single-writer lock.
+    pub fn swap_in(&self, snapshot: Arc<Snapshot>) {
+        let _one_writer = self.writer.lock();
+        self.swap(snapshot);
+    }
+
     /// Applies a reload body. A refused body leaves the current snapshot serving.
     pub fn reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadResponse, ReloadError> {
         let _one_writer = self.writer.lock();

@@ -8,6 +8,7 @@
 mod derived;
 mod edge;
 mod exchange;
+mod fast_deploy;
 mod flights;
 mod page_json;
 mod preview;
@@ -21,6 +22,7 @@ pub use exchange::{
     BodySource, EdgeExchange, ExchangeAnswer, ExchangeError, ExchangeStep, StoreCopy, StoredHead,
     TimedAnswer,
 };
+pub use fast_deploy::{EDGE_POLL_EVERY, KvStep, KvSync, Replica, Synced};
 pub use response_headers::{ResponseHeaders, SharedHeaders};
 #[cfg(feature = "internals")]
 pub use setup_form::{AdminForm, FreshnessForm, SetupForm};
@@ -33,7 +35,9 @@ use crate::admin::{
 };
 use crate::check::{Problem, check};
 use crate::config::{ConfigError, PlatformConfig};
-use crate::content::{LoadProblem, ReloadError, ReloadRefused, ReloadResponse, Snapshot};
+use crate::content::{
+    LoadProblem, ReloadError, ReloadOutcome, ReloadRefused, ReloadResponse, Snapshot,
+};
 use crate::draft::{ApiDomains, DraftFetch, DraftSource, KeptDrafts, carries_draft, decide_draft};
 use crate::edge::{
     EdgePlan, EdgePolicy, PurgeIndex, PurgeScope, RequestInputs, UnknownProfile, WorkerOptions,
@@ -528,6 +532,14 @@ impl AdminSite for Site {
         before_swap: &mut dyn FnMut(&Arc<Snapshot>) -> Result<bool, String>,
     ) -> Result<ReloadResponse, ReloadRefused> {
         self.reload_with(body, now, before_swap)
+    }
+
+    fn plan_reload(&self, body: &[u8], now: DateTime<Utc>) -> Result<ReloadOutcome, ReloadError> {
+        self.runtime.store().plan(body, now)
+    }
+
+    fn serve_reloaded(&self, snapshot: Arc<Snapshot>) {
+        self.runtime.store().swap_in(snapshot);
     }
 
     fn purge_edge(&self, target: &str) -> Vec<String> {

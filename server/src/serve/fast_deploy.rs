@@ -2,7 +2,7 @@
 //! `PLATFORM_DEPLOYMENT_ID` read at start, written by a reload before it serves (`kvWritten`),
 //! and watched: every second this server reads the deployment's revision key and, when the core
 //! says the stored content is not the serving one, loads it. The layout and the rules are the
-//! core's (`content::fast_deploy`); this module does the I/O.
+//! core's (`sitefile_core::fast_deploy`, its `Replica`); this module does the I/O.
 //!
 //! A store that does not answer at start is waited for, up to
 //! [`START_TIMEOUT_VAR`] (nothing is served meanwhile); past that the site directory stands in,
@@ -16,12 +16,10 @@ use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
 use redis::aio::ConnectionManager;
-use sitefile_core::fast_deploy::{
-    LoadedRevision, needs_load, read_snapshot, revision_key, snapshot_key, snapshot_writes,
-};
+use sitefile_core::fast_deploy::{KvStep, Replica, Synced, read_snapshot};
 use sitefile_core::{PlatformConfig, Site, Snapshot};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// How often a server reads its deployment's revision key.
@@ -47,16 +45,12 @@ pub const DIRECTORY_FALLBACK: &str = "directory-fallback";
 /// One deployment's snapshot in the key-value store.
 pub struct FastDeploy {
     connection: ConnectionManager,
-    id: String,
+    /// This server's standing with the deployment: what it loaded, whether a reload may write.
+    replica: Replica,
     log: FailureLog,
     start_timeout: Duration,
-    /// Whether this server's content is what the store held at its last read (a reload is
-    /// refused otherwise).
-    in_step: AtomicBool,
     /// Whether it serves the site directory because the store did not answer at start.
     fallback: AtomicBool,
-    /// What this server loaded from the store last ([`needs_load`]).
-    loaded: Mutex<Option<LoadedRevision>>,
 }
 
 /// What a starting server found in the store.
@@ -102,18 +96,16 @@ impl FastDeploy {
         let start_timeout = start_timeout(std::env::var(START_TIMEOUT_VAR).ok().as_deref())?;
         Ok(Some(FastDeploy {
             connection: connect(url, "PLATFORM_KV")?,
-            id: id.to_string(),
+            replica: Replica::new(id),
             log: FailureLog::new("Fast Deploy's key-value store"),
             start_timeout,
-            in_step: AtomicBool::new(false),
             fallback: AtomicBool::new(false),
-            loaded: Mutex::new(None),
         }))
     }
 
     /// The deployment id.
     pub fn id(&self) -> &str {
-        &self.id
+        self.replica.id()
     }
 
     /// Whether this server serves the site directory because the store did not answer.
@@ -143,7 +135,7 @@ impl FastDeploy {
             match read {
                 Ok(bytes) => match self.decode(bytes) {
                     Ok(found) => {
-                        self.in_step.store(true, Ordering::Relaxed);
+                        self.replica.started(true);
                         return found.map_or(Start::Empty, Start::Snapshot);
                     }
                     // Waiting does not mend it.
@@ -160,7 +152,7 @@ impl FastDeploy {
                              ({START_TIMEOUT_VAR}) for the snapshot of deployment {} before \
                              serving anything",
                             self.start_timeout,
-                            self.id
+                            self.id()
                         );
                     }
                     why = e;
@@ -174,10 +166,15 @@ impl FastDeploy {
 
     /// The deployment's stored snapshot, its bytes; `None` when there is none.
     async fn fetch(&self) -> Result<Option<Vec<u8>>, String> {
+        self.get(&self.replica.snapshot_key()).await
+    }
+
+    /// The value of `key`; `None` when there is none.
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
         let mut connection = self.connection.clone();
         bounded(
             redis::cmd("GET")
-                .arg(snapshot_key(&self.id))
+                .arg(key)
                 .query_async::<Option<Vec<u8>>>(&mut connection),
         )
         .await
@@ -187,7 +184,7 @@ impl FastDeploy {
     fn decode(&self, bytes: Option<Vec<u8>>) -> Result<Option<Snapshot>, String> {
         bytes
             .map(|bytes| {
-                read_snapshot(bytes).map_err(|e| format!("{}: {e}", snapshot_key(&self.id)))
+                read_snapshot(bytes).map_err(|e| format!("{}: {e}", self.replica.snapshot_key()))
             })
             .transpose()
     }
@@ -196,73 +193,40 @@ impl FastDeploy {
     /// refused while this server has not read what the store holds, which the write would
     /// overwrite unseen (a reload acknowledged by another server, or before this one fell back).
     pub async fn write(&self, snapshot: &Snapshot) -> Result<(), String> {
-        if !self.in_step.load(Ordering::Relaxed) {
-            return Err(format!(
-                "the key-value store has not been read since {}; this server refuses reloads \
-                 until it has loaded what the store holds",
-                if self.serves_fallback() {
-                    "start (serving the site directory meanwhile)"
-                } else {
-                    "it failed"
-                }
-            ));
-        }
+        let writes = self.replica.writes(snapshot)?;
         let mut connection = self.connection.clone();
         let mut pipe = redis::pipe();
         pipe.atomic();
-        for (key, value) in snapshot_writes(&self.id, snapshot) {
+        for (key, value) in writes {
             pipe.cmd("SET").arg(key).arg(value).ignore();
         }
         bounded(pipe.query_async::<()>(&mut connection)).await
     }
 
-    /// Loads the stored content into `site` when it is not the serving one; whether it did.
+    /// Loads the stored content into `site` when it is not the serving one (the core's pass
+    /// over the store); whether it did.
     async fn refresh(&self, site: &Site) -> Result<bool, String> {
-        let mut connection = self.connection.clone();
-        let stored = bounded(
-            redis::cmd("GET")
-                .arg(revision_key(&self.id))
-                .query_async::<Option<String>>(&mut connection),
-        )
-        .await?;
-        let serving = site.revision();
-        let loaded = self.loaded_revision();
-        if !needs_load(&serving, stored.as_deref(), loaded.as_ref()) {
-            return Ok(false);
-        }
-        match self.decode(self.fetch().await?)? {
-            Some(snapshot) => {
-                let replaced = site.replace_content_if(&serving, snapshot);
-                if replaced && let Some(stored) = stored {
-                    *self.loaded.lock().unwrap_or_else(PoisonError::into_inner) =
-                        Some(LoadedRevision {
-                            stored,
-                            serving: site.revision(),
-                        });
-                }
-                Ok(replaced)
-            }
-            None => Ok(false),
+        let mut sync = self.replica.refresh();
+        loop {
+            let key = match sync.step(&self.replica) {
+                KvStep::Get(key) => key,
+                KvStep::Done(Synced::Loaded { .. }) => return Ok(true),
+                KvStep::Done(Synced::Failed { message }) => return Err(message.clone()),
+                KvStep::Done(Synced::Unchanged | Synced::Empty) => return Ok(false),
+            };
+            let read = self.get(&key).await;
+            sync.answer(&self.replica, site, read);
         }
     }
 
-    /// What this server loaded from the store last.
-    fn loaded_revision(&self) -> Option<LoadedRevision> {
-        self.loaded
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// [`FastDeploy::refresh`], noting whether this server is in step with the store after it.
+    /// [`FastDeploy::refresh`], noting when this server stops serving the directory fallback.
     async fn refresh_and_note(&self, site: &Site) -> Result<bool, String> {
         let refreshed = self.refresh(site).await;
-        self.in_step.store(refreshed.is_ok(), Ordering::Relaxed);
         if refreshed.is_ok() && self.fallback.swap(false, Ordering::Relaxed) {
             tracing::info!(
                 "the key-value store answers: deployment {} no longer serves the site directory \
                  (revision {})",
-                self.id,
+                self.id(),
                 site.revision()
             );
         }
@@ -281,7 +245,7 @@ impl FastDeploy {
                 if self.log.settle("reading the revision", then, refreshed) == Some(true) {
                     tracing::info!(
                         "content of deployment {} loaded from the key-value store (revision {})",
-                        self.id,
+                        self.id(),
                         site.revision()
                     );
                 }

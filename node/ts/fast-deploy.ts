@@ -1,0 +1,117 @@
+/**
+ * Fast Deploy on an edge worker's KV namespace (`PLATFORM_KV`): the core decides what to read,
+ * when, and what a read or a reload changes (`NativeFastDeploy`); this module reads and writes
+ * the namespace.
+ */
+
+import { ownedBytes } from "./admin";
+import { messageOf, native } from "./errors";
+import type { Site } from "./setup";
+import type * as Native from "../index";
+
+/** A KV namespace as workerd binds it: the calls Fast Deploy makes. */
+export interface KvNamespace {
+  get(key: string, type: "arrayBuffer"): Promise<ArrayBuffer | null>;
+  put(key: string, value: ArrayBuffer | ArrayBufferView | string): Promise<void>;
+}
+
+/** What a pass over the store ended with (`NativeKvSync.nextStep`'s last step). */
+type Synced =
+  | { synced: "unchanged" | "empty" }
+  | { synced: "loaded"; revision: string }
+  | { synced: "failed"; message: string };
+
+type SyncStep = { step: "get"; key: string } | ({ step: "done" } & Synced);
+
+/** `value` as a KV namespace binding, when it is one. */
+function kvNamespace(value: unknown): KvNamespace | null {
+  const kv = value as Partial<KvNamespace> | null | undefined;
+  return kv && typeof kv.get === "function" && typeof kv.put === "function" ? (kv as KvNamespace) : null;
+}
+
+/** Fast Deploy of one site on one KV namespace. */
+export class KvFastDeploy {
+  /** The first pass (the deployment's snapshot), which every request awaits. */
+  private starting: Promise<void> | undefined;
+  /** Whether the last pass failed (a failure is logged when it starts, not at every poll). */
+  private failing = false;
+
+  private constructor(
+    private readonly site: Site,
+    private readonly native: Native.NativeFastDeploy,
+    private readonly kv: KvNamespace,
+  ) {}
+
+  /** Fast Deploy for `site` in a worker whose environment is `env`: `null` unless
+   * `PLATFORM_FAST_DEPLOY` is on in the site's environment, `env.PLATFORM_KV` is a KV namespace
+   * and a deployment id resolves (`PLATFORM_DEPLOYMENT_ID`, then `BUILD_HASH`). */
+  static of(site: Site, env: unknown): KvFastDeploy | null {
+    const kv = kvNamespace((env as { PLATFORM_KV?: unknown } | null | undefined)?.PLATFORM_KV);
+    const fastDeploy = site.native.fastDeploy(kv !== null);
+    return fastDeploy && kv ? new KvFastDeploy(site, fastDeploy, kv) : null;
+  }
+
+  /** The deployment whose snapshot the site follows. */
+  get deploymentId(): string {
+    return this.native.deploymentId;
+  }
+
+  /** Before a request is served: the first requests wait for the deployment's snapshot; later
+   * ones start a read of its revision in the background when one is due (`keepAlive`). */
+  async beforeRequest(keepAlive: (work: Promise<unknown>) => void): Promise<void> {
+    if (this.starting === undefined) {
+      const start = native(() => this.native.due(this.site.now().getTime()));
+      this.starting = start ? this.run(start) : Promise.resolve();
+    }
+    await this.starting;
+    const poll = native(() => this.native.due(this.site.now().getTime()));
+    if (poll) keepAlive(this.run(poll));
+  }
+
+  /** Runs a pass: each read it asks for, answered. */
+  private async run(sync: Native.NativeKvSync): Promise<void> {
+    for (;;) {
+      const step = JSON.parse(native(() => sync.nextStep())) as SyncStep;
+      if (step.step === "done") return this.ended(step);
+      try {
+        const value = await this.kv.get(step.key, "arrayBuffer");
+        native(() => sync.answer(value === null ? null : Buffer.from(value), null));
+      } catch (error) {
+        native(() => sync.answer(null, `reading ${step.key}: ${messageOf(error)}`));
+      }
+    }
+  }
+
+  private ended(step: Synced): void {
+    if (step.synced === "failed") {
+      if (!this.failing) {
+        console.error(
+          `sitefile: Fast Deploy could not read deployment ${this.deploymentId} from PLATFORM_KV (${step.message}); ` +
+            "the content serving keeps serving and reloads are refused until a read succeeds",
+        );
+      }
+      this.failing = true;
+      return;
+    }
+    if (this.failing) console.error(`sitefile: Fast Deploy reads PLATFORM_KV again (deployment ${this.deploymentId})`);
+    this.failing = false;
+    if (step.synced === "loaded") this.site.contentChanged();
+  }
+
+  /** Applies an admin reload: its snapshot written to the namespace (snapshot, then revision),
+   * then served (`kvWritten: true`); a failed write is 503 `KV_WRITE_FAILED`, the content
+   * unchanged. */
+  async reload(outcome: Native.NativeAdminOutcome): Promise<Native.AdminResponseOutput> {
+    const writes = native(() => outcome.prepareReload(this.native));
+    let failure: string | null = null;
+    for (const { key, value } of writes) {
+      try {
+        await this.kv.put(key, ownedBytes(value));
+      } catch (error) {
+        failure = `writing ${key}: ${messageOf(error)}`;
+        break;
+      }
+    }
+    return native(() => outcome.commitReload(failure));
+  }
+}
