@@ -453,9 +453,11 @@ export declare function cacheProfiles(): Array<string>
 /**
  * The content bundle of the site at `site_dir` (a site root holding `.platform/blocks/` or
  * `blocks/`, or a blocks directory): read, checked and serialised exactly as `sitefile bundle`
- * does. Throws `NOT_FOUND` when there is no blocks directory.
+ * does; with `withoutContent` (Fast Deploy leaving the content out of the build), the bundle of
+ * no blocks, written where the site's would be. Throws `NOT_FOUND` when there is no blocks
+ * directory.
  */
-export declare function contentBundle(siteDir: string): ContentBundle
+export declare function contentBundle(siteDir: string, withoutContent?: boolean | undefined | null): ContentBundle
 
 /** A site's content bundle, not yet written. */
 export interface ContentBundle {

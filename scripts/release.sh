@@ -296,17 +296,28 @@ printf 'registry=%s\n' "$registry" >"$worker/.npmrc"
 start=$(date +%s)
 (cd "$worker" && as_user npm install --no-audit --no-fund --loglevel=error)
 note "worker: npm install (sitefile, react, wrangler) took $(seconds "$start") s"
+# The harnesses beside it: the clock (tests/release/worker/clock.js) and the conformance
+# suites' runner (the example is "type": "module": the CommonJS runner goes in as .cjs).
 mkdir -p "$worker/test"
-cp tests/release/worker/clock.js "$worker/test/clock.js"
-(cd "$worker" && as_user WRANGLER_SEND_METRICS=false sh -c \
-  'npm run --silent build && npx wrangler deploy --dry-run --outdir dist && npx wrangler deploy --dry-run --outdir dist-clock --name clock test/clock.js') \
+cp tests/release/worker/clock.js tests/release/worker/conformance.js "$worker/test/"
+cp tests/node/conformance-runner.js "$worker/test/conformance-runner.cjs"
+(cd "$worker" && as_user WRANGLER_SEND_METRICS=false sh -c 'npm run --silent build &&
+  npx wrangler deploy --dry-run --outdir dist &&
+  npx wrangler deploy --dry-run --outdir dist-clock --name clock test/clock.js &&
+  npx wrangler deploy --dry-run --outdir dist-conformance --name conformance test/conformance.js') \
   >"$work/worker-build.log" 2>&1 || { cat "$work/worker-build.log" >&2; exit 1; }
 ls "$worker"/dist/*.wasm >/dev/null 2>&1 || { echo "release: the Worker's bundle holds no WebAssembly engine" >&2; exit 1; }
 ! ls "$worker"/dist/*.node >/dev/null 2>&1 || { echo "release: the Worker's bundle holds a native addon" >&2; exit 1; }
 upload=$(grep -o 'Total Upload: .*' "$work/worker-build.log" | head -1)
 SITEFILE_WORKER_BUNDLE=$worker/dist SITEFILE_CLOCK_BUNDLE=$worker/dist-clock \
-  SITEFILE_MINIFLARE=$tools/node_modules/miniflare "$node24" --test tests/release/worker.test.js
-note "worker: examples/worker from the registry served in workerd (pages, admin, purge, MISS/HIT/STALE on the Cache API); ${upload:-no upload size printed}"
+  SITEFILE_CONFORMANCE_BUNDLE=$worker/dist-conformance SITEFILE_MINIFLARE=$tools/node_modules/miniflare \
+  "$node24" --test tests/release/worker.test.js 2>&1 | tee "$work/worker-test.log"
+# workerd reports an error thrown outside a request (a finalizer's timer) only on its own output.
+if grep -E "Disallowed operation|Uncaught" "$work/worker-test.log"; then
+  echo "release: the Worker threw outside a request (above)" >&2
+  exit 1
+fi
+note "worker: examples/worker from the registry served in workerd (pages, admin, purge, MISS/HIT/STALE on the Cache API, Fast Deploy on KV across isolates) and the conformance suites passed there; ${upload:-no upload size printed}"
 
 if [ "$all" = 1 ]; then cross_check; fi
 

@@ -5,7 +5,7 @@
 use crate::error::{Code, fail, guarded, thrown};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
-use sitefile_core::{ErrorCode, FastDeployBuild, PlatformConfig};
+use sitefile_core::{ErrorCode, FastDeployBuild, PlatformConfig, Snapshot};
 use std::path::Path;
 
 /// A site's content bundle, not yet written.
@@ -25,9 +25,14 @@ pub struct ContentBundle {
 
 /// The content bundle of the site at `site_dir` (a site root holding `.platform/blocks/` or
 /// `blocks/`, or a blocks directory): read, checked and serialised exactly as `sitefile bundle`
-/// does. Throws `NOT_FOUND` when there is no blocks directory.
+/// does; with `withoutContent` (Fast Deploy leaving the content out of the build), the bundle of
+/// no blocks, written where the site's would be. Throws `NOT_FOUND` when there is no blocks
+/// directory.
 #[napi]
-pub fn content_bundle(site_dir: String) -> Result<ContentBundle, napi::Error<Code>> {
+pub fn content_bundle(
+    site_dir: String,
+    without_content: Option<bool>,
+) -> Result<ContentBundle, napi::Error<Code>> {
     guarded(|| {
         let Some(blocks) = sitefile_site_dir::blocks_dir(Path::new(&site_dir)) else {
             return Err(fail(
@@ -35,8 +40,11 @@ pub fn content_bundle(site_dir: String) -> Result<ContentBundle, napi::Error<Cod
                 format!("{site_dir}: no blocks directory"),
             ));
         };
-        let (snapshot, problems) =
-            sitefile_site_dir::load_directory(&blocks).map_err(|e| thrown(&e))?;
+        let (snapshot, problems) = if without_content == Some(true) {
+            (Snapshot::empty(), Vec::new())
+        } else {
+            sitefile_site_dir::load_directory(&blocks).map_err(|e| thrown(&e))?
+        };
         let out = blocks.parent().unwrap_or(&blocks).join("blocks.gen.json");
         Ok(ContentBundle {
             out: out.display().to_string(),

@@ -6,8 +6,17 @@
 
 import { ownedBytes } from "./admin";
 import { messageOf, native } from "./errors";
-import type { Site } from "./setup";
+import { type Site, addon, envOf } from "./setup";
 import type * as Native from "../index";
+
+/** Whether a build leaves the site's content out of what it bundles (the spec's build option
+ * `fastDeploy`: `true`, or `"auto"`, the default, when `PLATFORM_SEEDED_DEPLOY` is set in the
+ * build's environment): the content then comes from `PLATFORM_KV`. A bad option is an
+ * `INVALID_CONFIG` error naming it. */
+export function buildLeavesContentOut(option: boolean | "auto" | undefined): boolean {
+  const env = JSON.stringify(envOf(process.env));
+  return native(() => addon.fastDeployStripsContent(String(option ?? "auto"), env));
+}
 
 /** A KV namespace as workerd binds it: the calls Fast Deploy makes. */
 export interface KvNamespace {

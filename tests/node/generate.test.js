@@ -284,6 +284,25 @@ test("the bundle is byte for byte what `sitefile bundle` writes, invalid files s
   assert.ok(!fs.existsSync(path.join(dir, ".platform", "meta.gen.json")));
 });
 
+test("Fast Deploy: a seeded deployment's build (PLATFORM_SEEDED_DEPLOY, or --fast-deploy true) bundles no content; --fast-deploy false keeps it", () => {
+  const dir = app();
+  const bundle = () => readJson(path.join(dir, ".platform", "blocks.gen.json"));
+  assert.equal(generate(dir).status, 0);
+  const blocks = Object.keys(bundle()).length;
+  assert.ok(blocks > 0, "the content, by default");
+  let run = generate(dir, { PLATFORM_SEEDED_DEPLOY: "1" });
+  assert.equal(run.status, 0, run.stderr);
+  assert.deepEqual(bundle(), {});
+  assert.match(run.stderr, /^wrote \.platform\/blocks\.gen\.json without the content: Fast Deploy \(the content comes from PLATFORM_KV\)$/m);
+  assert.equal(generate(dir, { PLATFORM_SEEDED_DEPLOY: "1" }, "--fast-deploy", "false").status, 0);
+  assert.equal(Object.keys(bundle()).length, blocks);
+  assert.equal(generate(dir, "--fast-deploy", "true").status, 0);
+  assert.deepEqual(bundle(), {});
+  run = generate(dir, "--fast-deploy", "sometimes");
+  assert.equal(run.status, 2);
+  assert.match(run.stderr, /^sitefile generate: --fast-deploy takes true, false or auto$/m);
+});
+
 test("bad inputs: a section without Props warns naming it, no sections directory fails naming where it looked, usage errors", () => {
   let dir = app({
     example: false,

@@ -3,18 +3,29 @@
 // workerd through Miniflare. Pages, page JSON, redirects, the admin endpoints with and without
 // tokens, purge, and the edge cache on the Cache API (MISS, HIT, and STALE through the clock
 // harness, tests/release/worker/clock.js), and Fast Deploy on a KV namespace three isolates share.
-// SITEFILE_WORKER_BUNDLE (the example's bundle directory), SITEFILE_CLOCK_BUNDLE (the
-// harness's) and SITEFILE_MINIFLARE (the Miniflare package) are set by the script.
+// The conformance suites run through the same engine in workerd (tests/release/worker/
+// conformance.js). SITEFILE_WORKER_BUNDLE (the example's bundle directory),
+// SITEFILE_CLOCK_BUNDLE and SITEFILE_CONFORMANCE_BUNDLE (the harnesses') and SITEFILE_MINIFLARE
+// (the Miniflare package) are set by the script.
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const path = require("node:path");
 
-const { SITEFILE_WORKER_BUNDLE: BUNDLE, SITEFILE_CLOCK_BUNDLE: CLOCK, SITEFILE_MINIFLARE: MINIFLARE } = process.env;
-if (!BUNDLE || !CLOCK || !MINIFLARE) {
-  throw new Error("SITEFILE_WORKER_BUNDLE, SITEFILE_CLOCK_BUNDLE and SITEFILE_MINIFLARE must be set (run scripts/release.sh)");
+const {
+  SITEFILE_WORKER_BUNDLE: BUNDLE,
+  SITEFILE_CLOCK_BUNDLE: CLOCK,
+  SITEFILE_CONFORMANCE_BUNDLE: CONFORMANCE,
+  SITEFILE_MINIFLARE: MINIFLARE,
+} = process.env;
+if (!BUNDLE || !CLOCK || !CONFORMANCE || !MINIFLARE) {
+  throw new Error(
+    "SITEFILE_WORKER_BUNDLE, SITEFILE_CLOCK_BUNDLE, SITEFILE_CONFORMANCE_BUNDLE and SITEFILE_MINIFLARE must be set (run scripts/release.sh)",
+  );
 }
 const { Miniflare } = require(MINIFLARE);
+const { SUITES } = require("../node/conformance-runner");
+const { suiteFiles } = require("../node/conformance-cases");
 
 const RELOAD_TOKEN = "rehearsal-reload-token";
 const PURGE_TOKEN = "rehearsal-purge-token";
@@ -36,7 +47,7 @@ function worker(name, dir, main, buildHash, more = {}) {
       { type: "CompiledWasm", include: ["**/*.wasm"] },
     ],
     compatibilityDate: "2026-04-01",
-    compatibilityFlags: ["nodejs_compat"],
+    compatibilityFlags: ["nodejs_compat", "no_handle_cross_request_promise_resolution"],
     bindings: { BUILD_HASH: buildHash, PLATFORM_RELEASE_RELOAD_TOKEN: RELOAD_TOKEN, PURGE_TOKEN, ...more.bindings },
     kvNamespaces: more.kvNamespaces ?? {},
   };
@@ -57,6 +68,7 @@ const mf = new Miniflare({
     worker("kv-a", BUNDLE, "worker.js", "kv", fastDeploy),
     worker("kv-b", CLOCK, "clock.js", "kv", fastDeploy),
     worker("kv-c", BUNDLE, "worker.js", "kv", fastDeploy),
+    worker("conformance", CONFORMANCE, "conformance.js", "conformance"),
   ],
   cf: false,
 });
@@ -163,6 +175,16 @@ test("a stored copy past its freshness is served STALE and revalidated in the ba
   assert.match(fresh.body, /origin answer 2 /, "the background refresh stored the origin's new answer");
 });
 
+test("concurrent misses of one page are one origin request, shared across requests", async () => {
+  const answers = await Promise.all(Array.from({ length: 6 }, () => send("clock", "/slow-page")));
+  const bodies = new Set(answers.map((a) => a.body));
+  assert.deepEqual(
+    answers.map((a) => a.status),
+    [200, 200, 200, 200, 200, 200],
+  );
+  assert.equal(bodies.size, 1, `one origin answer for all: ${[...bodies].join(" | ")}`);
+});
+
 test("Fast Deploy: a reload is written to PLATFORM_KV, read by a new isolate at once and by a running one at its next poll", async () => {
   const title = async (name) => JSON.parse((await send(name, "/about?asJson")).body).props.sections[0].props.title;
   assert.equal(await title("kv-b"), "About us", "no snapshot in the store: the bundled content");
@@ -191,3 +213,14 @@ test("Fast Deploy: a reload is written to PLATFORM_KV, read by a new isolate at 
   }
   assert.equal(seen, "About us, from KV");
 });
+
+for (const suite of SUITES) {
+  test(`conformance in workerd: ${suite}`, async () => {
+    const files = suiteFiles(suite);
+    const answer = await send("conformance", "/", { method: "POST", body: JSON.stringify({ suite, files }) });
+    assert.equal(answer.status, 200, answer.body);
+    const { count, failures } = JSON.parse(answer.body);
+    assert.equal(count, files.reduce((n, f) => n + f.cases.length, 0), "every case ran");
+    assert.equal(failures.length, 0, `${failures.length} of ${count} cases failed in workerd:\n${failures.join("\n")}`);
+  });
+}

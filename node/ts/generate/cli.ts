@@ -7,7 +7,7 @@
 import { type GenerateOptions, generate } from "./index";
 
 /** The usage text of `sitefile generate`. */
-export const GENERATE_USAGE = `usage: sitefile generate [--root DIR] [--sections DIR] [--site NAME] [--strict]
+export const GENERATE_USAGE = `usage: sitefile generate [--root DIR] [--sections DIR] [--site NAME] [--strict] [--fast-deploy MODE]
 
 Run in a Next.js app's root. Writes .platform/meta.gen.json (the schema of the sections'
 exported Props), sections.gen.ts beside the sections directory (the sections, conventions
@@ -17,13 +17,17 @@ and loaders createNextSetup takes) and .platform/blocks.gen.json (the content bu
   --site NAME     the site's name, written as \`site\` in meta.gen.json (default:
                   PLATFORM_SITE_NAME when set; without either there is no \`site\`)
   --strict        fail when a content file is skipped or a section has no exported Props
+  --fast-deploy MODE
+                  true, false or auto (default): true, or auto with PLATFORM_SEEDED_DEPLOY
+                  set, writes a bundle without the content (a Worker reads it from PLATFORM_KV)
 `;
 
 /** The options that take a value, and the {@link GenerateOptions} field each sets. */
-const VALUE_OPTIONS = new Map<string, "root" | "sections" | "site">([
+const VALUE_OPTIONS = new Map<string, "root" | "sections" | "site" | "fastDeploy">([
   ["--root", "root"],
   ["--sections", "sections"],
   ["--site", "site"],
+  ["--fast-deploy", "fastDeploy"],
 ]);
 
 /** Parses `sitefile generate`'s arguments (after the command's name) and runs it; returns the
@@ -39,11 +43,15 @@ export function runGenerate(rest: string[]): number {
     const field = VALUE_OPTIONS.get(arg);
     const value = rest[i + 1];
     if (arg === "--strict") options.strict = true;
-    else if (field !== undefined && value !== undefined && value.trim() !== "") {
+    else if (field === "fastDeploy" && value !== undefined && ["true", "false", "auto"].includes(value)) {
+      options.fastDeploy = value === "auto" ? "auto" : value === "true";
+      i += 1;
+    } else if (field !== undefined && field !== "fastDeploy" && value !== undefined && value.trim() !== "") {
       options[field] = value;
       i += 1;
     } else {
-      process.stderr.write(`sitefile generate: ${field !== undefined ? `${arg} needs a value` : `unexpected argument ${arg}`}\n${GENERATE_USAGE}`);
+      const problem = field === "fastDeploy" ? `${arg} takes true, false or auto` : field !== undefined ? `${arg} needs a value` : `unexpected argument ${arg}`;
+      process.stderr.write(`sitefile generate: ${problem}\n${GENERATE_USAGE}`);
       return 2;
     }
   }

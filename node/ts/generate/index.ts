@@ -8,6 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { SitefileError } from "../errors";
+import { buildLeavesContentOut } from "../fast-deploy";
 import { addon } from "../setup";
 import { registryModule } from "./registry";
 import { type BlockModule, buildMeta } from "./schema";
@@ -23,6 +24,10 @@ export interface GenerateOptions {
   site?: string;
   /** Fail when a content file is skipped, or a section has no exported `Props`. */
   strict?: boolean;
+  /** The build option `fastDeploy` (spec): `true`, or `"auto"` (the default) when
+   * `PLATFORM_SEEDED_DEPLOY` is set, writes a content bundle of no blocks — a Worker built from
+   * it reads its content from `PLATFORM_KV`, which the pipeline seeded. */
+  fastDeploy?: boolean | "auto";
   /** Progress and warnings, one line each (default: standard error). */
   log?: (line: string) => void;
 }
@@ -106,7 +111,7 @@ export function generate(options: GenerateOptions = {}): GenerateReport {
   const { meta, warnings: schemaWarnings } = buildMeta({ root, sourceRoot, sections, loaders, version: packageVersion(), site });
   schemaWarnings.forEach(warn);
 
-  const bundle = bundleOf(root, log, warn);
+  const bundle = bundleOf(root, buildLeavesContentOut(options.fastDeploy), log, warn);
   if (options.strict && warnings.length > 0) {
     throw new SitefileError("INVALID_CONTENT", `${warnings.length} warning(s); nothing written (--strict)`);
   }
@@ -119,22 +124,25 @@ export function generate(options: GenerateOptions = {}): GenerateReport {
   const registry = path.join(sourceRoot, "sections.gen.ts");
   fs.writeFileSync(registry, registryModule(registry, sections, loaders));
   log(`wrote ${path.relative(root, registry)}`);
-  if (bundle) {
+  if (bundle?.withoutContent) {
+    fs.writeFileSync(bundle.out, bundle.bytes);
+    log(`wrote ${path.relative(root, bundle.out)} without the content: Fast Deploy (the content comes from PLATFORM_KV)`);
+  } else if (bundle) {
     fs.writeFileSync(bundle.out, bundle.bytes);
     log(`wrote ${path.relative(root, bundle.out)} (${bundle.blocks} blocks, revision ${bundle.revision}, ${bundle.problems.length} skipped)`);
   }
   return { meta: metaFile, registry, bundle: bundle?.out ?? null, warnings };
 }
 
-/** The app's content bundle (a warning per skipped file), or `null` (said in the log) when it
- * has no blocks directory. */
-function bundleOf(root: string, log: (line: string) => void, warn: (message: string) => void) {
+/** The app's content bundle (a warning per skipped file; no blocks `withoutContent`), or
+ * `null` (said in the log) when it has no blocks directory. */
+function bundleOf(root: string, withoutContent: boolean, log: (line: string) => void, warn: (message: string) => void) {
   const blocks = [path.join(root, ".platform", "blocks"), path.join(root, "blocks")];
   if (!blocks.some((dir) => fs.existsSync(dir))) {
     log(`no blocks directory (looked for ${blocks.join(", ")}): no content bundle written`);
     return null;
   }
-  const bundle = addon.contentBundle(root);
+  const bundle = addon.contentBundle(root, withoutContent);
   bundle.problems.forEach(warn);
-  return bundle;
+  return { ...bundle, withoutContent };
 }

@@ -24,8 +24,8 @@
  *   seeded store.
  */
 
-import { native } from "../errors";
-import { addon, envOf } from "../setup";
+import { buildLeavesContentOut } from "../fast-deploy";
+import { addon } from "../setup";
 
 /** The package kept external to server bundles. */
 const PACKAGE = "sitefile";
@@ -166,14 +166,6 @@ function externalize(
   else callback();
 }
 
-/** Whether production builds leave the content out (the core's reading of `fastDeploy` and
- * `PLATFORM_SEEDED_DEPLOY`). A bad option is an `INVALID_CONFIG` error naming it. */
-function stripsContent(options: SitefileConfigOptions): boolean {
-  const option = options.fastDeploy ?? "auto";
-  const env = JSON.stringify(envOf(process.env));
-  return native(() => addon.fastDeployStripsContent(String(option), env));
-}
-
 /** `rules` with the content files added under the glob matching every route. */
 function withContentFiles(rules: Record<string, string[]> | undefined): Record<string, string[]> {
   const own = rules?.[EVERY_ROUTE] ?? [];
@@ -187,7 +179,7 @@ function wrap(config: NextConfig, options: SitefileConfigOptions): NextConfig {
   if (options === null || typeof options !== "object") {
     throw new TypeError("withSitefile takes its options as an object");
   }
-  const content = stripsContent(options)
+  const content = buildLeavesContentOut(options.fastDeploy)
     ? { outputFileTracingExcludes: withContentFiles(config.outputFileTracingExcludes) }
     : { outputFileTracingIncludes: withContentFiles(config.outputFileTracingIncludes) };
   const userRewrites = config.rewrites;

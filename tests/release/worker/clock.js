@@ -1,6 +1,7 @@
 // The release rehearsal's clock harness (tests/release/worker.test.js): the example Worker's
 // content behind `createDecoWorkerEntry`, with a clock the test moves (`/__clock?ms=N`) and an
-// origin that counts its answers, so a stored copy is seen to go stale and be revalidated.
+// origin that counts its answers (and is slow under /slow), so a stored copy is seen to go stale
+// and be revalidated, and concurrent misses to share one origin request.
 // Bundled by wrangler from the example's directory, as the example is.
 import { createDecoWorkerEntry, createSiteSetup } from "sitefile";
 import blocks from "../.platform/blocks.gen.json";
@@ -10,10 +11,14 @@ let answered = 0;
 createSiteSetup({ blocks, now: () => new Date(Date.now() + skewMs) });
 
 const origin = {
-  fetch: (request) =>
-    new Response(`<html><body>origin answer ${++answered} for ${new URL(request.url).pathname}</body></html>`, {
+  async fetch(request) {
+    const { pathname } = new URL(request.url);
+    // A slow page: concurrent visitors all miss before the first answer is stored.
+    if (pathname.startsWith("/slow")) await new Promise((resolve) => setTimeout(resolve, 300));
+    return new Response(`<html><body>origin answer ${++answered} for ${pathname}</body></html>`, {
       headers: { "content-type": "text/html; charset=utf-8" },
-    }),
+    });
+  },
 };
 const edge = createDecoWorkerEntry(origin, {});
 
