@@ -1,15 +1,16 @@
-//! `sitefile kv`: the Fast Deploy command-line tools, on the Redis the servers read
-//! (`PLATFORM_KV`, or `EDGE_KV_NAMESPACE_ID` when set). `sync` pushes a site directory's content
-//! as a deployment's snapshot; `migrate` copies one deployment's snapshot to another (a new code
-//! deployment takes over the content the editor published to the live one). Both keep the
-//! deployment bookkeeping and can point `index:live` at the deployment. `EDGE_ACCOUNT_ID` and
-//! `EDGE_API_TOKEN` are the Redis user and password (the token defaults to `REDISCLI_AUTH`,
-//! then to what the URL carries). The layout and its rules are the core's.
+//! `sitefile kv`: the Fast Deploy command-line tools, on the store a deployment reads
+//! ([`KvStore`]): the Redis the servers read (`PLATFORM_KV`, or `EDGE_KV_NAMESPACE_ID` when it
+//! is a `redis://` URL; `EDGE_ACCOUNT_ID` and `EDGE_API_TOKEN` are then the Redis user and
+//! password, the token defaulting to `REDISCLI_AUTH`, then to what the URL carries), or a
+//! Workers KV namespace (`EDGE_KV_NAMESPACE_ID` a namespace id, through Cloudflare's API).
+//! `sync` pushes a site directory's content as a deployment's snapshot; `migrate` copies one
+//! deployment's snapshot to another (a new code deployment takes over the content the editor
+//! published to the live one). Both keep the deployment bookkeeping and can point `index:live`
+//! at the deployment. The layout and its rules are the core's.
 
-use crate::redis_kv::{bounded, connect};
+use crate::kv_store::KvStore;
 use chrono::Utc;
 use clap::{Args, Subcommand};
-use redis::aio::ConnectionManager;
 use sitefile_core::fast_deploy::{
     DEPLOYMENTS_KEY, LIVE_KEY, read_snapshot, record_deployment, revision_key, snapshot_key,
     snapshot_writes,
@@ -68,16 +69,12 @@ pub fn run(args: KvArgs) -> ExitCode {
         Ok(platform) => platform,
         Err(e) => return crate::fail(&e.to_string()),
     };
-    let url = match store_url(&platform) {
-        Ok(url) => url,
-        Err(e) => return crate::fail(&e),
-    };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => return crate::fail(&e.to_string()),
     };
     runtime.block_on(async {
-        let mut store = match connect(&url, "the key-value store") {
+        let mut store = match KvStore::from_env(&platform, |name| std::env::var(name).ok()) {
             Ok(store) => store,
             Err(e) => return crate::fail(&e),
         };
@@ -106,41 +103,12 @@ pub fn run(args: KvArgs) -> ExitCode {
     })
 }
 
-/// The store's URL: `EDGE_KV_NAMESPACE_ID`, else `PLATFORM_KV`, with the `EDGE_*` credentials.
-fn store_url(platform: &PlatformConfig) -> Result<String, String> {
-    let fast_deploy = &platform.fast_deploy;
-    let namespace = fast_deploy
-        .edge_kv_namespace_id
-        .as_deref()
-        .or(fast_deploy.kv.as_deref())
-        .ok_or("no key-value store: set PLATFORM_KV (or EDGE_KV_NAMESPACE_ID) to a redis:// URL")?;
-    let mut url = url::Url::parse(namespace).map_err(|e| format!("{namespace}: {e}"))?;
-    if let Some(account) = &fast_deploy.edge_account_id {
-        url.set_username(account)
-            .map_err(|()| format!("EDGE_ACCOUNT_ID cannot be used with {namespace}"))?;
-    }
-    let token = fast_deploy
-        .edge_api_token
-        .as_ref()
-        .map(|t| t.expose().to_string())
-        .or_else(|| {
-            std::env::var("REDISCLI_AUTH")
-                .ok()
-                .filter(|t| !t.is_empty())
-        });
-    if let Some(token) = token {
-        url.set_password(Some(&token))
-            .map_err(|()| format!("EDGE_API_TOKEN cannot be used with {namespace}"))?;
-    }
-    Ok(url.to_string())
-}
-
 /// The snapshot to write, the deployment and whether it goes live; `None` after bad input was
 /// reported.
 async fn prepare(
     command: KvCommand,
     platform: &PlatformConfig,
-    store: &mut ConnectionManager,
+    store: &mut KvStore,
 ) -> Result<Option<(Snapshot, String, bool)>, String> {
     let deployment = |given: Option<String>| {
         let id = given.or_else(|| platform.deployment_id(None).map(str::to_string));
@@ -172,12 +140,14 @@ async fn prepare(
             };
             let from = match args.from {
                 Some(from) => from,
-                None => get(store, LIVE_KEY)
+                None => store
+                    .get(LIVE_KEY)
                     .await?
                     .map(|id| String::from_utf8_lossy(&id).into_owned())
                     .ok_or("no live deployment (index:live); pass --from")?,
             };
-            let bytes = get(store, &snapshot_key(&from))
+            let bytes = store
+                .get(&snapshot_key(&from))
                 .await?
                 .ok_or_else(|| format!("deployment {from} has no snapshot"))?;
             let snapshot =
@@ -191,22 +161,19 @@ async fn prepare(
 /// deletes the keys of the deployments the bookkeeping dropped and, when `set_live`, points
 /// `index:live` at it; the dropped deployments.
 async fn publish(
-    store: &mut ConnectionManager,
+    store: &mut KvStore,
     id: &str,
     snapshot: &Snapshot,
     set_live: bool,
 ) -> Result<Vec<String>, String> {
-    let mut pipe = redis::pipe();
-    pipe.atomic();
-    for (key, value) in snapshot_writes(id, snapshot) {
-        pipe.cmd("SET").arg(key).arg(value).ignore();
-    }
+    let mut writes = snapshot_writes(id, snapshot).to_vec();
     if set_live {
-        pipe.cmd("SET").arg(LIVE_KEY).arg(id).ignore();
+        writes.push((LIVE_KEY.to_string(), id.as_bytes().to_vec()));
     }
-    bounded(pipe.query_async::<()>(store)).await?;
-    let list = get(store, DEPLOYMENTS_KEY).await?;
-    let live = get(store, LIVE_KEY)
+    store.put(&writes).await?;
+    let list = store.get(DEPLOYMENTS_KEY).await?;
+    let live = store
+        .get(LIVE_KEY)
         .await?
         .map(|id| String::from_utf8_lossy(&id).into_owned());
     let record = record_deployment(
@@ -215,24 +182,16 @@ async fn publish(
         Utc::now().timestamp_millis(),
         live.as_deref(),
     );
-    let mut pipe = redis::pipe();
-    pipe.atomic();
-    pipe.cmd("SET")
-        .arg(DEPLOYMENTS_KEY)
-        .arg(record.list)
-        .ignore();
-    for old in &record.pruned {
-        pipe.cmd("DEL")
-            .arg(snapshot_key(old))
-            .arg(revision_key(old))
-            .ignore();
-    }
-    bounded(pipe.query_async::<()>(store)).await?;
+    store
+        .put(&[(DEPLOYMENTS_KEY.to_string(), record.list)])
+        .await?;
+    let dropped: Vec<String> = record
+        .pruned
+        .iter()
+        .flat_map(|old| [snapshot_key(old), revision_key(old)])
+        .collect();
+    store.delete(&dropped).await?;
     Ok(record.pruned)
-}
-
-async fn get(store: &mut ConnectionManager, key: &str) -> Result<Option<Vec<u8>>, String> {
-    bounded(redis::cmd("GET").arg(key).query_async(store)).await
 }
 
 fn failed(message: &str) -> ExitCode {

@@ -4,6 +4,7 @@ mod bundle_cmd;
 mod cache_cmd;
 mod check_cmd;
 mod kv_cmd;
+mod kv_store;
 mod memory;
 mod open_site;
 mod redis_kv;

@@ -1214,6 +1214,127 @@ async fn kv_sync_pushes_a_site_that_a_server_then_starts_from_and_migrate_carrie
     assert_eq!(code, 2, "no deployment id: {err}");
 }
 
+/// A Workers KV namespace behind a stand-in for Cloudflare's API (the value routes `sitefile kv`
+/// calls, answered as the API answers them): its values, by key.
+async fn workers_kv_api(
+    account: &'static str,
+    namespace: &'static str,
+    token: &'static str,
+) -> (String, Arc<Mutex<HashMap<String, Vec<u8>>>>) {
+    use axum::extract::{Path, State};
+    use axum::http::{HeaderMap, StatusCode as Status};
+    use axum::response::IntoResponse;
+    type Values = Arc<Mutex<HashMap<String, Vec<u8>>>>;
+    let values: Values = Arc::default();
+    let refused = |status: Status, code: u32, message: &str| {
+        let body = json!({"success": false, "errors": [{"code": code, "message": message}]});
+        (status, axum::Json(body)).into_response()
+    };
+    let handler = move |method: axum::http::Method,
+                        State(values): State<Values>,
+                        Path((acc, ns, key)): Path<(String, String, String)>,
+                        headers: HeaderMap,
+                        body: axum::body::Bytes| async move {
+        if headers.get("authorization").and_then(|v| v.to_str().ok())
+            != Some(&format!("Bearer {token}"))
+        {
+            return refused(Status::UNAUTHORIZED, 10000, "Authentication error");
+        }
+        if acc != account || ns != namespace {
+            return refused(Status::NOT_FOUND, 10013, "namespace not found");
+        }
+        let mut values = values.lock().unwrap();
+        let done = axum::Json(json!({"success": true, "errors": [], "result": null}));
+        match method {
+            axum::http::Method::PUT => {
+                values.insert(key, body.to_vec());
+                done.into_response()
+            }
+            axum::http::Method::DELETE => {
+                values.remove(&key);
+                done.into_response()
+            }
+            _ => match values.get(&key) {
+                Some(value) => value.clone().into_response(),
+                None => refused(Status::NOT_FOUND, 10009, "get: 'key not found'"),
+            },
+        }
+    };
+    let app = axum::Router::new()
+        .route(
+            "/client/v4/accounts/{acc}/storage/kv/namespaces/{ns}/values/{key}",
+            axum::routing::get(handler).put(handler).delete(handler),
+        )
+        .with_state(values.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/client/v4", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (base, values)
+}
+
+#[tokio::test]
+async fn kv_sync_and_migrate_write_a_workers_kv_namespace_through_cloudflares_api() {
+    let (api, values) = workers_kv_api("acct1", "ns0123", "cf-token").await;
+    let env = [
+        ("CLOUDFLARE_API_BASE_URL", api.as_str()),
+        ("EDGE_KV_NAMESPACE_ID", "ns0123"),
+        ("EDGE_ACCOUNT_ID", "acct1"),
+        ("CLOUDFLARE_API_TOKEN", "cf-token"),
+    ];
+    let (code, out, err) = kv(
+        &["sync", STOREFRONT, "--deployment-id", "d1", "--set-live"],
+        &env,
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("deployment d1") && out.contains("live"),
+        "{out}"
+    );
+    let snapshot = values.lock().unwrap()["sitefile:d1"].clone();
+    let (bundle, _) = sitefile_site_dir::load_directory(
+        &sitefile_site_dir::blocks_dir(std::path::Path::new(STOREFRONT)).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        snapshot,
+        bundle.canonical_bytes().to_vec(),
+        "the snapshot a Worker reads"
+    );
+    {
+        let values = values.lock().unwrap();
+        assert_eq!(values["index:revision:d1"], bundle.revision().as_bytes());
+        assert_eq!(values["index:live"], b"d1");
+        let list: Value = serde_json::from_slice(&values["index:deployments"]).unwrap();
+        assert_eq!(list[0]["id"], "d1");
+    }
+    let (code, _, err) = kv(&["migrate", "--to", "d2"], &env).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        values.lock().unwrap()["sitefile:d2"],
+        snapshot,
+        "the live deployment's, copied"
+    );
+
+    // A refused token is the API's own message, exit 1; missing credentials say which, exit 2.
+    let mut wrong = env;
+    wrong[3] = ("CLOUDFLARE_API_TOKEN", "not-it");
+    let (code, _, err) = kv(&["sync", STOREFRONT, "--deployment-id", "d3"], &wrong).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("401") && err.contains("Authentication error"),
+        "{err}"
+    );
+    assert!(!err.contains("not-it"), "the token is never printed: {err}");
+    let (code, _, err) = kv(&["sync", STOREFRONT, "--deployment-id", "d3"], &env[..3]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("EDGE_API_TOKEN (or CLOUDFLARE_API_TOKEN"),
+        "{err}"
+    );
+    assert!(!values.lock().unwrap().contains_key("sitefile:d3"));
+}
+
 #[tokio::test]
 async fn fast_deploy_with_its_store_down_serves_the_directory_and_refuses_reloads() {
     let down = nothing_listening().await.replace("http://", "redis://");
