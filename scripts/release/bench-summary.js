@@ -4,22 +4,11 @@
 //
 //   node scripts/release/bench-summary.js NATIVE.txt WASI.txt
 "use strict";
-const fs = require("node:fs");
-
-/** The `object µs` column by site. */
-function medians(file) {
-  const bySite = new Map();
-  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
-    const cells = line.trim().split(/\s+/);
-    if (cells.length < 4 || !/^\d+$/.test(cells[1] ?? "")) continue;
-    bySite.set(cells[0], Number(cells[3]));
-  }
-  return bySite;
-}
+const { MEDIAN, column } = require("../../benches/node/table");
 
 const [nativeFile, wasiFile] = process.argv.slice(2);
-const native = medians(nativeFile);
-const wasi = medians(wasiFile);
+const native = column(nativeFile, MEDIAN);
+const wasi = column(wasiFile, MEDIAN);
 const parts = [];
 let logSum = 0;
 for (const [site, n] of native) {

@@ -10,7 +10,6 @@
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
-const path = require("node:path");
 
 const {
   SITEFILE_WORKER_BUNDLE: BUNDLE,
@@ -26,6 +25,7 @@ if (!BUNDLE || !CLOCK || !CONFORMANCE || !MINIFLARE) {
 const { Miniflare } = require(MINIFLARE);
 const { SUITES } = require("../node/conformance-runner");
 const { suiteFiles } = require("../node/conformance-cases");
+const { bundledWorker } = require("./worker/miniflare");
 
 const RELOAD_TOKEN = "rehearsal-reload-token";
 const PURGE_TOKEN = "rehearsal-purge-token";
@@ -33,21 +33,12 @@ const PHONE =
   "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1";
 const DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36";
 
-/** A Worker as wrangler.toml configures it: its bundle, `nodejs_compat`, its variables and
- * secrets; `buildHash` versions its cache keys. */
+/** A Worker as wrangler.toml configures it, with its variables and secrets; `buildHash`
+ * versions its cache keys. */
 function worker(name, dir, main, buildHash, more = {}) {
   return {
     name,
-    modules: true,
-    scriptPath: path.join(dir, main),
-    // Module names are paths under it (the bundle's `import ... from "./<hash>-….wasm"`).
-    modulesRoot: dir,
-    modulesRules: [
-      { type: "ESModule", include: ["**/*.js"] },
-      { type: "CompiledWasm", include: ["**/*.wasm"] },
-    ],
-    compatibilityDate: "2026-04-01",
-    compatibilityFlags: ["nodejs_compat", "no_handle_cross_request_promise_resolution"],
+    ...bundledWorker(dir, main),
     bindings: { BUILD_HASH: buildHash, PLATFORM_RELEASE_RELOAD_TOKEN: RELOAD_TOKEN, PURGE_TOKEN, ...more.bindings },
     kvNamespaces: more.kvNamespaces ?? {},
   };
