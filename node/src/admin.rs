@@ -4,7 +4,7 @@
 
 use crate::convert::{flat_headers, header_pairs, to_json};
 use crate::error::{Code, JsResult, fail, guarded, thrown};
-use crate::fast_deploy::{KvWrite, NativeFastDeploy};
+use crate::fast_deploy::{KvWrite, NativeFastDeploy, ReloadWrites};
 use crate::resolution::NativeResolution;
 use crate::site::swap_hook;
 use chrono::{DateTime, Utc};
@@ -221,16 +221,18 @@ impl NativeAdminOutcome {
     }
 
     /// Plans a `reload` outcome for Fast Deploy (`fastDeploy`): the key-value writes of its new
-    /// snapshot, in order, which the host makes before `commitReload`. No writes when the
-    /// reload is refused (a bad body; a site that has not read the store since it started or
-    /// since a read failed): `commitReload` answers the refusal.
+    /// snapshot, in order, which the host makes before `commitReload`, and the write that puts
+    /// the serving snapshot back should a later one fail after the first succeeded. No writes
+    /// when the reload is refused (a bad body; a site whose last read of the store failed):
+    /// `commitReload` answers the refusal.
     #[napi]
     pub fn prepare_reload(
         &mut self,
         fast_deploy: &NativeFastDeploy,
-    ) -> Result<Vec<KvWrite>, napi::Error<Code>> {
+    ) -> Result<ReloadWrites, napi::Error<Code>> {
         guarded(|| match self.take("prepareReload")? {
             AdminOutcome::Reload(job) => {
+                let serving = self.site.snapshot();
                 let (prepared, writes) = match job.prepare(self.site.as_ref()) {
                     Err(refusal) => (Prepared::Refused(refusal), Vec::new()),
                     Ok(reload) => match fast_deploy.replica.writes(reload.snapshot()) {
@@ -241,14 +243,15 @@ impl NativeAdminOutcome {
                         }
                     },
                 };
+                let restore = match &prepared {
+                    Prepared::Writing(_) => vec![fast_deploy.replica.restore(&serving)],
+                    Prepared::Refused(_) => Vec::new(),
+                };
                 self.prepared = Some(prepared);
-                Ok(writes
-                    .into_iter()
-                    .map(|(key, value)| KvWrite {
-                        key,
-                        value: value.into(),
-                    })
-                    .collect())
+                Ok(ReloadWrites {
+                    writes: writes.into_iter().map(KvWrite::from).collect(),
+                    restore: restore.into_iter().map(KvWrite::from).collect(),
+                })
             }
             _ => Err(wrong_kind("prepareReload", self.kind)),
         })

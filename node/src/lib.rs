@@ -1,13 +1,16 @@
 //! The napi-rs addon of the `sitefile` npm package: conversion and I/O over the core's `Site`.
 //!
-//! Five classes: [`NativeSite`] (one site: content, setup, reload, admin requests, edge plans,
+//! The classes: [`NativeSite`] (one site: content, setup, reload, admin requests, edge plans,
 //! purges), [`NativeResolution`] (one page, value, draft or preview resolution, driven one napi
 //! call per loader round), [`NativeAdminOutcome`] (an admin request's response, or the host work
-//! it needs) and [`NativeEdgePlan`] (one request's edge decision, before and after the origin) and
-//! [`NativeEdgeExchange`] (one request through the edge cache, step by step). Everything crosses as JSON text in
-//! the core's serde forms; the TypeScript side runs loaders and custom matchers. Every error
-//! thrown to JS is an `Error` whose `code` is the core's stable code (`INVALID_JSON`, ...), and
-//! a Rust panic becomes such an error (code `PANIC`) rather than aborting the process.
+//! it needs), [`NativeEdgePlan`] (one request's edge decision, before and after the origin),
+//! [`NativeEdgeExchange`] (one request through the edge cache, step by step),
+//! [`NativeFastDeploy`] and [`NativeKvSync`] (Fast Deploy on a store the host reads
+//! asynchronously), [`NativePageJson`], [`NativeDraft`] and [`NativeSectionLoaders`]. Everything
+//! crosses as JSON text in the core's serde forms; the TypeScript side runs loaders and custom
+//! matchers. Every error thrown to JS is an `Error` whose `code` is the core's stable code
+//! (`INVALID_JSON`, ...), and a Rust panic becomes such an error (code `PANIC`) rather than
+//! aborting the process.
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 // `HostCallbacks` spells its function types out: the typings are generated from them, and the
@@ -42,7 +45,7 @@ pub use edge::{
 };
 pub use error::Code;
 pub use exchange::NativeEdgeExchange;
-pub use fast_deploy::{KvWrite, NativeFastDeploy, NativeKvSync};
+pub use fast_deploy::{KvWrite, NativeFastDeploy, NativeKvSync, ReloadWrites};
 pub use host::HostCallbacks;
 pub use layout::root_layout;
 pub use metadata::page_metadata;

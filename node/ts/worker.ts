@@ -11,6 +11,7 @@ import { SitefileError, native } from "./errors";
 import { type Site, addon, currentSite } from "./setup";
 import { answerAdmin, toResponse, withHeaders } from "./admin";
 import { fetchDraftBody } from "./draft";
+import { withDeadline } from "./deadline";
 import { KvFastDeploy } from "./fast-deploy";
 import { type ResolvedSection, drive, messageOf, requestJson } from "./resolve";
 import { projectRenderJson, runSectionLoaders, sectionExports } from "./sections";
@@ -229,16 +230,6 @@ function flights(site: Site): Map<number, { settled: Promise<void>; settle: () =
   let map = flightsOf.get(site);
   if (!map) flightsOf.set(site, (map = new Map()));
   return map;
-}
-
-/** Resolves with `promise`, or rejects once `ms` passed (`null`: no deadline). */
-function withDeadline<T>(promise: Promise<T>, ms: number | null): Promise<T> {
-  if (ms === null) return promise;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /** Hands `work` to the host's `ctx.waitUntil`, when it has one, so the host lets it finish. */
@@ -503,12 +494,8 @@ export function createDecoWorkerEntry(
     }
   }
 
-  /** Fast Deploy on the worker's `PLATFORM_KV`, as the first request's `env` shows it. */
-  let fastDeploy: KvFastDeploy | null | undefined;
-
   async function handle(request: Request, env: unknown, ctx?: ExecutionContext): Promise<Response> {
-    if (fastDeploy === undefined) fastDeploy = KvFastDeploy.of(site, env);
-    const kv = fastDeploy;
+    const kv = KvFastDeploy.of(site, env);
     if (kv) await kv.beforeRequest((work) => keepAlive(ctx, work));
     const storage = storageOf(env, request);
     const admin = await answerAdmin(site, request, "edge", {

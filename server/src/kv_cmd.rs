@@ -74,16 +74,16 @@ pub fn run(args: KvArgs) -> ExitCode {
         Err(e) => return crate::fail(&e.to_string()),
     };
     runtime.block_on(async {
-        let mut store = match KvStore::from_env(&platform, |name| std::env::var(name).ok()) {
+        let store = match KvStore::from_env(&platform, |name| std::env::var(name).ok()) {
             Ok(store) => store,
             Err(e) => return crate::fail(&e),
         };
-        let (snapshot, id, set_live) = match prepare(args.command, &platform, &mut store).await {
+        let (snapshot, id, set_live) = match prepare(args.command, &platform, &store).await {
             Ok(Some(prepared)) => prepared,
             Ok(None) => return ExitCode::from(2),
             Err(e) => return failed(&e),
         };
-        match publish(&mut store, &id, &snapshot, set_live).await {
+        match publish(&store, &id, &snapshot, set_live).await {
             Ok(pruned) => {
                 crate::print(&format!(
                     "sitefile kv: deployment {id}: {} blocks, revision {}{}{}",
@@ -108,7 +108,7 @@ pub fn run(args: KvArgs) -> ExitCode {
 async fn prepare(
     command: KvCommand,
     platform: &PlatformConfig,
-    store: &mut KvStore,
+    store: &KvStore,
 ) -> Result<Option<(Snapshot, String, bool)>, String> {
     let deployment = |given: Option<String>| {
         let id = given.or_else(|| platform.deployment_id(None).map(str::to_string));
@@ -161,7 +161,7 @@ async fn prepare(
 /// deletes the keys of the deployments the bookkeeping dropped and, when `set_live`, points
 /// `index:live` at it; the dropped deployments.
 async fn publish(
-    store: &mut KvStore,
+    store: &KvStore,
     id: &str,
     snapshot: &Snapshot,
     set_live: bool,

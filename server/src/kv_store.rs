@@ -37,15 +37,16 @@ pub struct WorkersKv {
 impl KvStore {
     /// The store the environment names: `EDGE_KV_NAMESPACE_ID`, a Workers KV namespace id (with
     /// `EDGE_ACCOUNT_ID` and `EDGE_API_TOKEN`, defaulting to `CLOUDFLARE_ACCOUNT_ID` and
-    /// `CLOUDFLARE_API_TOKEN`) or a Redis URL; else `PLATFORM_KV`, a Redis URL. `env` reads the
-    /// variables the core's configuration does not hold.
+    /// `CLOUDFLARE_API_TOKEN`) or a URL (Redis); else `PLATFORM_KV`, a Redis URL. `env` reads the
+    /// variables the core's configuration does not hold. Errors never repeat a value that may
+    /// carry credentials.
     pub fn from_env(
         platform: &PlatformConfig,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<KvStore, String> {
         let fast_deploy = &platform.fast_deploy;
         let namespace = fast_deploy.edge_kv_namespace_id.as_deref();
-        if let Some(namespace) = namespace.filter(|n| !is_redis_url(n)) {
+        if let Some(namespace) = namespace.filter(|n| !n.contains(':')) {
             let account = fast_deploy
                 .edge_account_id
                 .clone()
@@ -58,30 +59,37 @@ impl KvStore {
                 .or_else(|| env("CLOUDFLARE_API_TOKEN"))
                 .filter(|t| !t.is_empty());
             let (Some(account), Some(token)) = (account, token) else {
-                return Err(format!(
-                    "EDGE_KV_NAMESPACE_ID {namespace} is a Workers KV namespace: set EDGE_ACCOUNT_ID \
+                return Err(
+                    "EDGE_KV_NAMESPACE_ID names a Workers KV namespace: set EDGE_ACCOUNT_ID \
                      (or CLOUDFLARE_ACCOUNT_ID) and EDGE_API_TOKEN (or CLOUDFLARE_API_TOKEN, a \
                      token that may edit Workers KV)"
-                ));
+                        .into(),
+                );
             };
             let api = env("CLOUDFLARE_API_BASE_URL").unwrap_or_else(|| CLOUDFLARE_API.into());
             return WorkersKv::new(&api, &account, namespace, token).map(KvStore::Cloudflare);
         }
-        let url = redis_url(platform, env)?;
-        connect(&url, "the key-value store").map(KvStore::Redis)
+        Self::redis(&redis_url(platform, env)?, "the key-value store")
+    }
+
+    /// The Redis at `url`; `what` names it in errors.
+    pub fn redis(url: &str, what: &str) -> Result<KvStore, String> {
+        connect(url, what).map(KvStore::Redis)
     }
 
     /// The value of `key`, `None` when there is none.
-    pub async fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, String> {
+    pub async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
         match self {
-            KvStore::Redis(store) => bounded(redis::cmd("GET").arg(key).query_async(store)).await,
+            KvStore::Redis(store) => {
+                bounded(redis::cmd("GET").arg(key).query_async(&mut store.clone())).await
+            }
             KvStore::Cloudflare(kv) => kv.get(key).await,
         }
     }
 
-    /// Writes `writes` in order: a reader that sees one finds the ones before it (on Redis, all
-    /// at once).
-    pub async fn put(&mut self, writes: &[(String, Vec<u8>)]) -> Result<(), String> {
+    /// Writes `writes` in order — on Redis all at once; on Workers KV one after the other, so a
+    /// reader between two sees the first without the second.
+    pub async fn put(&self, writes: &[(String, Vec<u8>)]) -> Result<(), String> {
         match self {
             KvStore::Redis(store) => {
                 let mut pipe = redis::pipe();
@@ -89,7 +97,7 @@ impl KvStore {
                 for (key, value) in writes {
                     pipe.cmd("SET").arg(key).arg(value).ignore();
                 }
-                bounded(pipe.query_async::<()>(store)).await
+                bounded(pipe.query_async::<()>(&mut store.clone())).await
             }
             KvStore::Cloudflare(kv) => {
                 for (key, value) in writes {
@@ -101,12 +109,14 @@ impl KvStore {
     }
 
     /// Deletes `keys`.
-    pub async fn delete(&mut self, keys: &[String]) -> Result<(), String> {
+    pub async fn delete(&self, keys: &[String]) -> Result<(), String> {
         if keys.is_empty() {
             return Ok(());
         }
         match self {
-            KvStore::Redis(store) => bounded(redis::cmd("DEL").arg(keys).query_async(store)).await,
+            KvStore::Redis(store) => {
+                bounded(redis::cmd("DEL").arg(keys).query_async(&mut store.clone())).await
+            }
             KvStore::Cloudflare(kv) => {
                 for key in keys {
                     kv.delete(key).await?;
@@ -115,10 +125,6 @@ impl KvStore {
             }
         }
     }
-}
-
-fn is_redis_url(value: &str) -> bool {
-    value.starts_with("redis://") || value.starts_with("rediss://")
 }
 
 /// The Redis URL: `EDGE_KV_NAMESPACE_ID`, else `PLATFORM_KV`, with `EDGE_ACCOUNT_ID` and
@@ -136,10 +142,11 @@ fn redis_url(
             "no key-value store: set PLATFORM_KV to a redis:// URL, or EDGE_KV_NAMESPACE_ID to a \
              Workers KV namespace id (or a redis:// URL)",
         )?;
-    let mut url = url::Url::parse(namespace).map_err(|e| format!("{namespace}: {e}"))?;
+    let mut url = url::Url::parse(namespace)
+        .map_err(|e| format!("the key-value store's address is not a URL: {e}"))?;
     if let Some(account) = &fast_deploy.edge_account_id {
         url.set_username(account)
-            .map_err(|()| format!("EDGE_ACCOUNT_ID cannot be used with {namespace}"))?;
+            .map_err(|()| "EDGE_ACCOUNT_ID cannot be used with the store's URL".to_string())?;
     }
     let token = fast_deploy
         .edge_api_token
@@ -148,13 +155,26 @@ fn redis_url(
         .or_else(|| env("REDISCLI_AUTH").filter(|t| !t.is_empty()));
     if let Some(token) = token {
         url.set_password(Some(&token))
-            .map_err(|()| format!("EDGE_API_TOKEN cannot be used with {namespace}"))?;
+            .map_err(|()| "EDGE_API_TOKEN cannot be used with the store's URL".to_string())?;
     }
     Ok(url.to_string())
 }
 
 impl WorkersKv {
     fn new(api: &str, account: &str, namespace: &str, token: String) -> Result<WorkersKv, String> {
+        let parsed = url::Url::parse(api)
+            .map_err(|e| format!("CLOUDFLARE_API_BASE_URL is not a URL: {e}"))?;
+        let loopback = matches!(
+            parsed.host(),
+            Some(url::Host::Ipv4(ip)) if ip.is_loopback()
+        ) || matches!(parsed.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback())
+            || parsed.host_str() == Some("localhost");
+        if parsed.scheme() != "https" && !loopback {
+            return Err(
+                "CLOUDFLARE_API_BASE_URL must be https (the API token travels with every call)"
+                    .into(),
+            );
+        }
         let segment = |s: &str| utf8_percent_encode(s, NON_ALPHANUMERIC).to_string();
         let client = reqwest::Client::builder()
             .timeout(CLOUDFLARE_CALL_TIMEOUT)
@@ -185,9 +205,23 @@ impl WorkersKv {
         if response.status() == reqwest::StatusCode::NOT_FOUND {
             return Ok(None);
         }
-        let response = checked(response, key).await?;
-        let bytes = response.bytes().await.map_err(|e| format!("{key}: {e}"))?;
-        Ok(Some(bytes.to_vec()))
+        let mut response = checked(response, key).await?;
+        let too_big =
+            || format!("{key}: over the {WORKERS_KV_MAX_VALUE} bytes a Workers KV value holds");
+        if response
+            .content_length()
+            .is_some_and(|n| n > WORKERS_KV_MAX_VALUE as u64)
+        {
+            return Err(too_big());
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| format!("{key}: {e}"))? {
+            if bytes.len() + chunk.len() > WORKERS_KV_MAX_VALUE {
+                return Err(too_big());
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(Some(bytes))
     }
 
     async fn put(&self, key: &str, value: &[u8]) -> Result<(), String> {

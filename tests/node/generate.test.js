@@ -299,8 +299,8 @@ test("Fast Deploy: a seeded deployment's build (PLATFORM_SEEDED_DEPLOY, or --fas
   assert.equal(generate(dir, "--fast-deploy", "true").status, 0);
   assert.deepEqual(bundle(), {});
   run = generate(dir, "--fast-deploy", "sometimes");
-  assert.equal(run.status, 2);
-  assert.match(run.stderr, /^sitefile generate: --fast-deploy takes true, false or auto$/m);
+  assert.equal(run.status, 1);
+  assert.match(run.stderr, /^error: invalid fastDeploy="sometimes": expected true, false or "auto"$/m);
 });
 
 test("bad inputs: a section without Props warns naming it, no sections directory fails naming where it looked, usage errors", () => {

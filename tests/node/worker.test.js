@@ -592,11 +592,13 @@ test("the memory storage drops a copy the edge can no longer serve", async () =>
   assert.equal(await (await storage.match("forever#device=desktop")).text(), "b");
 });
 
-/** A KV namespace in memory, as workerd binds one; `failing` makes every call throw. */
+/** A KV namespace in memory, as workerd binds one; `failing` makes every call throw,
+ * `refusing(key)` the puts of the keys it names; a put takes a tick, as a real one does. */
 function memoryKv() {
   const values = new Map();
   const kv = {
     failing: false,
+    refusing: () => false,
     values,
     async get(key, type) {
       if (kv.failing) throw new Error("KV is down");
@@ -605,12 +607,43 @@ function memoryKv() {
       return value === undefined ? null : value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength);
     },
     async put(key, value) {
-      if (kv.failing) throw new Error("KV is down");
+      await new Promise((resolve) => setImmediate(resolve));
+      if (kv.failing || kv.refusing(key)) throw new Error("KV is down");
       values.set(key, new Uint8Array(value));
     },
   };
   return kv;
 }
+
+const text = (bytes) => new TextDecoder().decode(bytes);
+
+test("Fast Deploy: reloads at once in one isolate land one after the other; a failed revision write puts the snapshot back", async (t) => {
+  const origin = await startOrigin();
+  t.after(origin.close);
+  const kv = memoryKv();
+  const env = { PLATFORM_KV: kv };
+  const editor = site({ PLATFORM_FAST_DEPLOY: "true", PLATFORM_DEPLOYMENT_ID: "d1", PLATFORM_RELEASE_RELOAD_TOKEN: "tok" });
+  const worker = createDecoWorkerEntry(origin.serverEntry, { admin: {} }, editor);
+  const reload = (body) =>
+    worker.fetch(new Request("https://shop.example/.sitefile", { method: "POST", headers: { authorization: "tok" }, body: JSON.stringify(body) }), env);
+  const [a, b] = await Promise.all([
+    reload({ blocks: { "pages-a": { path: "/a", sections: [] } } }),
+    reload({ blocks: { "pages-b": { path: "/b", sections: [] } } }),
+  ]);
+  assert.deepEqual([a.status, b.status], [200, 200]);
+  const blocks = JSON.parse(text(kv.values.get("sitefile:d1")));
+  assert.ok(blocks["pages-a"] && blocks["pages-b"], "the second reload planned on the first");
+  assert.equal(text(kv.values.get("index:revision:d1")), editor.revision);
+
+  const before = editor.revision;
+  const stored = kv.values.get("sitefile:d1");
+  kv.refusing = (key) => key.startsWith("index:revision:");
+  const refused = await reload({ blocks: { "pages-c": { path: "/c", sections: [] } } });
+  assert.equal(refused.status, 503);
+  assert.equal((await refused.json()).error.code, "KV_WRITE_FAILED");
+  assert.equal(editor.revision, before, "the content did not change");
+  assert.deepEqual(kv.values.get("sitefile:d1"), stored, "the serving snapshot was put back");
+});
 
 test("Fast Deploy on PLATFORM_KV: a reload is written before it serves, and another entry of the deployment loads it at its next read", async (t) => {
   const origin = await startOrigin();
@@ -637,8 +670,8 @@ test("Fast Deploy on PLATFORM_KV: a reload is written before it serves, and anot
   const { revision, kvWritten } = await response.json();
   assert.equal(kvWritten, true);
   assert.equal(editor.revision, revision);
-  assert.equal(new TextDecoder().decode(kv.values.get("index:revision:d1")), revision);
-  assert.ok(JSON.parse(new TextDecoder().decode(kv.values.get("sitefile:d1")))["pages-about"]);
+  assert.equal(text(kv.values.get("index:revision:d1")), revision);
+  assert.ok(JSON.parse(text(kv.values.get("sitefile:d1")))["pages-about"]);
   await fetchWith(reading, "/");
   assert.notEqual(reader.revision, revision, "read again only 10 s after the last read");
   clock.now += 10_000;

@@ -1,8 +1,9 @@
 //! Fast Deploy's layout in the key-value store and its rules, without the store itself (the
 //! host does the I/O). Per deployment id (normally the code's commit):
 //! - `sitefile:<id>`, the content as the canonical bundle (what `GET /.sitefile` serves);
-//! - `index:revision:<id>`, its revision, the change detector: written after the snapshot, so a
-//!   reader that sees a new revision finds the new snapshot;
+//! - `index:revision:<id>`, its revision, the change detector: written after the snapshot (on
+//!   Redis in one transaction; on Workers KV, whose edge caches lag, a reader may still get the
+//!   older snapshot for a while, which `site::fast_deploy` reads again);
 //! - `index:live`, the deployment serving now (set by the deploy step);
 //! - `index:deployments`, the deployments written, `[{"id", "ts"}]`, newest last: the sync tool
 //!   keeps the last [`RETAINED_DEPLOYMENTS`] and deletes the older ones' keys, never the live

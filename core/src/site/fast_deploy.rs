@@ -16,10 +16,14 @@ use serde::Serialize;
 /// isolate, in the background of a request (the reference's poll; a read is billed).
 pub const EDGE_POLL_EVERY: TimeDelta = TimeDelta::seconds(10);
 
+/// How long a pass may stay unfinished before [`Replica::due`] hands out another (a host that
+/// dropped one — its background work cut off — would otherwise never read again); the late
+/// pass's answers then change nothing.
+pub const PASS_LEASE: TimeDelta = TimeDelta::seconds(30);
+
 /// One host's standing with its deployment's snapshot in the key-value store: what it loaded
-/// last, and whether it has seen what the store holds — since it started, or since a read
-/// failed. A host that has not refuses reloads, so it never overwrites unseen a snapshot another
-/// host acknowledged.
+/// last, and whether its last read of the store succeeded. A host whose last read failed (or
+/// that has not read yet) refuses reloads: it does not write over a store it could not read.
 #[derive(Debug)]
 pub struct Replica {
     id: String,
@@ -30,6 +34,8 @@ pub struct Replica {
 struct Standing {
     /// A pass is handed out and not finished.
     reading: bool,
+    /// The number of the last pass handed out: only its answers count.
+    pass: u64,
     /// The first pass finished.
     started: bool,
     /// The last pass read the store: this host has seen what it holds.
@@ -44,6 +50,8 @@ struct Standing {
 /// answered by the host ([`KvSync::answer`]).
 #[derive(Debug)]
 pub struct KvSync {
+    /// Its number ([`Standing::pass`]).
+    pass: u64,
     phase: Phase,
 }
 
@@ -88,6 +96,18 @@ pub enum Synced {
     },
 }
 
+impl Standing {
+    /// Hands out the next pass.
+    fn hand_out(&mut self, phase: Phase) -> KvSync {
+        self.reading = true;
+        self.pass += 1;
+        KvSync {
+            pass: self.pass,
+            phase,
+        }
+    }
+}
+
 impl Replica {
     /// The standing of a host serving deployment `id`, before it read the store.
     pub fn new(id: impl Into<String>) -> Replica {
@@ -109,34 +129,33 @@ impl Replica {
 
     /// The pass an edge host runs now, if any: the first reads the snapshot (the request
     /// waits for it, and concurrent first requests share it); later ones read the revision at
-    /// most every [`EDGE_POLL_EVERY`], one at a time.
+    /// most every [`EDGE_POLL_EVERY`], one at a time (a pass unfinished for [`PASS_LEASE`] is
+    /// given up).
     pub fn due(&self, now: DateTime<Utc>) -> Option<KvSync> {
         let mut standing = self.standing.lock();
-        if standing.reading {
+        let since = |every: TimeDelta| {
+            standing
+                .last_read
+                .is_none_or(|last| now.signed_duration_since(last) >= every)
+        };
+        if standing.reading && !since(PASS_LEASE) {
             return None;
         }
         let phase = if !standing.started {
             Phase::Snapshot { stored: None }
-        } else if standing
-            .last_read
-            .is_none_or(|last| now.signed_duration_since(last) >= EDGE_POLL_EVERY)
-        {
+        } else if since(EDGE_POLL_EVERY) {
             Phase::Revision
         } else {
             return None;
         };
-        standing.reading = true;
         standing.last_read = Some(now);
-        Some(KvSync { phase })
+        Some(standing.hand_out(phase))
     }
 
     /// A pass reading the revision now, for a host that keeps its own timer (`sitefile serve`
     /// reads every second).
     pub fn refresh(&self) -> KvSync {
-        self.standing.lock().reading = true;
-        KvSync {
-            phase: Phase::Revision,
-        }
+        self.standing.lock().hand_out(Phase::Revision)
     }
 
     /// Notes how a host that read the store at start by itself (`sitefile serve`, which builds
@@ -147,14 +166,8 @@ impl Replica {
         standing.in_step = read;
     }
 
-    /// Whether the last pass read the store.
-    pub fn in_step(&self) -> bool {
-        self.standing.lock().in_step
-    }
-
-    /// The writes of a reload's new snapshot, in order (the snapshot, then its revision: a
-    /// reader that sees the new revision finds the new snapshot) — refused while this host has
-    /// not seen what the store holds, which they would overwrite unseen.
+    /// The writes of a reload's new snapshot, in order (the snapshot, then its revision, the
+    /// change detector) — refused while this host's last read of the store failed.
     pub fn writes(&self, snapshot: &Snapshot) -> Result<[(String, Vec<u8>); 2], String> {
         let standing = self.standing.lock();
         if !standing.in_step {
@@ -172,8 +185,19 @@ impl Replica {
         Ok(snapshot_writes(&self.id, snapshot))
     }
 
-    fn finish(&self, synced: &Synced, loaded: Option<LoadedRevision>) {
+    /// The write that puts `serving` back as the deployment's snapshot: what a host writes when a
+    /// reload's snapshot reached the store but its revision did not, so that the store keeps the
+    /// content the reload was refused over.
+    pub fn restore(&self, serving: &Snapshot) -> (String, Vec<u8>) {
+        (self.snapshot_key(), serving.canonical_bytes().to_vec())
+    }
+
+    /// Ends pass `pass` (ignored when a later one was handed out).
+    fn finish(&self, pass: u64, synced: &Synced, loaded: Option<LoadedRevision>) {
         let mut standing = self.standing.lock();
+        if standing.pass != pass {
+            return;
+        }
         standing.reading = false;
         standing.started = true;
         standing.in_step = !matches!(synced, Synced::Failed { .. });
@@ -202,6 +226,11 @@ impl KvSync {
         site: &Site,
         read: Result<Option<Vec<u8>>, String>,
     ) {
+        if replica.standing.lock().pass != self.pass {
+            let message = "a later pass took this one's place".to_string();
+            self.phase = Phase::Done(Synced::Failed { message });
+            return;
+        }
         let phase = std::mem::replace(&mut self.phase, Phase::Revision);
         let (synced, loaded) = match (phase, read) {
             (Phase::Done(synced), _) => {
@@ -221,7 +250,7 @@ impl KvSync {
             (Phase::Snapshot { .. }, Ok(None)) => (Synced::Empty, None),
             (Phase::Snapshot { stored }, Ok(Some(bytes))) => load(replica, site, stored, bytes),
         };
-        replica.finish(&synced, loaded);
+        replica.finish(self.pass, &synced, loaded);
         self.phase = Phase::Done(synced);
     }
 }
@@ -242,23 +271,25 @@ fn load(
     };
     let revision = snapshot.revision().to_string();
     let serving = site.revision();
-    let loaded = |serving: String| LoadedRevision {
-        stored: stored.clone().unwrap_or_else(|| revision.clone()),
-        serving,
+    // What the snapshot read is noted as loaded only when it is the stored revision's (at start
+    // no revision was read: it is). Otherwise it is a copy from before the revision changed — a
+    // write under way, or a copy the store's edge cache kept — and the next pass reads again.
+    let settled = stored.as_deref().is_none_or(|stored| stored == revision);
+    let loaded = |serving: String| {
+        settled.then(|| LoadedRevision {
+            stored: stored.clone().unwrap_or_else(|| revision.clone()),
+            serving,
+        })
     };
     if serving == revision {
-        return (Synced::Unchanged, Some(loaded(serving)));
+        return (Synced::Unchanged, loaded(serving));
     }
     if !site.replace_content_if(&serving, snapshot) {
         // Another change landed meanwhile; the next pass compares again.
         return (Synced::Unchanged, None);
     }
-    (
-        Synced::Loaded {
-            revision: revision.clone(),
-        },
-        Some(loaded(site.revision())),
-    )
+    let loaded = loaded(site.revision());
+    (Synced::Loaded { revision }, loaded)
 }
 
 #[cfg(test)]
@@ -361,6 +392,66 @@ mod tests {
             writes[1],
             ("index:revision:d1".to_string(), before.into_bytes())
         );
+    }
+
+    #[test]
+    fn a_pass_left_unfinished_is_given_up_after_its_lease_and_its_late_answers_change_nothing() {
+        let served = site(r#"{"a":{"v":1}}"#);
+        let replica = Replica::new("d1");
+        run(&replica, &served, replica.due(at(0)).unwrap(), Some(&[]));
+        let mut dropped = replica.due(at(10)).expect("a poll");
+        assert!(replica.due(at(39)).is_none(), "within the lease");
+        let fresh = replica.due(at(40)).expect("the lease is over");
+        let newer = site(r#"{"a":{"v":2}}"#).snapshot();
+        let store = snapshot_writes("d1", &newer);
+        dropped.answer(&replica, &served, Ok(Some(store[1].1.clone())));
+        assert!(
+            matches!(dropped.step(&replica), KvStep::Done(Synced::Failed { .. })),
+            "superseded"
+        );
+        assert_ne!(
+            served.revision(),
+            newer.revision(),
+            "the late pass loaded nothing"
+        );
+        let (synced, _) = run(&replica, &served, fresh, Some(&store));
+        assert!(matches!(synced, Synced::Loaded { .. }), "{synced:?}");
+    }
+
+    #[test]
+    fn a_snapshot_older_than_the_revision_read_before_it_is_read_again_at_the_next_pass() {
+        // The store's edge cache still hands out the snapshot this host serves, under a newer
+        // revision: nothing is noted as loaded, so the next pass reads the snapshot again.
+        let served = site(r#"{"a":{"v":1}}"#);
+        let replica = Replica::new("d1");
+        let old = snapshot_writes("d1", &served.snapshot());
+        run(&replica, &served, replica.due(at(0)).unwrap(), Some(&old));
+        let newer = site(r#"{"a":{"v":2}}"#).snapshot();
+        let new = snapshot_writes("d1", &newer);
+        let cached = [old[0].clone(), new[1].clone()];
+        let (synced, read) = run(
+            &replica,
+            &served,
+            replica.due(at(10)).unwrap(),
+            Some(&cached),
+        );
+        assert_eq!(synced, Synced::Unchanged);
+        assert_eq!(read.len(), 2, "the snapshot was read");
+        let (synced, _) = run(&replica, &served, replica.due(at(20)).unwrap(), Some(&new));
+        assert!(
+            matches!(synced, Synced::Loaded { .. }),
+            "read again: {synced:?}"
+        );
+        assert_eq!(served.revision(), newer.revision());
+    }
+
+    #[test]
+    fn a_refused_reload_puts_the_serving_snapshot_back() {
+        let served = site(r#"{"a":{"v":1}}"#);
+        let replica = Replica::new("d1");
+        let (key, bytes) = replica.restore(&served.snapshot());
+        assert_eq!(key, "sitefile:d1");
+        assert_eq!(read_snapshot(bytes).unwrap().revision(), served.revision());
     }
 
     #[test]

@@ -23,11 +23,10 @@ and loaders createNextSetup takes) and .platform/blocks.gen.json (the content bu
 `;
 
 /** The options that take a value, and the {@link GenerateOptions} field each sets. */
-const VALUE_OPTIONS = new Map<string, "root" | "sections" | "site" | "fastDeploy">([
+const VALUE_OPTIONS = new Map<string, "root" | "sections" | "site">([
   ["--root", "root"],
   ["--sections", "sections"],
   ["--site", "site"],
-  ["--fast-deploy", "fastDeploy"],
 ]);
 
 /** Parses `sitefile generate`'s arguments (after the command's name) and runs it; returns the
@@ -43,15 +42,16 @@ export function runGenerate(rest: string[]): number {
     const field = VALUE_OPTIONS.get(arg);
     const value = rest[i + 1];
     if (arg === "--strict") options.strict = true;
-    else if (field === "fastDeploy" && value !== undefined && ["true", "false", "auto"].includes(value)) {
-      options.fastDeploy = value === "auto" ? "auto" : value === "true";
+    else if (arg === "--fast-deploy" && value !== undefined) {
+      // `true`, `false` or `auto`: the core reads it (and names a bad one).
+      options.fastDeploy = value === "true" || (value === "false" ? false : (value as "auto"));
       i += 1;
-    } else if (field !== undefined && field !== "fastDeploy" && value !== undefined && value.trim() !== "") {
+    } else if (field !== undefined && value !== undefined && value.trim() !== "") {
       options[field] = value;
       i += 1;
     } else {
-      const problem = field === "fastDeploy" ? `${arg} takes true, false or auto` : field !== undefined ? `${arg} needs a value` : `unexpected argument ${arg}`;
-      process.stderr.write(`sitefile generate: ${problem}\n${GENERATE_USAGE}`);
+      const needsValue = field !== undefined || arg === "--fast-deploy";
+      process.stderr.write(`sitefile generate: ${needsValue ? `${arg} needs a value` : `unexpected argument ${arg}`}\n${GENERATE_USAGE}`);
       return 2;
     }
   }

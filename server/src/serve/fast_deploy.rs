@@ -10,12 +10,12 @@
 //! its snapshot is loaded. A reload is refused while this server has not read what the store
 //! holds (at start or since a failed read), so it never overwrites an acknowledged one.
 
-use crate::redis_kv::{FailureLog, bounded, connect};
+use crate::kv_store::KvStore;
+use crate::redis_kv::FailureLog;
 use axum::extract::{Request, State};
 use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
-use redis::aio::ConnectionManager;
 use sitefile_core::fast_deploy::{KvStep, Replica, Synced, read_snapshot};
 use sitefile_core::{PlatformConfig, Site, Snapshot};
 use std::sync::Arc;
@@ -44,7 +44,7 @@ pub const DIRECTORY_FALLBACK: &str = "directory-fallback";
 
 /// One deployment's snapshot in the key-value store.
 pub struct FastDeploy {
-    connection: ConnectionManager,
+    store: KvStore,
     /// This server's standing with the deployment: what it loaded, whether a reload may write.
     replica: Replica,
     log: FailureLog,
@@ -95,7 +95,7 @@ impl FastDeploy {
         };
         let start_timeout = start_timeout(std::env::var(START_TIMEOUT_VAR).ok().as_deref())?;
         Ok(Some(FastDeploy {
-            connection: connect(url, "PLATFORM_KV")?,
+            store: KvStore::redis(url, "PLATFORM_KV")?,
             replica: Replica::new(id),
             log: FailureLog::new("Fast Deploy's key-value store"),
             start_timeout,
@@ -166,18 +166,7 @@ impl FastDeploy {
 
     /// The deployment's stored snapshot, its bytes; `None` when there is none.
     async fn fetch(&self) -> Result<Option<Vec<u8>>, String> {
-        self.get(&self.replica.snapshot_key()).await
-    }
-
-    /// The value of `key`; `None` when there is none.
-    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
-        let mut connection = self.connection.clone();
-        bounded(
-            redis::cmd("GET")
-                .arg(key)
-                .query_async::<Option<Vec<u8>>>(&mut connection),
-        )
-        .await
+        self.store.get(&self.replica.snapshot_key()).await
     }
 
     /// The snapshot `bytes` hold.
@@ -193,14 +182,14 @@ impl FastDeploy {
     /// refused while this server has not read what the store holds, which the write would
     /// overwrite unseen (a reload acknowledged by another server, or before this one fell back).
     pub async fn write(&self, snapshot: &Snapshot) -> Result<(), String> {
-        let writes = self.replica.writes(snapshot)?;
-        let mut connection = self.connection.clone();
-        let mut pipe = redis::pipe();
-        pipe.atomic();
-        for (key, value) in writes {
-            pipe.cmd("SET").arg(key).arg(value).ignore();
-        }
-        bounded(pipe.query_async::<()>(&mut connection)).await
+        let writes = self.replica.writes(snapshot).map_err(|why| {
+            if self.serves_fallback() {
+                format!("{why} (the site directory serves meanwhile)")
+            } else {
+                why
+            }
+        })?;
+        self.store.put(&writes).await
     }
 
     /// Loads the stored content into `site` when it is not the serving one (the core's pass
@@ -214,7 +203,7 @@ impl FastDeploy {
                 KvStep::Done(Synced::Failed { message }) => return Err(message.clone()),
                 KvStep::Done(Synced::Unchanged | Synced::Empty) => return Ok(false),
             };
-            let read = self.get(&key).await;
+            let read = self.store.get(&key).await;
             sync.answer(&self.replica, site, read);
         }
     }
