@@ -1,40 +1,11 @@
-// The WebAssembly engine for hosts that import a compiled module and run one thread (workerd:
-// Cloudflare Workers, `wrangler dev`, Miniflare): the same napi-rs build the Node fallback
-// loads (`sitefile.wasi.cjs`), instantiated synchronously from the module the host's bundler
-// compiled, with no worker threads and no file system. The `sitefile` package's `#engine`
-// import resolves here under the `workerd` and `worker` conditions.
+// The WebAssembly engine in workerd (Cloudflare Workers, `wrangler dev`, Miniflare): the module
+// the host's bundler compiled (workerd compiles no code at run time), instantiated. The
+// `sitefile` package's `#engine` import resolves here under the `workerd` and `worker`
+// conditions.
 import { restoreSetImmediate } from "./sitefile.workerd-immediate.js";
 import engineModule from "./sitefile.wasm32-wasi.wasm";
-import { WASI, createContext, instantiateNapiModuleSync } from "@napi-rs/wasm-runtime";
+import { instantiate } from "./sitefile.instantiate.js";
 
 restoreSetImmediate();
 
-/** The engine's starting memory in 64 KiB pages: its data and stack (node/build.rs links it
- * with 16 MiB). It grows as content needs, up to the isolate's limit. */
-const INITIAL_PAGES = 256;
-
-/** The most pages the memory may grow to (4 GiB, what the build declares). */
-const MAXIMUM_PAGES = 65536;
-
-const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: MAXIMUM_PAGES, shared: true });
-
-const { napiModule } = instantiateNapiModuleSync(engineModule, {
-  context: createContext(),
-  // Nothing in sitefile runs off the calling thread: no async work, no thread to start.
-  asyncWorkPoolSize: 0,
-  wasi: new WASI({ version: "preview1" }),
-  onCreateWorker() {
-    throw new Error("sitefile: the WebAssembly engine starts no threads here");
-  },
-  overwriteImports(imports) {
-    imports.env = { ...imports.env, ...imports.napi, ...imports.emnapi, memory };
-    return imports;
-  },
-  beforeInit({ instance }) {
-    for (const name of Object.keys(instance.exports)) {
-      if (name.startsWith("__napi_register__")) instance.exports[name]();
-    }
-  },
-});
-
-export default napiModule.exports;
+export default instantiate(engineModule);
