@@ -295,7 +295,7 @@ node -e 'const f=process.argv[1], p=JSON.parse(require("fs").readFileSync(f, "ut
 printf 'registry=%s\n' "$registry" >"$worker/.npmrc"
 start=$(date +%s)
 (cd "$worker" && as_user npm install --no-audit --no-fund --loglevel=error)
-note "worker: npm install (sitefile, react, wrangler) took $(seconds "$start") s"
+note "worker: npm install (sitefile, hono, react, wrangler) took $(seconds "$start") s"
 # The harnesses beside it: the clock (tests/release/worker/clock.js) and the conformance
 # suites' runner (the example is "type": "module": the CommonJS runner goes in as .cjs).
 mkdir -p "$worker/test"

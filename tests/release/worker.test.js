@@ -95,6 +95,12 @@ test("pages render their sections, a MISS then a HIT from the Cache API, a devic
   assert.equal((await get("/", { "user-agent": PHONE })).headers.get("x-cache"), "HIT");
 });
 
+test("the app's own route answers beside the site's pages", async () => {
+  const health = await get("/api/health");
+  assert.equal(health.status, 200);
+  assert.deepEqual(JSON.parse(health.body), { ok: true });
+});
+
 test("redirects, the not-found page and page JSON", async () => {
   const moved = await get("/about-us");
   assert.equal(moved.status, 301);
