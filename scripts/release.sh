@@ -277,11 +277,11 @@ note "npx sitefile serve answered the example's pages and page JSON; its first s
 
 # --- A Worker user's machine: examples/worker installed from the registry, bundled as `wrangler
 # deploy` bundles it (`--dry-run`), run in workerd through Miniflare (pinned in
-# scripts/release/workerd/): the package's WebAssembly engine behind `createDecoWorkerEntry`.
-tools=$root/target/workerd-tools
-if ! cmp -s scripts/release/workerd/package-lock.json "$tools/package-lock.json" 2>/dev/null; then
+# scripts/release/runtimes/): the package's WebAssembly engine behind `createDecoWorkerEntry`.
+tools=$root/target/release-runtimes
+if ! cmp -s scripts/release/runtimes/package-lock.json "$tools/package-lock.json" 2>/dev/null; then
   mkdir -p "$tools"
-  cp scripts/release/workerd/package.json scripts/release/workerd/package-lock.json "$tools/"
+  cp scripts/release/runtimes/package.json scripts/release/runtimes/package-lock.json "$tools/"
   (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 worker=$work/worker
@@ -318,6 +318,16 @@ if grep -E "Disallowed operation|Uncaught" "$work/worker-test.log"; then
   exit 1
 fi
 note "worker: examples/worker from the registry served in workerd (pages, admin, purge, MISS/HIT/STALE on the Cache API, Fast Deploy on KV across isolates) and the conformance suites passed there; ${upload:-no upload size printed}"
+
+# --- Deno (pinned with Miniflare): the teammate's installed package imported by Deno, on its
+# native addon (Deno loads Node-API addons with --allow-ffi).
+cp tests/release/deno.js "$teammate/deno-check.mjs"
+(cd "$teammate" && as_user DENO_NO_UPDATE_CHECK=1 "$tools/node_modules/.bin/deno" run --allow-read \
+  --allow-env --allow-ffi --allow-net --allow-sys deno-check.mjs) || {
+  echo "release: the package failed in Deno" >&2
+  exit 1
+}
+note "deno $("$tools/node_modules/.bin/deno" --version | head -1 | cut -d' ' -f2): the installed package resolved pages and served them through createDecoWorkerEntry"
 
 if [ "$all" = 1 ]; then cross_check; fi
 

@@ -24,7 +24,7 @@ package=$rehearsal/teammate/node_modules/sitefile
 SITEFILE_PACKAGE=$package "$node24" --expose-gc benches/node/resolve.bench.js --no-memory "$@" | tee "$out/native.txt"
 NAPI_RS_FORCE_WASI=error SITEFILE_PACKAGE=$package "$node24" --expose-gc benches/node/resolve.bench.js --no-memory "$@" |
   tee "$out/wasi.txt"
-SITEFILE_WORKER_APP=$rehearsal/worker SITEFILE_MINIFLARE=$root/target/workerd-tools/node_modules/miniflare \
+SITEFILE_WORKER_APP=$rehearsal/worker SITEFILE_MINIFLARE=$root/target/release-runtimes/node_modules/miniflare \
   "$node24" benches/worker/bench.js "$@" | tee "$out/workerd.txt"
 echo
 "$node24" benches/worker/summary.js "$out/native.txt" "$out/wasi.txt" "$out/workerd.txt"
