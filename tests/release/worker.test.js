@@ -182,6 +182,20 @@ test("concurrent misses of one page are one origin request, shared across reques
   assert.equal(bodies.size, 1, `one origin answer for all: ${[...bodies].join(" | ")}`);
 });
 
+test("the visitor's location from request.cf reaches the origin as __cf_geo_* cookies", async () => {
+  const target = await mf.getWorker("clock");
+  const response = await target.fetch("https://shop.example/echo-cookie", {
+    headers: { cookie: "a=1" },
+    // Every field the edge reads (Miniflare fills the others in); ASCII, as Miniflare passes
+    // `cf` to workerd in a header.
+    cf: { country: "BR", regionCode: "SP", region: "Sao Paulo", city: "Campinas", latitude: "-22.9", longitude: "-47.06", colo: "GRU" },
+  });
+  assert.equal(
+    await response.text(),
+    "a=1; __cf_geo_country=BR; __cf_geo_region_code=SP; __cf_geo_region=Sao%20Paulo; __cf_geo_city=Campinas; __cf_geo_lat=-22.9; __cf_geo_lng=-47.06",
+  );
+});
+
 test("Fast Deploy: a reload is written to PLATFORM_KV, read by a new isolate at once and by a running one at its next poll", async () => {
   const title = async (name) => JSON.parse((await send(name, "/about?asJson")).body).props.sections[0].props.title;
   assert.equal(await title("kv-b"), "About us", "no snapshot in the store: the bundled content");
