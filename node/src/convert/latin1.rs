@@ -1,24 +1,15 @@
-//! JSON text crossing into V8 as a one-byte (Latin-1) string.
-
-use crate::error::{JsResult, fail};
-use napi::{Env, JsString};
-use sitefile_core::ErrorCode;
-
-/// JSON text (UTF-8) as a JS string, always one-byte (Latin-1), which V8 both copies as is and
-/// parses faster than a two-byte string: every character past U+00FF is written as its JSON
-/// escape (`\u2192`), which `JSON.parse` reads back as the same character. Only JSON may cross
-/// this way: outside JSON's strings there is no character past U+007F to escape.
-pub(crate) fn js_json<'env>(env: &'env Env, utf8: &[u8]) -> JsResult<JsString<'env>> {
-    env.create_string_latin1(latin1_json(utf8))
-        .map_err(|e| fail(ErrorCode::InvalidContent, e))
-}
+//! JSON text crossing into V8 as a one-byte (Latin-1) string: always one-byte, which V8 both
+//! copies as is and parses faster than a two-byte string. Every character past U+00FF is
+//! written as its JSON escape (`\u2192`), which `JSON.parse` reads back as the same character.
+//! Only JSON may cross this way: outside JSON's strings there is no character past U+007F to
+//! escape.
 
 /// `utf8` (JSON text, UTF-8) as Latin-1 JSON text of the same value. One pass: runs of ASCII
 /// are found eight bytes at a time and copied whole, each accented letter between them (a
 /// two-byte sequence led by `0xC2` or `0xC3`) becomes its one byte, and any other character
 /// becomes its `\uXXXX` escape (two for a character past U+FFFF; a malformed sequence, which a
 /// serializer never writes, is U+FFFD).
-fn latin1_json(utf8: &[u8]) -> Vec<u8> {
+pub(super) fn latin1_json(utf8: &[u8]) -> Vec<u8> {
     let mut latin1 = Vec::with_capacity(utf8.len() + ESCAPES_ROOM);
     let mut rest = utf8;
     loop {
