@@ -74,7 +74,7 @@ pub(crate) fn instant(ms: f64) -> JsResult<DateTime<Utc>> {
 /// for a page).
 pub(crate) fn js_json<'env>(env: &'env Env, utf8: &[u8]) -> JsResult<JsString<'env>> {
     #[cfg(not(target_family = "wasm"))]
-    let made = env.create_string_latin1(&latin1::latin1_json(utf8));
+    let made = env.create_string_latin1(latin1::latin1_json(utf8));
     #[cfg(target_family = "wasm")]
     let made = env
         .create_string(std::str::from_utf8(utf8).map_err(|e| fail(ErrorCode::InvalidContent, e))?);
