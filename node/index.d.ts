@@ -41,12 +41,17 @@ export declare class NativeAdminOutcome {
   applyReload(beforeSwap?: ((arg: string) => boolean) | undefined | null): AdminResponseOutput
   /**
    * Plans a `reload` outcome for Fast Deploy (`fastDeploy`): the key-value writes of its new
-   * snapshot, in order, which the host makes before `commitReload`, and the write that puts
-   * the serving snapshot back should a later one fail after the first succeeded. No writes
-   * when the reload is refused (a bad body; a site whose last read of the store failed):
+   * snapshot, in order, which the host makes before `commitReload`. No writes when the
+   * reload is refused (a bad body; a site whose last read of the store failed):
    * `commitReload` answers the refusal.
    */
-  prepareReload(fastDeploy: NativeFastDeploy): ReloadWrites
+  prepareReload(fastDeploy: NativeFastDeploy): Array<KvWrite>
+  /**
+   * The write that puts the content the planned reload was planned over back as the
+   * deployment's snapshot: what the host writes when a write of `prepareReload` failed after
+   * the first succeeded. None when no reload is being written.
+   */
+  restoreWrites(fastDeploy: NativeFastDeploy): Array<KvWrite>
   /**
    * Finishes a reload planned by `prepareReload` once its writes are done (`failure`: why one
    * failed): the new content serves (`kvWritten: true`), or 503 `KV_WRITE_FAILED` with the
@@ -561,17 +566,6 @@ export declare function previewPageAdminPath(segments: Array<string>): string
  * every other request.
  */
 export declare function previewPageRedirect(request: AdminRequestInput): AdminResponseOutput | null
-
-/** What a Fast Deploy reload writes (`NativeAdminOutcome.prepareReload`). */
-export interface ReloadWrites {
-  /** The new snapshot, then its revision. */
-  writes: Array<KvWrite>
-  /**
-   * What to write, should a write fail after the first succeeded: the serving snapshot, put
-   * back.
-   */
-  restore: Array<KvWrite>
-}
 
 /**
  * The root layout's extras (JSON `{analytics: {src, siteKey} | null, liveControls: string |

@@ -4,7 +4,7 @@
 
 use crate::convert::{flat_headers, header_pairs, to_json};
 use crate::error::{Code, JsResult, fail, guarded, thrown};
-use crate::fast_deploy::{KvWrite, NativeFastDeploy, ReloadWrites};
+use crate::fast_deploy::{KvWrite, NativeFastDeploy};
 use crate::resolution::NativeResolution;
 use crate::site::swap_hook;
 use chrono::{DateTime, Utc};
@@ -12,7 +12,7 @@ use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
 use sitefile_core::{
     AdminHead, AdminOutcome, AdminRequest, AdminResponse, ErrorCode, InvokeAnswer, InvokeResult,
-    PreparedReload, RenderAnswer, Site,
+    PreparedReload, RenderAnswer, Site, Snapshot,
 };
 use std::sync::Arc;
 
@@ -115,8 +115,12 @@ pub struct NativeAdminOutcome {
 
 /// A reload planned for Fast Deploy.
 enum Prepared {
-    /// Its writes are the host's to make; it serves once they are made.
-    Writing(PreparedReload),
+    /// Its writes are the host's to make; it serves once they are made. `serving` is the
+    /// content it was planned over, which `restoreWrites` puts back.
+    Writing {
+        reload: PreparedReload,
+        serving: Arc<Snapshot>,
+    },
     /// Refused: the answer.
     Refused(AdminResponse),
 }
@@ -221,40 +225,45 @@ impl NativeAdminOutcome {
     }
 
     /// Plans a `reload` outcome for Fast Deploy (`fastDeploy`): the key-value writes of its new
-    /// snapshot, in order, which the host makes before `commitReload`, and the write that puts
-    /// the serving snapshot back should a later one fail after the first succeeded. No writes
-    /// when the reload is refused (a bad body; a site whose last read of the store failed):
+    /// snapshot, in order, which the host makes before `commitReload`. No writes when the
+    /// reload is refused (a bad body; a site whose last read of the store failed):
     /// `commitReload` answers the refusal.
     #[napi]
     pub fn prepare_reload(
         &mut self,
         fast_deploy: &NativeFastDeploy,
-    ) -> Result<ReloadWrites, napi::Error<Code>> {
+    ) -> Result<Vec<KvWrite>, napi::Error<Code>> {
         guarded(|| match self.take("prepareReload")? {
             AdminOutcome::Reload(job) => {
                 let serving = self.site.snapshot();
                 let (prepared, writes) = match job.prepare(self.site.as_ref()) {
                     Err(refusal) => (Prepared::Refused(refusal), Vec::new()),
                     Ok(reload) => match fast_deploy.replica.writes(reload.snapshot()) {
-                        Ok(writes) => (Prepared::Writing(reload), writes.to_vec()),
+                        Ok(writes) => (Prepared::Writing { reload, serving }, writes.to_vec()),
                         Err(why) => {
                             let refusal = reload.commit(self.site.as_ref(), Err(why));
                             (Prepared::Refused(refusal), Vec::new())
                         }
                     },
                 };
-                let restore = match &prepared {
-                    Prepared::Writing(_) => vec![fast_deploy.replica.restore(&serving)],
-                    Prepared::Refused(_) => Vec::new(),
-                };
                 self.prepared = Some(prepared);
-                Ok(ReloadWrites {
-                    writes: writes.into_iter().map(KvWrite::from).collect(),
-                    restore: restore.into_iter().map(KvWrite::from).collect(),
-                })
+                Ok(writes.into_iter().map(KvWrite::from).collect())
             }
             _ => Err(wrong_kind("prepareReload", self.kind)),
         })
+    }
+
+    /// The write that puts the content the planned reload was planned over back as the
+    /// deployment's snapshot: what the host writes when a write of `prepareReload` failed after
+    /// the first succeeded. None when no reload is being written.
+    #[napi]
+    pub fn restore_writes(&self, fast_deploy: &NativeFastDeploy) -> Vec<KvWrite> {
+        match &self.prepared {
+            Some(Prepared::Writing { serving, .. }) => {
+                vec![fast_deploy.replica.restore(serving).into()]
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// Finishes a reload planned by `prepareReload` once its writes are done (`failure`: why one
@@ -266,7 +275,7 @@ impl NativeAdminOutcome {
         failure: Option<String>,
     ) -> Result<AdminResponseOutput, napi::Error<Code>> {
         guarded(|| match self.prepared.take() {
-            Some(Prepared::Writing(reload)) => {
+            Some(Prepared::Writing { reload, .. }) => {
                 let written = failure.map_or(Ok(true), Err);
                 Ok(reload.commit(self.site.as_ref(), written).into())
             }

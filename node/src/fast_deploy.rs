@@ -36,16 +36,6 @@ impl From<(String, Vec<u8>)> for KvWrite {
     }
 }
 
-/// What a Fast Deploy reload writes (`NativeAdminOutcome.prepareReload`).
-#[napi(object)]
-pub struct ReloadWrites {
-    /// The new snapshot, then its revision.
-    pub writes: Vec<KvWrite>,
-    /// What to write, should a write fail after the first succeeded: the serving snapshot, put
-    /// back.
-    pub restore: Vec<KvWrite>,
-}
-
 #[napi]
 impl NativeFastDeploy {
     /// The deployment whose snapshot this site reads and writes.

@@ -45,7 +45,7 @@ pub use edge::{
 };
 pub use error::Code;
 pub use exchange::NativeEdgeExchange;
-pub use fast_deploy::{KvWrite, NativeFastDeploy, NativeKvSync, ReloadWrites};
+pub use fast_deploy::{KvWrite, NativeFastDeploy, NativeKvSync};
 pub use host::HostCallbacks;
 pub use layout::root_layout;
 pub use metadata::page_metadata;

@@ -153,7 +153,7 @@ export class KvFastDeploy {
   }
 
   private async write(outcome: Native.NativeAdminOutcome): Promise<Native.AdminResponseOutput> {
-    const { writes, restore } = native(() => outcome.prepareReload(this.native));
+    const writes = native(() => outcome.prepareReload(this.native));
     let failure: string | null = null;
     let written = 0;
     for (const { key, value } of writes) {
@@ -166,7 +166,7 @@ export class KvFastDeploy {
       }
     }
     if (failure !== null && written > 0) {
-      for (const { key, value } of restore) {
+      for (const { key, value } of native(() => outcome.restoreWrites(this.native))) {
         try {
           await withDeadline(this.kv.put(key, ownedBytes(value)), KV_WRITE_DEADLINE_MS);
         } catch (error) {

@@ -124,12 +124,12 @@ export function generate(options: GenerateOptions = {}): GenerateReport {
   const registry = path.join(sourceRoot, "sections.gen.ts");
   fs.writeFileSync(registry, registryModule(registry, sections, loaders));
   log(`wrote ${path.relative(root, registry)}`);
-  if (bundle?.withoutContent) {
+  if (bundle) {
     fs.writeFileSync(bundle.out, bundle.bytes);
-    log(`wrote ${path.relative(root, bundle.out)} without the content: Fast Deploy (the content comes from PLATFORM_KV)`);
-  } else if (bundle) {
-    fs.writeFileSync(bundle.out, bundle.bytes);
-    log(`wrote ${path.relative(root, bundle.out)} (${bundle.blocks} blocks, revision ${bundle.revision}, ${bundle.problems.length} skipped)`);
+    const what = bundle.withoutContent
+      ? "without the content: Fast Deploy (the content comes from PLATFORM_KV)"
+      : `(${bundle.blocks} blocks, revision ${bundle.revision}, ${bundle.problems.length} skipped)`;
+    log(`wrote ${path.relative(root, bundle.out)} ${what}`);
   }
   return { meta: metaFile, registry, bundle: bundle?.out ?? null, warnings };
 }
