@@ -9,8 +9,7 @@ const os = require("node:os");
 const path = require("node:path");
 
 /** A desktop visitor's user agent. */
-const DESKTOP_USER_AGENT =
-  "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36";
+const DESKTOP_USER_AGENT = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36";
 
 /** Launches a browser context; close it when done. */
 function launchChromium({ userAgent = DESKTOP_USER_AGENT } = {}) {

@@ -27,7 +27,8 @@ const { execFileSync } = require("node:child_process");
 const ROOT = path.join(__dirname, "..", "..");
 const CORPUS = process.env.SITEFILE_CORPUS ?? path.join(ROOT, "..", "shared", "corpus");
 const DESKTOP = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15";
-const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+const IPHONE =
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
 /** The reference framework's per-page median µs on this kind of machine (desktop context, one
  * pinned core, echo loaders, Site globals merged): issue 26's table. */
 const REFERENCE_US = {
@@ -106,10 +107,13 @@ async function withLoaders(site, urls) {
  * addon's form of it. Escapes are read as tokens, so an escaped backslash is never taken for
  * the start of one. */
 function writtenJson(text) {
-  const written = text.replace(/\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[0-9a-fA-F]{4}|u[0-9a-fA-F]{4}|.)/g, (escape) => {
-    if (escape[1] !== "u") return escape;
-    const units = escape.split("\\u").slice(1).map((hex) => parseInt(hex, 16));
-    return units[0] > 0xff ? String.fromCharCode(...units) : escape;
+  const written = text.replace(/\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[0-9a-fA-F]{4}|u[0-9a-fA-F]{4}|.)/g, (sequence) => {
+    if (sequence[1] !== "u") return sequence;
+    const units = sequence
+      .split("\\u")
+      .slice(1)
+      .map((hex) => parseInt(hex, 16));
+    return units[0] > 0xff ? String.fromCharCode(...units) : sequence;
   });
   return Buffer.from(written, "utf8").toString("utf8");
 }
@@ -118,8 +122,7 @@ async function speed(site, urls) {
   const { createSiteSetup, resolveDecoPage } = require(PACKAGE);
   const addonSite = createSiteSetup({ blocksDir: path.join(CORPUS, site), env: {}, onDanglingReference: () => null });
   const request = (url) => ({ url, headers: { "user-agent": DESKTOP } });
-  const form = (url) =>
-    JSON.stringify({ url, headers: [["user-agent", DESKTOP]], now: "2026-06-01T12:00:00Z", seed: 0 });
+  const form = (url) => JSON.stringify({ url, headers: [["user-agent", DESKTOP]], now: "2026-06-01T12:00:00Z", seed: 0 });
   const texts = new Map();
   const host = {};
   const asText = (url) => {
@@ -144,7 +147,10 @@ function memory(site) {
 
 function blockFiles(dir) {
   const from = [path.join(dir, ".platform", "blocks"), path.join(dir, "blocks")].find((d) => fs.existsSync(d)) ?? dir;
-  return fs.readdirSync(from).filter((f) => f.endsWith(".json")).map((f) => path.join(from, f));
+  return fs
+    .readdirSync(from)
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => path.join(from, f));
 }
 
 function measureMemory(mode, site) {
@@ -183,9 +189,7 @@ async function main() {
   const rev = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
   const engine = process.env.NAPI_RS_FORCE_WASI === "error" ? "WebAssembly" : "native";
   console.log(`sitefile ${rev} (${PACKAGE}, ${engine} engine), Node ${process.version}, ${ROUNDS} rounds per page`);
-  console.log(
-    "                              with echo loaders (the reference's protocol)   |  without loaders",
-  );
+  console.log("                              with echo loaders (the reference's protocol)   |  without loaders");
   console.log(
     "site             pages  page KB  median µs  p90 µs  reference µs  ratio  |  object µs  text µs  JSON.parse µs  object/parse  RSS MB  parse heap MB",
   );

@@ -24,7 +24,8 @@ const COLD_STARTS = 5;
 /** Resolutions per timed request: enough that the round trip's noise is a small part. */
 const BATCH = 20;
 const DESKTOP = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15";
-const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+const IPHONE =
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
 if (!APP || !MINIFLARE) throw new Error("SITEFILE_WORKER_APP and SITEFILE_MINIFLARE must be set (benches/worker/run.sh sets them)");
 const { Miniflare } = require(MINIFLARE);
 const { bundledWorker } = require("../../tests/release/worker/miniflare");
@@ -84,7 +85,12 @@ async function main() {
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
   });
   const example = bundleSize(path.join(APP, "dist"));
-  const wasm = fs.readFileSync(path.join(bench, fs.readdirSync(bench).find((f) => f.endsWith(".wasm"))));
+  const wasm = fs.readFileSync(
+    path.join(
+      bench,
+      fs.readdirSync(bench).find((f) => f.endsWith(".wasm")),
+    ),
+  );
   const engineGzip = zlib.gzipSync(wasm, { level: 9 }).length;
   console.log(
     `size: the example Worker ${kb(example.raw)} KB, ${kb(example.gzip)} KB gzip; the engine's module ${kb(wasm.length)} KB, ${kb(engineGzip)} KB gzip`,
@@ -97,7 +103,9 @@ async function main() {
     const base = await readyMs(bundledWorker(empty, "empty.js"));
     cold.push((await readyMs(bundledWorker(path.join(APP, "dist"), "worker.js"))) - base);
   }
-  console.log(`cold start: ${median(cold).toFixed(0)} ms median over ${COLD_STARTS} isolates (Miniflare ready and one answer, less an empty Worker's)`);
+  console.log(
+    `cold start: ${median(cold).toFixed(0)} ms median over ${COLD_STARTS} isolates (Miniflare ready and one answer, less an empty Worker's)`,
+  );
 
   const mf = new Miniflare({ ...bundledWorker(bench, "corpus-worker.js"), cf: false });
   const pingSamples = [];
@@ -113,7 +121,9 @@ async function main() {
   for (const [site, urls] of urlsBySite()) {
     if (chosen.length > 0 && !chosen.includes(site)) continue;
     const blocks = JSON.parse(siteLoad.contentBundle(path.join(CORPUS, site)).bytes.toString("utf8"));
-    await (await mf.dispatchFetch("http://bench/__site", { method: "POST", body: JSON.stringify({ blocks, loaderKeys: loaderKeys(blocks) }) })).text();
+    await (
+      await mf.dispatchFetch("http://bench/__site", { method: "POST", body: JSON.stringify({ blocks, loaderKeys: loaderKeys(blocks) }) })
+    ).text();
     const samples = [];
     for (const url of urls) {
       for (const ua of [DESKTOP, IPHONE]) {
@@ -128,7 +138,12 @@ async function main() {
     }
     samples.sort((a, b) => a - b);
     console.log(
-      [site.padEnd(16), String(urls.length).padStart(5), median(samples).toFixed(0).padStart(10), samples[Math.floor(samples.length * 0.9)].toFixed(0).padStart(7)].join("  "),
+      [
+        site.padEnd(16),
+        String(urls.length).padStart(5),
+        median(samples).toFixed(0).padStart(10),
+        samples[Math.floor(samples.length * 0.9)].toFixed(0).padStart(7),
+      ].join("  "),
     );
   }
   await mf.dispose();

@@ -23,7 +23,15 @@ for (const [site, w] of workerd) {
   logs.native += Math.log(w / n);
   logs.reference += Math.log(r / w);
   console.log(
-    [site.padEnd(16), r.toFixed(0).padStart(12), n.toFixed(0).padStart(9), x.toFixed(0).padStart(15), w.toFixed(0).padStart(18), (w / n).toFixed(1).padStart(14), (r / w).toFixed(2).padStart(17)].join("  "),
+    [
+      site.padEnd(16),
+      r.toFixed(0).padStart(12),
+      n.toFixed(0).padStart(9),
+      x.toFixed(0).padStart(15),
+      w.toFixed(0).padStart(18),
+      (w / n).toFixed(1).padStart(14),
+      (r / w).toFixed(2).padStart(17),
+    ].join("  "),
   );
 }
 if (count === 0) {

@@ -157,11 +157,7 @@ export function ownedBytes(bytes: Buffer): Uint8Array {
 
 /** A response of `status` with `headers` (names may repeat); no body where HTTP allows none.
  * @internal */
-export function withHeaders(
-  body: ConstructorParameters<typeof Response>[0],
-  status: number,
-  headers: Array<[string, string]>,
-): Response {
+export function withHeaders(body: ConstructorParameters<typeof Response>[0], status: number, headers: Array<[string, string]>): Response {
   const out = new Headers();
   for (const [name, value] of headers) out.append(name, value);
   const empty = status === 204 || status === 304 || status < 200;
@@ -219,7 +215,9 @@ function previewPageUrl(request: Request, component: string, props: unknown): st
   const location = at < 0 ? undefined : redirect?.headers[at + 1];
   if (location === undefined) throw new Error(`no preview page shows ${component}`);
   if (location.length > MAX_PREVIEW_PAGE_URL) {
-    throw new Error(`${component} is a client component, shown by the preview page, and its props are too large for the page's address: preview it with GET`);
+    throw new Error(
+      `${component} is a client component, shown by the preview page, and its props are too large for the page's address: preview it with GET`,
+    );
   }
   return location;
 }
@@ -230,9 +228,7 @@ function previewPageUrl(request: Request, component: string, props: unknown): st
  * before section loaders (the page runs them). */
 async function renderSections(site: Site, sections: ResolvedSection[], given: ResolvedSection[], request: Request): Promise<string> {
   // Loaded on the first preview: React is an optional peer dependency, needed only to render.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const React = require("react") as typeof import("react");
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { renderToString } = require("react-dom/server") as typeof import("react-dom/server");
   const rendered = await Promise.all(
     sections.map(async ({ component, props }, index) => {
@@ -244,7 +240,12 @@ async function renderSections(site: Site, sections: ResolvedSection[], given: Re
         }
         if ((Component as { $$typeof?: unknown }).$$typeof === CLIENT_REFERENCE) {
           const src = previewPageUrl(request, component, given[index]?.props);
-          const frame = React.createElement("iframe", { src, title: component, "data-platform-client-preview": "", style: { width: "100%", border: 0 } });
+          const frame = React.createElement("iframe", {
+            src,
+            title: component,
+            "data-platform-client-preview": "",
+            style: { width: "100%", border: 0 },
+          });
           return { key: component, html: renderToString(frame) };
         }
         let element = React.createElement(Component, props);
@@ -262,7 +263,11 @@ async function renderSections(site: Site, sections: ResolvedSection[], given: Re
 async function finishPreview(site: Site, outcome: Native.NativeAdminOutcome, request: Request): Promise<Native.AdminResponseOutput> {
   let render: string;
   try {
-    const page = await drive(site, native(() => outcome.resolvePreview()), request);
+    const page = await drive(
+      site,
+      native(() => outcome.resolvePreview()),
+      request,
+    );
     // Section loaders see the previewed page, as the preview's matchers did.
     const seenFrom = { url: outcome.previewUrl ?? request.url, headers: request.headers };
     const sections = await runSectionLoaders(page.sections, seenFrom, site);
@@ -317,9 +322,7 @@ export async function answerAdmin(site: Site, request: Request, as: "admin" | "e
   await ensureSchema(site);
   if (head.kind === "read") input.body = await readBody(request, head.limit ?? 0);
   const now = site.now().getTime();
-  const outcome = native(() =>
-    as === "admin" ? site.native.handleAdmin(input, now) : site.native.handleEdgeAdmin(input, now),
-  );
+  const outcome = native(() => (as === "admin" ? site.native.handleAdmin(input, now) : site.native.handleEdgeAdmin(input, now)));
   let output: Native.AdminResponseOutput;
   switch (outcome.kind) {
     case "pass":

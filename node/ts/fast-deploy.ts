@@ -32,10 +32,7 @@ export interface KvNamespace {
 }
 
 /** What a pass over the store ended with (`NativeKvSync.nextStep`'s last step). */
-type Synced =
-  | { synced: "unchanged" | "empty" }
-  | { synced: "loaded"; revision: string }
-  | { synced: "failed"; message: string };
+type Synced = { synced: "unchanged" | "empty" } | { synced: "loaded"; revision: string } | { synced: "failed"; message: string };
 
 type SyncStep = { step: "get"; key: string } | ({ step: "done" } & Synced);
 

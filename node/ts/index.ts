@@ -6,6 +6,8 @@
  * const site = createSiteSetup({ blocksDir: "examples/storefront", loaders: { ... } });
  * const page = await resolveDecoPage({ url: "https://shop.example/shoes" }, site);
  * ```
+ *
+ * @module sitefile
  */
 
 export {

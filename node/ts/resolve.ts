@@ -14,6 +14,7 @@ export interface ResolvedSection {
   /** The section key (`site/sections/Hero.tsx`). */
   component: string;
   /** Its resolved props. */
+  // biome-ignore lint/suspicious/noExplicitAny: the props are whatever the section's component declares, handed to it as they are
   props: any;
   /** Rendered first as a skeleton and loaded separately (async rendering only). */
   deferred?: true;
@@ -56,6 +57,7 @@ export interface ResolvedPage {
   /** Site globals, then the page's sections. */
   sections: ResolvedSection[];
   /** The page's SEO block, resolved. */
+  // biome-ignore lint/suspicious/noExplicitAny: the SEO block's shape is the site's content (its blocks), read by the app as it wrote it
   seo: any;
   effects: Effects;
   /** The content revision it was resolved from. */
@@ -252,12 +254,7 @@ export async function drive(site: Site, resolution: NativeResolution, request: R
   return driveWith(site, resolution, request, callbacks(site, request));
 }
 
-async function driveWith(
-  site: Site,
-  resolution: NativeResolution,
-  request: RequestInput,
-  host: HostCallbacks,
-): Promise<ResolvedPage> {
+async function driveWith(site: Site, resolution: NativeResolution, request: RequestInput, host: HostCallbacks): Promise<ResolvedPage> {
   const inScope = experimentScope(resolution, request.url, site.options.experiments);
   let answers: string | null = null;
   for (;;) {
@@ -294,7 +291,11 @@ export async function resolveDecoPage(request: RequestInput, site: Site = curren
  */
 export async function resolveDecoNotFoundPage(request: RequestInput, site: Site): Promise<ResolvedPage> {
   const form = requestJson(request, site);
-  return drive(site, native(() => site.native.resolveNotFound(form)), request);
+  return drive(
+    site,
+    native(() => site.native.resolveNotFound(form)),
+    request,
+  );
 }
 
 /**
@@ -305,5 +306,9 @@ export async function resolveDecoNotFoundPage(request: RequestInput, site: Site)
  */
 export async function resolveDecoPageInDraft(request: RequestInput, draft: NativeDraft, site: Site): Promise<ResolvedPage> {
   const form = requestJson(request, site);
-  return drive(site, native(() => site.native.resolveWithDraft(form, draft)), request);
+  return drive(
+    site,
+    native(() => site.native.resolveWithDraft(form, draft)),
+    request,
+  );
 }

@@ -12,7 +12,7 @@ import { type ResolveErrorEvent, type ResolvedSection, answerCall, messageOf, re
 interface SectionExports {
   /** `loader(props, request, ctx)`: the section's props from now on; `ctx` is the core's
    * context of the run (`{device}`), as the reference passes it. */
-  loader?: (props: any, request: RequestInput, ctx: SectionLoaderContext) => unknown;
+  loader?: (props: unknown, request: RequestInput, ctx: SectionLoaderContext) => unknown;
   /** `false`: the section is left out of `?renderJson`; a function: its props as
    * `?renderJson` writes them (`renderJson(props)`, may be async). */
   renderJson?: unknown;
@@ -142,7 +142,7 @@ export async function runSectionLoadersWithEffects(
         try {
           onError?.(new Error(event.message), event.resolveType, event.context);
         } catch {
-          // The hook only observes (decision 9): its own failure changes nothing.
+          // The hook only observes (decision NODE-11): its own failure changes nothing.
         }
       }
       return step.value;
@@ -177,7 +177,7 @@ export async function projectRenderJson(sections: ResolvedSection[], site: Site)
         try {
           site.options.onResolveError?.(new Error(messageOf(error)), section.component, "renderJson");
         } catch {
-          // The hook only observes (decision 9): its own failure changes nothing.
+          // The hook only observes (decision NODE-11): its own failure changes nothing.
         }
         return { ...section, props: {} };
       }

@@ -13,7 +13,6 @@ import type { ExperimentsStore } from "./experiments";
 // WebAssembly build loaded from its compiled module in workerd (`sitefile.workerd.js` of
 // `sitefile-wasm32-wasi`). One surface, typed by the committed `node/index.d.ts`.
 // The WebAssembly loader is an ES module: a bundler's `require` of it is `{ default }`.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const engine = require("#engine") as typeof Native | { default: typeof Native };
 const addon: typeof Native = "default" in engine ? engine.default : engine;
 
@@ -38,6 +37,7 @@ export type Matcher = (rule: Record<string, unknown>, ctx: MatcherContext) => bo
 
 /** A loader: called with its resolved props and the request being resolved. Invoked through
  * `/platform/invoke`, it gets a third argument whose `responseHeaders` it may write. */
+// biome-ignore lint/suspicious/noExplicitAny: a loader declares its own props type; `unknown` would reject it (strictFunctionTypes)
 export type Loader = (props: any, request: RequestInput, ctx?: InvokeContext) => unknown;
 
 /** What an invoked loader or action may do to the response besides its value. */
@@ -256,12 +256,7 @@ export class Site {
   admin: AdminState = { invokeLoaders: new Map() };
 
   /** @internal */
-  constructor(
-    nativeSite: Native.NativeSite,
-    matchers: Map<string, Matcher>,
-    loaders: Map<string, Loader>,
-    options: SiteSetupOptions,
-  ) {
+  constructor(nativeSite: Native.NativeSite, matchers: Map<string, Matcher>, loaders: Map<string, Loader>, options: SiteSetupOptions) {
     this.native = nativeSite;
     this.matchers = matchers;
     this.loaders = loaders;
@@ -379,7 +374,9 @@ export function createSiteSetup(options: SiteSetupOptions): Site {
   }
   for (const [key, matcher] of scope.matchers) matchers.set(key, matcher);
   const layoutSections = [...new Set([...globalLayoutSections, ...scope.layoutSections, ...(options.layoutSections ?? [])])];
-  const nonCriticalSections = [...new Set([...globalNonCriticalSections, ...scope.nonCriticalSections, ...(options.nonCriticalSections ?? [])])];
+  const nonCriticalSections = [
+    ...new Set([...globalNonCriticalSections, ...scope.nonCriticalSections, ...(options.nonCriticalSections ?? [])]),
+  ];
   const loaders = new Map(Object.entries(options.loaders ?? {}));
   for (const [key, loader] of loaders) {
     if (typeof loader !== "function") {

@@ -124,10 +124,7 @@ export interface WorkerEntry {
 export function createMemoryCacheStorage(options: { maxBytes?: number; now?: () => number } = {}): EdgeCacheStorage {
   const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
   const now = options.now ?? Date.now;
-  const entries = new Map<
-    string,
-    { status: number; headers: Array<[string, string]>; body: Uint8Array; expiresAt: number }
-  >();
+  const entries = new Map<string, { status: number; headers: Array<[string, string]>; body: Uint8Array; expiresAt: number }>();
   let bytes = 0;
   const remove = (key: string): boolean => {
     const entry = entries.get(key);
@@ -228,7 +225,10 @@ const flightsOf = new WeakMap<Site, Map<number, { settled: Promise<void>; settle
 
 function flights(site: Site): Map<number, { settled: Promise<void>; settle: () => void }> {
   let map = flightsOf.get(site);
-  if (!map) flightsOf.set(site, (map = new Map()));
+  if (!map) {
+    map = new Map();
+    flightsOf.set(site, map);
+  }
   return map;
 }
 
@@ -315,7 +315,7 @@ async function answerPageJson(site: Site, pageJson: Native.NativePageJson, reque
   let changed: string | null = null;
   if (finished !== subset) {
     const sections = [...page.sections];
-    finished.forEach((section, n) => (sections[written[n] as number] = section));
+    for (const [n, section] of finished.entries()) sections[written[n] as number] = section;
     changed = JSON.stringify(sections);
   }
   return toResponse(native(() => resolution.pageJsonResponse(changed)));
@@ -327,11 +327,7 @@ async function answerPageJson(site: Site, pageJson: Native.NativePageJson, reque
  * stale-if-error, concurrent misses for one key collapsed into one origin request — every
  * decision the core's edge plan. The options are the site's worker options from now on.
  */
-export function createDecoWorkerEntry(
-  serverEntry: ServerEntry,
-  options: WorkerEntryOptions = {},
-  site: Site = currentSite(),
-): WorkerEntry {
+export function createDecoWorkerEntry(serverEntry: ServerEntry, options: WorkerEntryOptions = {}, site: Site = currentSite()): WorkerEntry {
   if (!serverEntry || typeof serverEntry.fetch !== "function") {
     throw new SitefileError("INVALID_CONFIG", "createDecoWorkerEntry needs a server entry with fetch(request)");
   }
@@ -383,8 +379,7 @@ export function createDecoWorkerEntry(
     storage: EdgeCacheStorage | null,
     state: Driving = { failure: null, leading: null },
   ): Promise<Response | null> {
-    const answer = (form: object): void =>
-      native(() => exchange.answer(JSON.stringify({ ...form, nowMs: site.now().getTime() })));
+    const answer = (form: object): void => native(() => exchange.answer(JSON.stringify({ ...form, nowMs: site.now().getTime() })));
     let response: Response | null = null;
     let handedOn = false;
     const settle = (flight: number): void => {
@@ -396,11 +391,12 @@ export function createDecoWorkerEntry(
       for (;;) {
         const step = JSON.parse(native(() => exchange.nextStep())) as Step;
         switch (step.step) {
-          case "lookup":
+          case "lookup": {
             state.stored = await quietly("match", () => storage?.match(step.key) ?? Promise.resolve(undefined), undefined);
             const copy = state.stored;
             answer({ answer: "lookup", copy: copy ? { status: copy.status, headers: [...copy.headers] } : null });
             break;
+          }
           case "askOrigin":
             if (step.lead !== null) {
               let settleFlight = (): void => {};

@@ -57,7 +57,11 @@ function copy(from, to) {
 function pack(dir, out) {
   const once = () => {
     const [result] = JSON.parse(
-      execFileSync("npm", ["pack", "--json", "--pack-destination", out], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }),
+      execFileSync("npm", ["pack", "--json", "--pack-destination", out], {
+        cwd: dir,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "inherit"],
+      }),
     );
     const file = path.join(out, result.filename);
     return { file, sha256: crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex"), files: result.files };

@@ -120,14 +120,21 @@ test("a deferred section shows its fallback until scrolled near, then is fetched
   await reviews.waitFor({ state: "visible", timeout: 15000 });
   assert.equal(await fallback.count(), 0, "the fallback is gone");
   assert.equal(await reviews.locator("li").count(), 2);
-  assert.equal(await page.locator('[data-testid="reviews-loader"]').textContent(), "Loaded for /reviews", "its section loader ran for the separate load");
+  assert.equal(
+    await page.locator('[data-testid="reviews-loader"]').textContent(),
+    "Loaded for /reviews",
+    "its section loader ran for the separate load",
+  );
   // The client component inside a deferred section hydrates: each click adds one.
   await page.evaluate(() => document.querySelector('platform-deferred[data-component="site/sections/Counter.tsx"]').scrollIntoView());
   const counter = page.locator('platform-deferred[data-component="site/sections/Counter.tsx"] [data-section="counter"]');
   await counter.waitFor({ state: "visible", timeout: 15000 });
   assert.equal(await counter.locator('[data-testid="count"]').textContent(), "10");
   await counter.locator("button").click();
-  await page.waitForFunction(() => document.querySelector('platform-deferred[data-component="site/sections/Counter.tsx"] [data-testid="count"]')?.textContent === "11");
+  await page.waitForFunction(
+    () =>
+      document.querySelector('platform-deferred[data-component="site/sections/Counter.tsx"] [data-testid="count"]')?.textContent === "11",
+  );
   // Each section was fetched after scrolling, by its reference (what the action answered is
   // checked over HTTP in http.test.js).
   const asked = actions.map((request) => JSON.parse(request.postData() ?? "null"));
@@ -136,7 +143,10 @@ test("a deferred section shows its fallback until scrolled near, then is fetched
     ["site/sections/Counter.tsx", "site/sections/Reviews.tsx"],
     "one fetch per deferred section",
   );
-  assert.deepEqual(asked.find(([ref]) => ref.component === "site/sections/Reviews.tsx"), [{ path: "/reviews", index: 2, component: "site/sections/Reviews.tsx" }]);
+  assert.deepEqual(
+    asked.find(([ref]) => ref.component === "site/sections/Reviews.tsx"),
+    [{ path: "/reviews", index: 2, component: "site/sections/Reviews.tsx" }],
+  );
 
   await page.screenshot({ path: path.join(shots, "deferred-after.png"), fullPage: true });
   assert.deepEqual(errors, [], "no script errors");

@@ -11,7 +11,11 @@ if (!BASE || !TOKEN) throw new Error("SITEFILE_NEXT_URL and PLATFORM_RELEASE_REL
 
 const get = (path, init = {}) => fetch(`${BASE}${path}`, { redirect: "manual", ...init });
 const post = (path, body, headers = {}) =>
-  get(path, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
+  get(path, {
+    method: "POST",
+    body: typeof body === "string" ? body : JSON.stringify(body),
+    headers: { "content-type": "application/json", ...headers },
+  });
 /** A GET sent with another `Host` header (fetch sends the URL's): `{status, headers, body}`. */
 const getWithHost = (path, host, headers = {}) =>
   new Promise((resolve, reject) => {
@@ -44,7 +48,11 @@ test("pages render their sections in order, with loader data, a client component
   assert.equal((main.match(/<li>/g) ?? []).length, 3, "the products loader ran with count 3");
   assert.match(main, /<button type="button">Add one<\/button>/, "the client component is server-rendered");
   assert.match(main, /© sitefile example/);
-  assert.match(main, /<article data-feature="Fast delivery">Fast delivery<\/article><article data-feature="Free returns">/, "nested sections render as components");
+  assert.match(
+    main,
+    /<article data-feature="Fast delivery">Fast delivery<\/article><article data-feature="Free returns">/,
+    "nested sections render as components",
+  );
   assert.match(main, /Hello <!-- -->visitor<!-- -->, this is <!-- -->\//, "the section loader ran");
 
   const about = mainOf(await (await get("/about")).text());
@@ -69,12 +77,20 @@ test("createDecoPage's metadata: title, description, canonical and robots from t
 test("the root layout: the analytics tag (scripts/nextjs.sh enables it), the live controls and the editor's frame-ancestors on every page", async () => {
   for (const path of ["/", "/about", "/reviews"]) {
     const response = await get(path);
-    assert.equal(response.headers.get("content-security-policy"), "frame-ancestors 'self' https://studio.platformcms.com https://*.platform.studio", "the editor may frame the page");
+    assert.equal(
+      response.headers.get("content-security-policy"),
+      "frame-ancestors 'self' https://studio.platformcms.com https://*.platform.studio",
+      "the editor may frame the page",
+    );
     const html = await response.text();
     assert.match(html, /<html lang="en">/);
     const tags = html.match(/<script defer="" src="[^"]*\/_platform\/analytics.js"[^>]*>/g) ?? [];
     assert.deepEqual(tags, [`<script defer="" src="${BASE}/_platform/analytics.js" data-site-key="example-key">`], path);
-    assert.match(html, /<script data-platform-live-controls="">[^<]*const editor="https:\/\/studio.platformcms.com\/sites\/sitefile-example"/, path);
+    assert.match(
+      html,
+      /<script data-platform-live-controls="">[^<]*const editor="https:\/\/studio.platformcms.com\/sites\/sitefile-example"/,
+      path,
+    );
   }
 });
 
@@ -106,10 +122,17 @@ test("a deferred section: the first response holds its fallback only; the Server
   const action = (ref, headers = {}) =>
     fetch(`${BASE}/reviews`, {
       method: "POST",
-      headers: { ...browser, accept: "text/x-component", "next-action": id, "content-type": "text/plain;charset=UTF-8", "sec-fetch-dest": "empty", ...headers },
+      headers: {
+        ...browser,
+        accept: "text/x-component",
+        "next-action": id,
+        "content-type": "text/plain;charset=UTF-8",
+        "sec-fetch-dest": "empty",
+        ...headers,
+      },
       body: JSON.stringify([ref]),
     });
-  let response = await action({ path: "/reviews", index: 2, component: "site/sections/Reviews.tsx" });
+  const response = await action({ path: "/reviews", index: 2, component: "site/sections/Reviews.tsx" });
   assert.equal(response.status, 200);
   let body = await response.text();
   assert.match(body, /What customers say/);
@@ -127,7 +150,11 @@ test("a deferred section: the first response holds its fallback only; the Server
     assert.doesNotMatch(body, /What customers say|Welcome to the example store|data-section/, JSON.stringify(ref));
   }
 
-  const bot = mainOf(await (await get("/reviews", { headers: { "user-agent": "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)" } })).text());
+  const bot = mainOf(
+    await (
+      await get("/reviews", { headers: { "user-agent": "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)" } })
+    ).text(),
+  );
   assert.doesNotMatch(bot, /<platform-deferred/);
   assert.doesNotMatch(bot, /reviews-loading/);
   assert.match(bot, /<div data-section="spacer" style="height:2400px"><\/div><section data-section="reviews"><h2>What customers say<\/h2>/);
@@ -145,7 +172,10 @@ test("preview GETs redirect (307) to the preview page, which renders the section
   assert.equal(response.status, 200);
   const html = await response.text();
   assert.match(html, /<div data-theme="light" data-platform-preview="">/);
-  assert.match(html, /<section data-manifest-key="site\/sections\/Counter.tsx"><section data-section="counter"><button type="button">Preview me<\/button><output data-testid="count">5<\/output>/);
+  assert.match(
+    html,
+    /<section data-manifest-key="site\/sections\/Counter.tsx"><section data-section="counter"><button type="button">Preview me<\/button><output data-testid="count">5<\/output>/,
+  );
   // The render shell's stylesheet is linked, and the app serves it.
   assert.match(html, /<link(?=[^>]*rel="stylesheet")[^>]*href="\/styles.css"/);
   const css = await get("/styles.css");
@@ -171,21 +201,30 @@ test("POST /platform/render and a POST preview of the client component, through 
   assert.equal(response.status, 200);
   assert.match(response.headers.get("content-type"), /text\/html/);
   let html = await response.text();
-  assert.match(html, /<section data-manifest-key="site\/sections\/Hero.tsx"><section data-section="hero" style="text-align:left"><h1>Rendered by the route<\/h1>/);
+  assert.match(
+    html,
+    /<section data-manifest-key="site\/sections\/Hero.tsx"><section data-section="hero" style="text-align:left"><h1>Rendered by the route<\/h1>/,
+  );
 
   // The route's bundle holds only a reference to a client component: the section is the
   // preview page showing it with the posted props, in an iframe.
   response = await post("/live/previews/site%2Fsections%2FCounter.tsx?deviceHint=mobile", { props: { label: "Posted counter", start: 2 } });
   assert.equal(response.status, 200);
   html = await response.text();
-  const frame = /<section data-manifest-key="site\/sections\/Counter.tsx"><iframe src="([^"]+)" title="site\/sections\/Counter.tsx" data-platform-client-preview=""/.exec(html);
+  const frame =
+    /<section data-manifest-key="site\/sections\/Counter.tsx"><iframe src="([^"]+)" title="site\/sections\/Counter.tsx" data-platform-client-preview=""/.exec(
+      html,
+    );
   assert.ok(frame, html);
   const src = frame[1].replaceAll("&amp;", "&");
   assert.equal(new URL(src, BASE).pathname, "/platform/preview/site%2Fsections%2FCounter.tsx");
   assert.equal(new URL(src, BASE).searchParams.get("deviceHint"), "mobile");
   response = await get(src);
   assert.equal(response.status, 200);
-  assert.match(await response.text(), /<section data-manifest-key="site\/sections\/Counter.tsx"><section data-section="counter"><button type="button">Posted counter<\/button><output data-testid="count">2<\/output>/);
+  assert.match(
+    await response.text(),
+    /<section data-manifest-key="site\/sections\/Counter.tsx"><section data-section="counter"><button type="button">Posted counter<\/button><output data-testid="count">2<\/output>/,
+  );
 });
 
 test("a path without a page is the site's not-found page, with status 404", async () => {
@@ -279,7 +318,9 @@ test("a multivariate flag on a saved matcher: the variant switches by its cookie
     "forced false by the header over the cookie",
   );
   assert.equal(
-    /<h1>([^<]*)<\/h1>/.exec(mainOf(await (await get(`/offers?x-platform-matchers-override=${encodeURIComponent("Members=1")}`)).text()))[1],
+    /<h1>([^<]*)<\/h1>/.exec(
+      mainOf(await (await get(`/offers?x-platform-matchers-override=${encodeURIComponent("Members=1")}`)).text()),
+    )[1],
     "Members save 20%",
     "forced by the query parameter",
   );
@@ -304,7 +345,9 @@ test("draft content: an allowed draft renders the blocks the draft server serves
   const fetched = [];
   const server = require("node:http").createServer((req, res) => {
     fetched.push(req.url);
-    const blocks = { "pages-about": { path: "/about", sections: [{ __resolveType: "site/sections/Hero.tsx", title: "Drafted about page" }] } };
+    const blocks = {
+      "pages-about": { path: "/about", sections: [{ __resolveType: "site/sections/Hero.tsx", title: "Drafted about page" }] },
+    };
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(blocks));
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -312,16 +355,24 @@ test("draft content: an allowed draft renders the blocks the draft server serves
   const pointer = `127.0.0.1:${server.address().port}/drafts/about@v7`;
   const heading = (html) => /<h1>([^<]*)<\/h1>/.exec(mainOf(html))[1];
 
-  let response = await get(`/about?__draft=${encodeURIComponent(pointer)}`);
+  const response = await get(`/about?__draft=${encodeURIComponent(pointer)}`);
   assert.equal(response.status, 200);
   assert.equal(response.headers.get("x-robots-tag"), "noindex, nofollow");
   assert.equal(heading(await response.text()), "Drafted about page", "the draft's blocks are rendered");
   assert.deepEqual(fetched, ["/drafts/about?v=v7"], "fetched from the pointer's origin with its version");
   const jar = response.headers.get("set-cookie").split(";")[0];
-  assert.equal(heading(await (await get("/about", { headers: { cookie: jar } })).text()), "Drafted about page", "the cookie keeps the draft");
+  assert.equal(
+    heading(await (await get("/about", { headers: { cookie: jar } })).text()),
+    "Drafted about page",
+    "the cookie keeps the draft",
+  );
   assert.equal(heading(await (await get("/about")).text()), "About us", "other requests see published content");
   const forged = { "x-platform-draft": pointer, cookie: jar };
-  assert.equal(heading(await (await get("/about", { headers: { "x-platform-draft": pointer } })).text()), "About us", "a client's own pointer header is ignored");
+  assert.equal(
+    heading(await (await get("/about", { headers: { "x-platform-draft": pointer } })).text()),
+    "About us",
+    "a client's own pointer header is ignored",
+  );
   const other = await getWithHost(`/about?__draft=${encodeURIComponent(pointer)}`, "other.example", forged);
   assert.equal(other.status, 200);
   assert.equal(heading(other.body), "About us", "another host sees published content");

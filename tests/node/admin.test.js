@@ -60,9 +60,7 @@ test("reload: the auth table, delta and full, the page changing after it", async
   const delta = { blocks: { "pages-home": { path: "/", sections: [hero("reloaded")] } } };
   let response = await handleDecofileReload(request("/.sitefile", json(delta)));
   assert.equal(response.status, 401);
-  response = await handleDecofileReload(
-    request("/.sitefile", { ...json(delta), headers: { authorization: "Bearer s3cret" } }),
-  );
+  response = await handleDecofileReload(request("/.sitefile", { ...json(delta), headers: { authorization: "Bearer s3cret" } }));
   assert.equal(response.status, 401, "the whole header is the token");
   assert.equal(site.revision, before);
   response = await handleDecofileReload(request("/.sitefile", { ...json(delta), headers: { authorization: "s3cret" } }));
@@ -83,9 +81,7 @@ test("reload: the auth table, delta and full, the page changing after it", async
   // Bad bodies: 400 with a JSON message, content unchanged.
   const serving = site.revision;
   for (const bad of ["{not json", "[1,2]", '{"blocks": [1]}']) {
-    response = await handleDecofileReload(
-      request("/.sitefile", { method: "POST", body: bad, headers: { authorization: "s3cret" } }),
-    );
+    response = await handleDecofileReload(request("/.sitefile", { method: "POST", body: bad, headers: { authorization: "s3cret" } }));
     assert.equal(response.status, 400, bad);
     assert.equal(typeof (await response.json()).error.message, "string");
     assert.equal(site.revision, serving);
@@ -153,7 +149,10 @@ test("the token and a declared Content-Length are checked before any body byte i
   assert.equal(sent.pulled, 0, "a declared length over the reload limit is refused unread");
   sent = recorded();
   response = await handleInvoke(
-    post("/platform/invoke/site/loaders/items.ts", sent.body, { "content-type": "application/json", "content-length": String(16 * 1024 * 1024 + 1) }),
+    post("/platform/invoke/site/loaders/items.ts", sent.body, {
+      "content-type": "application/json",
+      "content-length": String(16 * 1024 * 1024 + 1),
+    }),
   );
   assert.equal(response.status, 413);
   assert.equal(await errorOf(response), "BODY_TOO_LARGE");
@@ -208,14 +207,22 @@ test("meta: 503 without a schema; the schema loads once, with its ETag and 304",
 
 test("registerMatcherSchema makes a custom matcher selectable in the served schema", async () => {
   const { registerMatcher, registerMatcherSchema } = require("sitefile");
-  setup({}, {
-    customMatchers: [
-      () => {
-        registerMatcher("site/matchers/vip.ts", () => true);
-        registerMatcherSchema({ key: "site/matchers/vip.ts", title: "VIP", namespace: "site", propsSchema: { type: "object", properties: { tier: { type: "string" } } } });
-      },
-    ],
-  });
+  setup(
+    {},
+    {
+      customMatchers: [
+        () => {
+          registerMatcher("site/matchers/vip.ts", () => true);
+          registerMatcherSchema({
+            key: "site/matchers/vip.ts",
+            title: "VIP",
+            namespace: "site",
+            propsSchema: { type: "object", properties: { tier: { type: "string" } } },
+          });
+        },
+      ],
+    },
+  );
   createAdminSetup({ meta: () => ({ schema: { definitions: {} }, manifest: { blocks: {} } }) });
   const body = await (await handleMeta(request("/live/_meta"))).json();
   const ref = body.manifest.blocks.matchers["site/matchers/vip.ts"].$ref;
@@ -316,9 +323,7 @@ test("previews render React sections in the render shell, errors inline", async 
   createAdminSetup({ css: "/styles.css", fonts: ["/fonts.css"], previewWrapper: Frame });
   setRenderShell({ css: "/styles.css", theme: "light", lang: "pt" });
   const props = { title: { __resolveType: "Promo" }, items: { __resolveType: "site/loaders/items.ts", count: 2 } };
-  let response = await handleRender(
-    request(`/live/previews/site/sections/Hero.tsx?props=${encodeURIComponent(JSON.stringify(props))}`),
-  );
+  let response = await handleRender(request(`/live/previews/site/sections/Hero.tsx?props=${encodeURIComponent(JSON.stringify(props))}`));
   assert.equal(response.status, 200);
   assert.match(response.headers.get("content-type"), /text\/html/);
   let html = await response.text();
@@ -361,7 +366,9 @@ test("setRenderShell sets only the fields it is given: createAdminSetup's fonts 
   createAdminSetup({ css: "/styles.css", fonts: ["https://fonts.example/a.css", "/fonts/b.css"] });
   setRenderShell({ theme: "dark", bodyClass: "bg-base-100", lang: "pt-BR" });
   const preview = async () =>
-    (await handleRender(request(`/live/previews/site/sections/Hero.tsx?props=${encodeURIComponent(JSON.stringify({ title: "x" }))}`))).text();
+    (
+      await handleRender(request(`/live/previews/site/sections/Hero.tsx?props=${encodeURIComponent(JSON.stringify({ title: "x" }))}`))
+    ).text();
   let html = await preview();
   assert.match(html, /^<!DOCTYPE html><html lang="pt-BR" data-theme="dark">/);
   assert.match(
@@ -375,7 +382,11 @@ test("setRenderShell sets only the fields it is given: createAdminSetup's fonts 
   html = await preview();
   assert.match(html, /<link rel="stylesheet" href="\/fonts\/b.css"><link rel="stylesheet" href="\/v2.css"><\/head>/);
   assert.match(html, /data-theme="dark"/, "the theme set before is kept");
-  assert.match(await (await handleRender(request("/live/previews"))).text(), /<body class="bg-base-100">.*Loading preview/s, "the empty frame too");
+  assert.match(
+    await (await handleRender(request("/live/previews"))).text(),
+    /<body class="bg-base-100">.*Loading preview/s,
+    "the empty frame too",
+  );
 });
 
 test("liveness, OPTIONS, CORS, unknown routes", async () => {

@@ -11,7 +11,10 @@ const ROOT = path.join(__dirname, "..", "conformance");
 /** The case files of `suite`: `[{name, cases}]`, by name. */
 function suiteFiles(suite) {
   const dir = path.join(ROOT, suite);
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort();
   assert.ok(files.length > 0, `no cases under ${dir}`);
   return files.map((name) => ({ name, cases: JSON.parse(fs.readFileSync(path.join(dir, name), "utf8")) }));
 }

@@ -22,9 +22,7 @@ const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
 /** Whether `actual` holds `expected` (README "Comparing", subset). */
 function holds(expected, actual, subst) {
   if (isObject(expected) && isObject(actual)) {
-    return Object.entries(expected).every(([k, v]) =>
-      k in actual ? holds(v, actual[k], subst) : v === null,
-    );
+    return Object.entries(expected).every(([k, v]) => (k in actual ? holds(v, actual[k], subst) : v === null));
   }
   if (Array.isArray(expected) && Array.isArray(actual)) {
     return expected.length === actual.length && expected.every((e, i) => holds(e, actual[i], subst));
@@ -293,7 +291,7 @@ function kvHook(host) {
 }
 
 function flatten(pairList) {
-  return pairList.flatMap(([n, v]) => [n, v]);
+  return pairList.flat();
 }
 
 function pairsOf(flat) {
@@ -382,7 +380,7 @@ function runPageJsonCase(kase) {
     job = JSON.parse(pageJson.job);
     if (pageJson.draftFetch !== null) {
       // The case's draft API: a listed URL answers its body (a string as is), any other fails.
-      const body = (kase.drafts ?? {})[JSON.parse(pageJson.draftFetch).url];
+      const body = kase.drafts?.[JSON.parse(pageJson.draftFetch).url];
       pageJson.provideDraft(body === undefined ? null : Buffer.from(typeof body === "string" ? body : JSON.stringify(body)));
     }
     const resolution = pageJson.resolve(kase.host?.dropSections ?? []);
@@ -412,11 +410,12 @@ function reloadStep(step, site, failures) {
   const body = typeof step.body === "string" ? step.body : JSON.stringify(step.body);
   let hook;
   if (step.hook) {
-    hook = typeof step.hook.error === "string"
-      ? () => {
-          throw new HostFailure(step.hook.error);
-        }
-      : () => step.hook.kvWritten === true;
+    hook =
+      typeof step.hook.error === "string"
+        ? () => {
+            throw new HostFailure(step.hook.error);
+          }
+        : () => step.hook.kvWritten === true;
   }
   let response = null;
   const code = errorCode(() => {
@@ -447,16 +446,19 @@ function edgeStep(step, site, failures) {
     form = JSON.parse(plan.json);
   }
   const subst = (s) => s.replaceAll("{revision}", site.revision);
-  if ("plan" in expect && !holds(expect.plan, form, subst)) failures.push(`plan:\n    expected ${show(expect.plan)}\n    actual   ${show(form)}`);
+  if ("plan" in expect && !holds(expect.plan, form, subst))
+    failures.push(`plan:\n    expected ${show(expect.plan)}\n    actual   ${show(form)}`);
   checkHeaders(expect.headers, form.headers, subst, failures);
   if ("storeHeaders" in expect) {
     if (expect.storeHeaders === null || store === null) {
-      if (expect.storeHeaders !== store) failures.push(`storeHeaders:\n    expected ${show(expect.storeHeaders)}\n    actual   ${show(store)}`);
+      if (expect.storeHeaders !== store)
+        failures.push(`storeHeaders:\n    expected ${show(expect.storeHeaders)}\n    actual   ${show(store)}`);
     } else {
       checkHeaders(expect.storeHeaders, store, subst, failures);
     }
   }
-  if ("evict" in expect && !isDeepEqual(expect.evict, form.evict)) failures.push(`evict:\n    expected ${show(expect.evict)}\n    actual   ${show(form.evict)}`);
+  if ("evict" in expect && !isDeepEqual(expect.evict, form.evict))
+    failures.push(`evict:\n    expected ${show(expect.evict)}\n    actual   ${show(form.evict)}`);
 }
 
 /** Drives a resolution out of order on purpose; the error code the addon throws. */
@@ -472,7 +474,15 @@ function misuse(kind, resolution, host) {
       return errorCode(() => resolution.advance(JSON.stringify([{ id: NEVER_HANDED_OUT, value: null }]), host));
     case "provideTwice": {
       const call = first()[0];
-      return errorCode(() => resolution.advance(JSON.stringify([{ id: call.id, value: null }, { id: call.id, value: null }]), host));
+      return errorCode(() =>
+        resolution.advance(
+          JSON.stringify([
+            { id: call.id, value: null },
+            { id: call.id, value: null },
+          ]),
+          host,
+        ),
+      );
     }
     case "nextAfterDone":
     case "provideAfterDone": {
@@ -526,7 +536,8 @@ function runStepCase(kase) {
         break;
       case "purge": {
         const keys = site.purge(step.target).sort();
-        if ("keys" in expect && !isDeepEqual(expect.keys, keys)) stepFailures.push(`keys:\n    expected ${show(expect.keys)}\n    actual   ${show(keys)}`);
+        if ("keys" in expect && !isDeepEqual(expect.keys, keys))
+          stepFailures.push(`keys:\n    expected ${show(expect.keys)}\n    actual   ${show(keys)}`);
         own = ["keys"];
         break;
       }
@@ -645,7 +656,8 @@ function checkDriven(expect, driven, refreshed, at, failures) {
     refreshTrace: refreshed?.trace ?? null,
   };
   for (const [name, value] of Object.entries(got)) {
-    if (name in (expect ?? {}) && !isDeepEqual(expect[name], value)) failures.push(`${at}${name}:\n    expected ${show(expect[name])}\n    actual   ${show(value)}`);
+    if (name in (expect ?? {}) && !isDeepEqual(expect[name], value))
+      failures.push(`${at}${name}:\n    expected ${show(expect[name])}\n    actual   ${show(value)}`);
   }
   const headerFailures = [];
   checkHeaders(expect?.headers, driven.response?.headers ?? [], (s) => s, headerFailures);
@@ -696,7 +708,7 @@ function runExchangeCase(kase) {
         knownKeys(expect.leader, EXCHANGE_KEYS, own);
         knownKeys(expect.followers, EXCHANGE_KEYS, own);
         checkDriven(expect.leader, led, null, "leader ", own);
-        followers.forEach(([, driven], n) => checkDriven(expect.followers, driven, null, `follower ${n} `, own));
+        for (const [n, [, driven]] of followers.entries()) checkDriven(expect.followers, driven, null, `follower ${n} `, own);
         known = ["leader", "followers"];
         break;
       }

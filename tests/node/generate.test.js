@@ -142,7 +142,10 @@ test("the schema: section keys, labels from doc comments, optional props, nested
   // Functions exported beside Props (the section loader) are not props; a described prop
   // set by it stays optional.
   assert.deepEqual(def(meta, "site/sections/Greeting.tsx").required, ["name"]);
-  assert.equal(def(meta, "site/sections/Greeting.tsx").properties.path.description, "Set by the section loader: the path the page was requested at.");
+  assert.equal(
+    def(meta, "site/sections/Greeting.tsx").properties.path.description,
+    "Set by the section loader: the path the page was requested at.",
+  );
 
   // Loaders from loaders/: the type's doc comment describes the block.
   assert.deepEqual(meta.manifest.blocks.loaders, {
@@ -260,7 +263,10 @@ test("src/sections is used before sections; nested directories keep their path i
   const meta = readJson(path.join(dir, ".platform", "meta.gen.json"));
   assert.deepEqual(Object.keys(meta.manifest.blocks.sections), ["site/sections/blog/Post.tsx"]);
   assert.deepEqual(def(meta, "site/sections/blog/Post.tsx").properties.text, { type: "string", title: "Heading" });
-  assert.match(fs.readFileSync(path.join(dir, "src", "sections.gen.ts"), "utf8"), /"\.\/sections\/blog\/Post\.tsx": \(\) => import\("\.\/sections\/blog\/Post"\)/);
+  assert.match(
+    fs.readFileSync(path.join(dir, "src", "sections.gen.ts"), "utf8"),
+    /"\.\/sections\/blog\/Post\.tsx": \(\) => import\("\.\/sections\/blog\/Post"\)/,
+  );
   assert.match(stderr, /no blocks directory .*: no content bundle written/);
 });
 
@@ -293,7 +299,10 @@ test("Fast Deploy: a seeded deployment's build (PLATFORM_SEEDED_DEPLOY, or --fas
   let run = generate(dir, { PLATFORM_SEEDED_DEPLOY: "1" });
   assert.equal(run.status, 0, run.stderr);
   assert.deepEqual(bundle(), {});
-  assert.match(run.stderr, /^wrote \.platform\/blocks\.gen\.json without the content: Fast Deploy \(the content comes from PLATFORM_KV\)$/m);
+  assert.match(
+    run.stderr,
+    /^wrote \.platform\/blocks\.gen\.json without the content: Fast Deploy \(the content comes from PLATFORM_KV\)$/m,
+  );
   assert.equal(generate(dir, { PLATFORM_SEEDED_DEPLOY: "1" }, "--fast-deploy", "false").status, 0);
   assert.equal(Object.keys(bundle()).length, blocks);
   assert.equal(generate(dir, "--fast-deploy", "true").status, 0);
@@ -362,5 +371,8 @@ test("every other command is the native sitefile program: arguments, output and 
   const { SITEFILE_BINARY: _, ...bare } = process.env;
   run = spawnSync(process.execPath, [CLI, "check", site], { encoding: "utf8", env: bare });
   assert.equal(run.status, 1, "in this checkout no platform package is installed");
-  assert.match(run.stderr, /^sitefile check: the native sitefile program for linux-x64 is not installed: its package \(sitefile-linux-x64-gnu\)/m);
+  assert.match(
+    run.stderr,
+    /^sitefile check: the native sitefile program for linux-x64 is not installed: its package \(sitefile-linux-x64-gnu\)/m,
+  );
 });

@@ -37,7 +37,8 @@ test("createNextSetup: reads .platform/blocks of the working directory by defaul
   let extended = 0;
   let seen;
   try {
-    const ensureSetup = createNextSetup({ name: uniq(),
+    const ensureSetup = createNextSetup({
+      name: uniq(),
       sections,
       extend: (blocks) => {
         extended += 1;
@@ -58,12 +59,37 @@ test("createNextSetup: reads .platform/blocks of the working directory by defaul
   }
 });
 
+test("createNextSetup: nonCriticalSections are taken, and their loaders' failures do not degrade the page", async () => {
+  const { runSectionLoadersWithEffects } = require("sitefile");
+  const site = await createNextSetup({
+    name: uniq(),
+    blocks: { "pages-home": { path: "/", sections: [{ __resolveType: "site/sections/Reviews.tsx" }] } },
+    sections: {
+      "./sections/Reviews.tsx": async () => ({
+        default: () => null,
+        loader: () => {
+          throw new Error("reviews down");
+        },
+      }),
+    },
+    nonCriticalSections: ["site/sections/Reviews.tsx"],
+  })();
+  const page = await resolveDecoPage({ url: `${ORIGIN}/` }, site);
+  const { effects } = await runSectionLoadersWithEffects(page.sections, { url: `${ORIGIN}/` }, site);
+  assert.deepEqual(
+    effects.errors.map((e) => e.message),
+    ["reviews down"],
+  );
+  assert.equal(effects.degraded, undefined, "a non-critical section's failure does not degrade the page");
+});
+
 test("createNextSetup: blocks laid over blocksDir; blocks alone read no directory", async () => {
   const root = siteDir({
     "pages-home": { path: "/", sections: [hero("disk")] },
     "pages-about": { path: "/about", sections: [hero("about")] },
   });
-  const site = await createNextSetup({ name: uniq(),
+  const site = await createNextSetup({
+    name: uniq(),
     sections,
     blocksDir: path.join(root, ".platform/blocks"),
     blocks: { "pages-home": { path: "/", sections: [hero("over")] } },
@@ -99,7 +125,8 @@ test("createNextSetup under next dev: an edited block file is served without a r
     "pages-about": { path: "/about", sections: [hero("about")] },
   });
   const dir = path.join(root, ".platform/blocks");
-  const site = await createNextSetup({ name: uniq(),
+  const site = await createNextSetup({
+    name: uniq(),
     sections,
     blocksDir: dir,
     blocks: { "pages-about": { path: "/about", sections: [hero("laid over")] } },
@@ -119,7 +146,10 @@ test("createNextSetup under next dev: an edited block file is served without a r
     fs.writeFileSync(path.join(dir, "pages-home.json"), '{"path": "/", "sections": [');
     const until = Date.now() + 5000;
     while (!errors.some((e) => e.includes("was not served")) && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
-    assert.ok(errors.some((e) => e.includes("changed but was not served")), errors.join("\n"));
+    assert.ok(
+      errors.some((e) => e.includes("changed but was not served")),
+      errors.join("\n"),
+    );
     assert.equal(site.revision, revision, "a bad save changes nothing");
     assert.equal(await titleBecomes(site, "/", "after", 0), "after");
   } finally {
@@ -128,7 +158,12 @@ test("createNextSetup under next dev: an edited block file is served without a r
 
   // Outside development nothing is watched.
   const production = siteDir({ "pages-home": { path: "/", sections: [hero("built")] } });
-  const built = await createNextSetup({ name: uniq(), sections, blocksDir: path.join(production, ".platform/blocks"), env: { NODE_ENV: "production" } })();
+  const built = await createNextSetup({
+    name: uniq(),
+    sections,
+    blocksDir: path.join(production, ".platform/blocks"),
+    env: { NODE_ENV: "production" },
+  })();
   fs.writeFileSync(path.join(production, ".platform/blocks/pages-home.json"), JSON.stringify({ path: "/", sections: [hero("edited")] }));
   assert.equal(await titleBecomes(built, "/", "edited", 500), "built");
 });
@@ -137,7 +172,8 @@ test("createNextSetup: a rejected set-up is not remembered; the next call tries 
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-next-"));
   const dir = path.join(root, "blocks");
   let extendFails = true;
-  const ensureSetup = createNextSetup({ name: uniq(),
+  const ensureSetup = createNextSetup({
+    name: uniq(),
     sections,
     blocksDir: dir,
     extend: () => {
@@ -179,7 +215,7 @@ test("createNextSetup: conventions.meta layout sections are cached by the core a
 });
 
 test("createNextSetup: options are checked", async () => {
-  assert.throws(() => createNextSetup({ name: uniq(),}), { code: "INVALID_CONFIG" });
+  assert.throws(() => createNextSetup({ name: uniq() }), { code: "INVALID_CONFIG" });
   assert.throws(() => createNextSetup({ name: uniq(), sections, blocks: {}, bogus: 1 }), { code: "INVALID_CONFIG" });
   assert.throws(() => createNextSetup({ name: uniq(), sections, meta: {} }), { code: "INVALID_CONFIG" });
   assert.throws(() => createNextSetup({ name: uniq(), sections, blocksDir: "" }), { code: "INVALID_CONFIG" });
@@ -193,7 +229,9 @@ test("createNextSetup: set-ups of one name share the first one's content; each r
   // Each bundle has its own copy of the app's modules: here, components and loaders that say
   // whose they are.
   const layer = (who, extra = {}) => ({
-    sections: { "./sections/Hero.tsx": async () => ({ default: ({ title, by }) => React.createElement("h1", { "data-by": by }, `${who} ${title}`) }) },
+    sections: {
+      "./sections/Hero.tsx": async () => ({ default: ({ title, by }) => React.createElement("h1", { "data-by": by }, `${who} ${title}`) }),
+    },
     loaders: { "site/loaders/who.ts": () => who },
     previewWrapper: ({ children }) => React.createElement("div", { "data-wrapper": who }, children),
     getCommerceLoaders: () => ({ "site/actions/whose.ts": () => who }),
@@ -210,18 +248,34 @@ test("createNextSetup: set-ups of one name share the first one's content; each r
   assert.equal(site.revision, first.revision, "over the first set-up's content");
 
   const page = createDecoPage({ siteName: "Shop", setup: pageLayer, fullRequest: true });
-  assert.match((await renderPage(page, `${ORIGIN}/`)).html, /<h1 data-by="page">page first<\/h1>/, "the page's components and loaders, the shared content");
+  assert.match(
+    (await renderPage(page, `${ORIGIN}/`)).html,
+    /<h1 data-by="page">page first<\/h1>/,
+    "the page's components and loaders, the shared content",
+  );
   first.reload({ blocks: { "pages-home": { path: "/", sections: [hero("reloaded")] } } });
   assert.match((await renderPage(page, `${ORIGIN}/`)).html, /<h1>page reloaded<\/h1>/, "a reload through one is seen by the other");
 
   const preview = createDecoPreviewPage({ setup: pageLayer });
   nextRequestHeaders = new Headers({ host: "shop.example" });
-  const shown = renderToStaticMarkup(await preview({ params: Promise.resolve({ path: ["site/sections/Hero.tsx"] }), searchParams: Promise.resolve({ props: JSON.stringify({ title: "x" }) }) }));
+  const shown = renderToStaticMarkup(
+    await preview({
+      params: Promise.resolve({ path: ["site/sections/Hero.tsx"] }),
+      searchParams: Promise.resolve({ props: JSON.stringify({ title: "x" }) }),
+    }),
+  );
   assert.match(shown, /<div data-wrapper="page"><h1>page x<\/h1><\/div>/, "the page bundle's wrapper");
   const { POST } = createDecoRouteHandlers({ setup: pageLayer });
-  const invoked = await POST(request("/platform/invoke", { method: "POST", body: JSON.stringify({ a: { __resolveType: "site/loaders/who.ts" }, b: { __resolveType: "site/actions/whose.ts" } }) }));
+  const invoked = await POST(
+    request("/platform/invoke", {
+      method: "POST",
+      body: JSON.stringify({ a: { __resolveType: "site/loaders/who.ts" }, b: { __resolveType: "site/actions/whose.ts" } }),
+    }),
+  );
   assert.deepEqual(await invoked.json(), { a: "page", b: "page" }, "the route bundle's loaders and commerce loaders");
-  const posted = await POST(request("/live/previews/site%2Fsections%2FHero.tsx", { method: "POST", body: JSON.stringify({ props: { title: "posted" } }) }));
+  const posted = await POST(
+    request("/live/previews/site%2Fsections%2FHero.tsx", { method: "POST", body: JSON.stringify({ props: { title: "posted" } }) }),
+  );
   assert.match(await posted.text(), /<div data-wrapper="page"><h1>page posted<\/h1><\/div>/);
 
   const other = await createNextSetup({ name: uniq(), sections, blocks: blocks("other") })();
@@ -235,8 +289,14 @@ test("createNextSetup: conventions.syncComponents render without importing the s
   const ensureSetup = createNextSetup({
     name: uniq(),
     sections: {
-      "./sections/Hero.tsx": async () => (imported.push("Hero"), { default: Hero }),
-      "./sections/Card.tsx": async () => (imported.push("Card"), { default: Card }),
+      "./sections/Hero.tsx": async () => {
+        imported.push("Hero");
+        return { default: Hero };
+      },
+      "./sections/Card.tsx": async () => {
+        imported.push("Card");
+        return { default: Card };
+      },
     },
     blocks: { "pages-home": { path: "/", sections: [hero("a"), { __resolveType: "site/sections/Card.tsx", label: "lazy" }] } },
     conventions: { syncComponents: { "./sections/Hero.tsx": Sync } },
@@ -256,7 +316,12 @@ test("createNextSetup: the pass-through options (previewWrapper, productionOrigi
     "pages-home": {
       path: "/",
       sections: [
-        { __resolveType: "site/sections/Link.tsx", href: "https://shop.example/p/1", other: "https://elsewhere.example/p/1", label: { __resolveType: "site/loaders/missing.ts" } },
+        {
+          __resolveType: "site/sections/Link.tsx",
+          href: "https://shop.example/p/1",
+          other: "https://elsewhere.example/p/1",
+          label: { __resolveType: "site/loaders/missing.ts" },
+        },
         { __resolveType: "site/sections/Failing.tsx" },
       ],
     },
@@ -268,14 +333,22 @@ test("createNextSetup: the pass-through options (previewWrapper, productionOrigi
       sections: {
         ...sections,
         "./sections/Link.tsx": async () => ({ default: Link }),
-        "./sections/Failing.tsx": async () => ({ default: () => React.createElement("i", null, "kept"), loader: () => { throw new Error("loader down"); } }),
+        "./sections/Failing.tsx": async () => ({
+          default: () => React.createElement("i", null, "kept"),
+          loader: () => {
+            throw new Error("loader down");
+          },
+        }),
       },
       blocks,
       blocksDir: false,
       previewWrapper: ({ children }) => React.createElement("div", { "data-w": "" }, children),
       productionOrigins: ["https://shop.example"],
       onResolveError: (error, resolveType, context) => errors.push([error.message, resolveType, context]),
-      onDanglingReference: (resolveType) => (dangling.push(resolveType), `dangling ${resolveType}`),
+      onDanglingReference: (resolveType) => {
+        dangling.push(resolveType);
+        return `dangling ${resolveType}`;
+      },
       getCommerceLoaders: () => ({ "commerce/loaders/price.ts": (props) => ({ price: props.sku * 10 }) }),
       ...extra,
     });
@@ -294,35 +367,73 @@ test("createNextSetup: the pass-through options (previewWrapper, productionOrigi
 
     const preview = createDecoPreviewPage({ setup: ensureSetup });
     nextRequestHeaders = new Headers({ host: "shop.example" });
-    const shown = renderToStaticMarkup(await preview({ params: Promise.resolve({ path: ["site/sections/Hero.tsx"] }), searchParams: Promise.resolve({ props: JSON.stringify({ title: "w" }) }) }));
-    assert.match(shown, /<section data-manifest-key="site\/sections\/Hero.tsx"><div data-w=""><h1>w<\/h1><\/div><\/section>/, "the preview wrapper");
+    const shown = renderToStaticMarkup(
+      await preview({
+        params: Promise.resolve({ path: ["site/sections/Hero.tsx"] }),
+        searchParams: Promise.resolve({ props: JSON.stringify({ title: "w" }) }),
+      }),
+    );
+    assert.match(
+      shown,
+      /<section data-manifest-key="site\/sections\/Hero.tsx"><div data-w=""><h1>w<\/h1><\/div><\/section>/,
+      "the preview wrapper",
+    );
     const { POST } = createDecoRouteHandlers({ setup: ensureSetup });
     const invoked = await POST(request("/platform/invoke/commerce/loaders/price.ts", { method: "POST", body: JSON.stringify({ sku: 4 }) }));
     assert.deepEqual(await invoked.json(), { price: 40 }, "a commerce loader is invokable");
 
     const noGlobals = setup({ resolveGlobals: false });
-    assert.doesNotMatch((await renderPage(createDecoPage({ siteName: "Shop", setup: noGlobals }), `${ORIGIN}/`)).html, /global/, "resolveGlobals: false");
+    assert.doesNotMatch(
+      (await renderPage(createDecoPage({ siteName: "Shop", setup: noGlobals }), `${ORIGIN}/`)).html,
+      /global/,
+      "resolveGlobals: false",
+    );
   } finally {
     process.chdir(cwd);
   }
 });
 
 test("a POST preview of a client component (a reference in the route's bundle) is the preview page showing it, in an iframe", async () => {
-  const Client = Object.assign(() => { throw new Error("a client component cannot be called on the server"); }, { $$typeof: Symbol.for("react.client.reference") });
-  const ensureSetup = createNextSetup({ name: uniq(), sections: { ...sections, "./sections/Client.tsx": async () => ({ default: Client }) }, blocks: {} });
+  const Client = Object.assign(
+    () => {
+      throw new Error("a client component cannot be called on the server");
+    },
+    { $$typeof: Symbol.for("react.client.reference") },
+  );
+  const ensureSetup = createNextSetup({
+    name: uniq(),
+    sections: { ...sections, "./sections/Client.tsx": async () => ({ default: Client }) },
+    blocks: {},
+  });
   const { POST } = createDecoRouteHandlers({ setup: ensureSetup });
   const body = JSON.stringify({ path: "/", sections: [hero("server"), { __resolveType: "site/sections/Client.tsx", label: "a & b" }] });
-  const response = await POST(request("/live/previews/website%2Fpages%2FPage.tsx?path=%2Fabout&deviceHint=mobile&other=1", { method: "POST", body }));
+  const response = await POST(
+    request("/live/previews/website%2Fpages%2FPage.tsx?path=%2Fabout&deviceHint=mobile&other=1", { method: "POST", body }),
+  );
   const html = await response.text();
-  assert.match(html, /<section data-manifest-key="site\/sections\/Hero.tsx"><h1>server<\/h1><\/section>/, "server components render inline");
-  const src = /<section data-manifest-key="site\/sections\/Client.tsx"><iframe src="([^"]+)" title="site\/sections\/Client.tsx" data-platform-client-preview="" style="width:100%;border:0"><\/iframe><\/section>/.exec(html)?.[1];
+  assert.match(
+    html,
+    /<section data-manifest-key="site\/sections\/Hero.tsx"><h1>server<\/h1><\/section>/,
+    "server components render inline",
+  );
+  const src =
+    /<section data-manifest-key="site\/sections\/Client.tsx"><iframe src="([^"]+)" title="site\/sections\/Client.tsx" data-platform-client-preview="" style="width:100%;border:0"><\/iframe><\/section>/.exec(
+      html,
+    )?.[1];
   assert.ok(src, html);
   const url = new URL(src.replaceAll("&amp;", "&"), ORIGIN);
   assert.equal(url.pathname, "/platform/preview/site%2Fsections%2FClient.tsx");
-  assert.deepEqual(Object.fromEntries(url.searchParams), { path: "/about", deviceHint: "mobile", props: JSON.stringify({ label: "a & b" }) });
+  assert.deepEqual(Object.fromEntries(url.searchParams), {
+    path: "/about",
+    deviceHint: "mobile",
+    props: JSON.stringify({ label: "a & b" }),
+  });
   const huge = JSON.stringify({ props: { label: "x".repeat(9000) } });
   const refused = await (await POST(request("/live/previews/site%2Fsections%2FClient.tsx", { method: "POST", body: huge }))).text();
-  assert.match(refused, /Error rendering site\/sections\/Client.tsx: site\/sections\/Client.tsx is a client component, shown by the preview page, and its props are too large/);
+  assert.match(
+    refused,
+    /Error rendering site\/sections\/Client.tsx: site\/sections\/Client.tsx is a client component, shown by the preview page, and its props are too large/,
+  );
 });
 
 test("a hand-written page: resolveDecoPageWithDraft, runSectionLoaders and renderDecoSections from sitefile/page", async (t) => {
@@ -331,7 +442,9 @@ test("a hand-written page: resolveDecoPageWithDraft, runSectionLoaders and rende
   const fetched = [];
   const server = require("node:http").createServer((req, res) => {
     fetched.push(req.url);
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ "pages-home": { path: "/", sections: [hero("drafted")] } }));
+    res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ "pages-home": { path: "/", sections: [hero("drafted")] } }));
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   t.after(() => server.close());
@@ -354,31 +467,43 @@ test("a hand-written page: resolveDecoPageWithDraft, runSectionLoaders and rende
   const site = await ensureSetup();
   const browser = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/120", host: "shop.example" };
   // What the app's "use client" deferred-section component renders on the server: the fallback.
-  const Deferred = ({ section, fallback }) => React.createElement("platform-deferred", { "data-index": section.index, "data-path": section.path }, fallback);
+  const Deferred = ({ section, fallback }) =>
+    React.createElement("platform-deferred", { "data-index": section.index, "data-path": section.path }, fallback);
   const render = async (headers, options = {}) => {
     const request = { url: `${ORIGIN}/`, headers: new Headers(headers) };
     const page = await resolveDecoPageWithDraft(request, site);
     const sections = await runSectionLoaders(page.sections, request, site);
-    return renderToStaticMarkup(React.createElement("main", null, ...(await renderDecoSections(sections, { setup: ensureSetup, ...options }))));
+    return renderToStaticMarkup(
+      React.createElement("main", null, ...(await renderDecoSections(sections, { setup: ensureSetup, ...options }))),
+    );
   };
   assert.equal(
     await render(browser, { deferredSection: Deferred, path: "/" }),
     '<main><p>hello you via /</p><div data-grid=""><b>nested</b></div><platform-deferred data-index="2" data-path="/"><hr/></platform-deferred></main>',
     "section loaders, nested sections as components, a deferred section as its fallback in the deferred-section component",
   );
-  assert.equal(await render(browser), '<main><p>hello you via /</p><div data-grid=""><b>nested</b></div><b>later</b></main>', "without one, at once");
+  assert.equal(
+    await render(browser),
+    '<main><p>hello you via /</p><div data-grid=""><b>nested</b></div><b>later</b></main>',
+    "without one, at once",
+  );
   const pointer = `127.0.0.1:${server.address().port}/drafts/home@v1`;
   assert.equal(await render({ ...browser, "x-platform-draft": pointer }), "<main><h1>drafted</h1></main>", "the draft the request carries");
   assert.equal(await render({ ...browser, "x-platform-draft": pointer }), "<main><h1>drafted</h1></main>");
   assert.deepEqual(fetched, ["/drafts/home?v=v1"], "the core keeps the draft: fetched once");
-  assert.match(await render({ ...browser, host: "other.example", "x-platform-draft": pointer }), /hello you/, "not on a host that may not preview");
+  assert.match(
+    await render({ ...browser, host: "other.example", "x-platform-draft": pointer }),
+    /hello you/,
+    "not on a host that may not preview",
+  );
   await assert.rejects(resolveDecoPageWithDraft({ url: `${ORIGIN}/` }, site), { code: "INVALID_REQUEST" });
   await assert.rejects(renderDecoSections([], {}), { code: "INVALID_CONFIG" });
 });
 
 function routeSetup(env = {}, extra = {}) {
   let runs = 0;
-  const ensureSetup = createNextSetup({ name: uniq(),
+  const ensureSetup = createNextSetup({
+    name: uniq(),
     sections,
     blocks: { "pages-home": { path: "/", sections: [hero("hello")] } },
     loaders: { "site/loaders/double.ts": (props) => props.n * 2 },
@@ -394,9 +519,7 @@ function routeSetup(env = {}, extra = {}) {
 
 test("route handlers: OPTIONS is answered by the core without running setup", async () => {
   const { handlers, runs } = routeSetup();
-  const response = await handlers.OPTIONS(
-    request("/platform/meta", { method: "OPTIONS", headers: { origin: "https://editor.example" } }),
-  );
+  const response = await handlers.OPTIONS(request("/platform/meta", { method: "OPTIONS", headers: { origin: "https://editor.example" } }));
   assert.equal(response.status, 204);
   assert.equal(response.headers.get("access-control-allow-origin"), "https://editor.example");
   assert.match(response.headers.get("access-control-allow-methods"), /POST/);
@@ -501,7 +624,10 @@ test("config: the editor may frame pages; draft renders kept out of shared cache
   });
   assert.equal(rules[3].source, "/x");
   const drafts = rules.slice(1, 3);
-  assert.deepEqual(drafts.map((r) => r.has), [[{ type: "query", key: "__draft" }], [{ type: "cookie", key: "__platform_draft" }]]);
+  assert.deepEqual(
+    drafts.map((r) => r.has),
+    [[{ type: "query", key: "__draft" }], [{ type: "cookie", key: "__platform_draft" }]],
+  );
   for (const rule of drafts) {
     assert.equal(rule.source, "/:path*");
     const headers = Object.fromEntries(rule.headers.map((h) => [h.key, h.value]));
@@ -564,7 +690,10 @@ test("config: the content is traced into the server output; fastDeploy (true, or
   const fromFunction = await withSitefile(() => ({}), { fastDeploy: "auto" })("phase-production-build", { defaultConfig: {} });
   assert.deepEqual(fromFunction.outputFileTracingExcludes, { "/**": [...SITEFILE_CONTENT_FILES] });
 
-  assert.throws(() => withSitefile({}, { fastDeploy: "yes" }), (e) => e.code === "INVALID_CONFIG" && /fastDeploy="yes"/.test(e.message));
+  assert.throws(
+    () => withSitefile({}, { fastDeploy: "yes" }),
+    (e) => e.code === "INVALID_CONFIG" && /fastDeploy="yes"/.test(e.message),
+  );
 });
 
 test("getSection: the component a resolved section names, from the set-up's modules", async () => {
@@ -621,13 +750,21 @@ async function renderPage(page, url, headers = {}) {
 }
 
 const Card = ({ label }) => React.createElement("b", null, label);
-const Grid = ({ items }) => React.createElement("div", { "data-grid": "" }, items.map((item, i) => React.createElement(item.Component, { key: i, ...item.props })));
+const Grid = ({ items }) =>
+  React.createElement(
+    "div",
+    { "data-grid": "" },
+    items.map((item, i) => React.createElement(item.Component, { key: i, ...item.props })),
+  );
 const Greeting = ({ who }) => React.createElement("p", null, `hello ${who}`);
 const pageSections = {
   ...sections,
   "./sections/Card.tsx": async () => ({ default: Card }),
   "./sections/Grid.tsx": async () => ({ default: Grid }),
-  "./sections/Greeting.tsx": async () => ({ default: Greeting, loader: (props, req) => ({ who: `${props.who} via ${new URL(req.url).pathname}` }) }),
+  "./sections/Greeting.tsx": async () => ({
+    default: Greeting,
+    loader: (props, req) => ({ who: `${props.who} via ${new URL(req.url).pathname}` }),
+  }),
 };
 /** A Next set-up of `blocks` with `pageSections`. */
 const pageSite = (blocks, options = {}) => createNextSetup({ name: uniq(), sections: pageSections, blocks, ...options });
@@ -639,7 +776,13 @@ test("createDecoPage: renders the path's page, nested sections as components, an
       seo: { title: "Home", description: "The home page", canonical: "https://shop.example/" },
       sections: [
         hero("Welcome"),
-        { __resolveType: "site/sections/Grid.tsx", items: [{ __resolveType: "site/sections/Card.tsx", label: "one" }, { __resolveType: "site/sections/Card.tsx", label: "two" }] },
+        {
+          __resolveType: "site/sections/Grid.tsx",
+          items: [
+            { __resolveType: "site/sections/Card.tsx", label: "one" },
+            { __resolveType: "site/sections/Card.tsx", label: "two" },
+          ],
+        },
       ],
     },
     "pages-hidden": { path: "/hidden/:id", seo: { noIndexing: true }, sections: [hero("hidden")] },
@@ -675,7 +818,11 @@ test("createDecoPage: the site's not-found page is Next's 404, and page.NotFound
     '<main data-page="pages-missing"><h1>We could not find that page</h1></main>',
   );
   const without = createDecoPage({ siteName: "Shop", setup: pageSite({ "pages-home": blocks["pages-home"] }) });
-  assert.equal(renderToStaticMarkup(await without.NotFound({ children: fallback })), "<h1>No page here</h1>", "a site without one: the app's fallback");
+  assert.equal(
+    renderToStaticMarkup(await without.NotFound({ children: fallback })),
+    "<h1>No page here</h1>",
+    "a site without one: the app's fallback",
+  );
   assert.equal((await renderPage(page, `${ORIGIN}/`)).html, '<main data-page="pages-home"><h1>Welcome</h1></main>');
 });
 
@@ -688,7 +835,10 @@ test("createDecoPage: the path and user agent only by default; fullRequest passe
         variants: [
           { rule: { __resolveType: "website/matchers/cookie.ts", name: "vip", value: "1" }, value: [hero("vip")] },
           { rule: { __resolveType: "website/matchers/device.ts", mobile: true }, value: [hero("mobile")] },
-          { rule: { __resolveType: "website/matchers/always.ts" }, value: [{ __resolveType: "site/sections/Greeting.tsx", who: "everyone" }] },
+          {
+            rule: { __resolveType: "website/matchers/always.ts" },
+            value: [{ __resolveType: "site/sections/Greeting.tsx", who: "everyone" }],
+          },
         ],
       },
     },
@@ -697,7 +847,11 @@ test("createDecoPage: the path and user agent only by default; fullRequest passe
   const full = createDecoPage({ siteName: "Shop", setup: ensureSetup, fullRequest: true });
   const phone = { "user-agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148" };
   assert.match((await renderPage(plain, `${ORIGIN}/`, phone)).html, /<h1>mobile<\/h1>/, "the user agent reaches matchers");
-  assert.match((await renderPage(plain, `${ORIGIN}/`, { cookie: "vip=1" })).html, /<p>hello everyone<\/p>/, "no cookies, no section loaders");
+  assert.match(
+    (await renderPage(plain, `${ORIGIN}/`, { cookie: "vip=1" })).html,
+    /<p>hello everyone<\/p>/,
+    "no cookies, no section loaders",
+  );
   assert.match((await renderPage(full, `${ORIGIN}/`, { cookie: "vip=1" })).html, /<h1>vip<\/h1>/);
   assert.match((await renderPage(full, `${ORIGIN}/?x=1`)).html, /<p>hello everyone via \/<\/p>/, "the section loader ran");
 });
@@ -727,7 +881,8 @@ test("createNextSetup: customMatchers register a matcher for that set-up, once, 
   };
   const page = createDecoPage({ siteName: "Shop", setup: pageSite(blocks, { customMatchers: [registerLanguage] }), fullRequest: true });
   assert.equal(registered, 0, "nothing is registered before the set-up runs");
-  const heading = async (language) => /<h1>([^<]*)<\/h1>/.exec((await renderPage(page, `${ORIGIN}/`, language ? { "accept-language": language } : {})).html)[1];
+  const heading = async (language) =>
+    /<h1>([^<]*)<\/h1>/.exec((await renderPage(page, `${ORIGIN}/`, language ? { "accept-language": language } : {})).html)[1];
   assert.equal(await heading("pt-BR,pt;q=0.9"), "Olá", "the matcher is true: its variant");
   assert.equal(await heading("en-US"), "Hello", "the matcher is false: the next variant");
   assert.equal(await heading(undefined), "Hello");
@@ -748,16 +903,28 @@ test("preview GETs redirect (307) to the preview page, which renders the preview
     { renderShell: { css: "/styles.css", fonts: ["/font.css"] } },
   );
   let setups = 0;
-  const setup = Object.assign(() => ((setups += 1), ensureSetup()), ensureSetup);
+  const setup = Object.assign(() => {
+    setups += 1;
+    return ensureSetup();
+  }, ensureSetup);
   const { GET, POST } = createDecoRouteHandlers({ setup });
   for (const path of ["/live/previews/site%2Fsections%2FHero.tsx", "/platform/previews/site%2Fsections%2FHero.tsx"]) {
-    const response = await GET(request(`${path}?props=${encodeURIComponent(JSON.stringify({ title: "Hi" }))}&path=%2Fabout`, { headers: { origin: "https://editor.example" } }));
+    const response = await GET(
+      request(`${path}?props=${encodeURIComponent(JSON.stringify({ title: "Hi" }))}&path=%2Fabout`, {
+        headers: { origin: "https://editor.example" },
+      }),
+    );
     assert.equal(response.status, 307);
-    assert.equal(response.headers.get("location"), `/platform/preview/site%2Fsections%2FHero.tsx?props=%7B%22title%22%3A%22Hi%22%7D&path=%2Fabout`);
+    assert.equal(
+      response.headers.get("location"),
+      `/platform/preview/site%2Fsections%2FHero.tsx?props=%7B%22title%22%3A%22Hi%22%7D&path=%2Fabout`,
+    );
     assert.equal(response.headers.get("access-control-allow-origin"), "https://editor.example");
   }
   assert.equal(setups, 0, "the redirect needs no set-up");
-  const posted = await POST(request("/live/previews/site%2Fsections%2FHero.tsx", { method: "POST", body: JSON.stringify({ props: { title: "Posted" } }) }));
+  const posted = await POST(
+    request("/live/previews/site%2Fsections%2FHero.tsx", { method: "POST", body: JSON.stringify({ props: { title: "Posted" } }) }),
+  );
   assert.equal(posted.status, 200, "POST previews are rendered by the route");
   assert.match(await posted.text(), /<h1>Posted<\/h1>/);
   assert.equal((await GET(request("/live/previews"))).status, 200, "the empty preview frame is not redirected");
@@ -772,11 +939,25 @@ test("preview GETs redirect (307) to the preview page, which renders the preview
     '<div data-theme="light" data-platform-preview=""><link rel="stylesheet" href="/font.css"/><link rel="stylesheet" href="/styles.css"/>' +
       '<section data-manifest-key="site/sections/Hero.tsx"><h1>Hi</h1></section></div>',
   );
-  assert.match(await show(["Hello"], {}), /<section data-manifest-key="site\/sections\/Greeting.tsx"><p>hello block via \/<\/p><\/section>/, "a saved block, its section loader run");
-  const whole = await show(["website", "pages", "Page.tsx"], { path: "/about", props: JSON.stringify({ sections: [hero("Whole"), { __resolveType: "Hello" }] }) });
-  assert.match(whole, /<section data-manifest-key="site\/sections\/Hero.tsx"><h1>Whole<\/h1><\/section><section data-manifest-key="site\/sections\/Greeting.tsx"><p>hello block via \/about<\/p><\/section>/);
+  assert.match(
+    await show(["Hello"], {}),
+    /<section data-manifest-key="site\/sections\/Greeting.tsx"><p>hello block via \/<\/p><\/section>/,
+    "a saved block, its section loader run",
+  );
+  const whole = await show(["website", "pages", "Page.tsx"], {
+    path: "/about",
+    props: JSON.stringify({ sections: [hero("Whole"), { __resolveType: "Hello" }] }),
+  });
+  assert.match(
+    whole,
+    /<section data-manifest-key="site\/sections\/Hero.tsx"><h1>Whole<\/h1><\/section><section data-manifest-key="site\/sections\/Greeting.tsx"><p>hello block via \/about<\/p><\/section>/,
+  );
   const broken = createDecoPreviewPage({
-    setup: createNextSetup({ name: uniq(), sections: { "./sections/Broken.tsx": async () => Promise.reject(new Error("boom")) }, blocks: {} }),
+    setup: createNextSetup({
+      name: uniq(),
+      sections: { "./sections/Broken.tsx": async () => Promise.reject(new Error("boom")) },
+      blocks: {},
+    }),
   });
   nextRequestHeaders = new Headers({ host: "shop.example" });
   const failed = renderToStaticMarkup(await broken({ params: Promise.resolve({ path: ["site/sections/Broken.tsx"] }) }));
@@ -787,7 +968,11 @@ test("preview GETs redirect (307) to the preview page, which renders the preview
 test("DecoRootLayout: html and body, the analytics tag exactly when PLATFORM_ANALYTICS_ENABLED=true, live controls", () => {
   const { DecoRootLayout } = require("sitefile/layout");
   const render = (props) => renderToStaticMarkup(React.createElement(DecoRootLayout, props, React.createElement("main", null, "page")));
-  const enabled = { PLATFORM_ANALYTICS_ENABLED: "true", PLATFORM_ANALYTICS_ORIGIN: "https://analytics.example", PLATFORM_ANALYTICS_SITE_KEY: "key-1" };
+  const enabled = {
+    PLATFORM_ANALYTICS_ENABLED: "true",
+    PLATFORM_ANALYTICS_ORIGIN: "https://analytics.example",
+    PLATFORM_ANALYTICS_SITE_KEY: "key-1",
+  };
   const html = render({ siteName: "my-store", lang: "pt-BR", theme: "light", bodyClassName: "site", env: enabled });
   const controls = /<script data-platform-live-controls="">(.*?)<\/script>/.exec(html);
   assert.ok(controls, html);
@@ -797,9 +982,17 @@ test("DecoRootLayout: html and body, the analytics tag exactly when PLATFORM_ANA
       `<body class="site"><main>page</main>${controls[0]}</body></html>`,
   );
   assert.match(controls[1], /const editor="https:\/\/studio.platformcms.com\/sites\/my-store"/);
-  assert.match(render({ siteName: "s", env: { PLATFORM_ANALYTICS_ENABLED: "true" } }), /<head><script defer="" src="\/_platform\/analytics.js"><\/script><\/head>/, "same origin, no key");
+  assert.match(
+    render({ siteName: "s", env: { PLATFORM_ANALYTICS_ENABLED: "true" } }),
+    /<head><script defer="" src="\/_platform\/analytics.js"><\/script><\/head>/,
+    "same origin, no key",
+  );
   for (const value of ["TRUE", "1", "false", undefined]) {
-    assert.match(render({ siteName: "s", env: { ...enabled, PLATFORM_ANALYTICS_ENABLED: value } }), /<head><\/head>/, `PLATFORM_ANALYTICS_ENABLED=${value}`);
+    assert.match(
+      render({ siteName: "s", env: { ...enabled, PLATFORM_ANALYTICS_ENABLED: value } }),
+      /<head><\/head>/,
+      `PLATFORM_ANALYTICS_ENABLED=${value}`,
+    );
   }
   assert.match(render({ env: { PLATFORM_SITE_NAME: "from-env" } }), /sites\/from-env/, "PLATFORM_SITE_NAME names the site");
   assert.equal(render({ env: {} }), '<html lang="en"><head></head><body><main>page</main></body></html>', "no site name: no live controls");
@@ -808,7 +1001,12 @@ test("DecoRootLayout: html and body, the analytics tag exactly when PLATFORM_ANA
 test("draft middleware: the spec's state table, the core's decision, the pointer forwarded", async () => {
   const { createDraftMiddleware } = require("sitefile/middleware");
   const middleware = createDraftMiddleware({
-    setup: createNextSetup({ name: uniq(), sections, blocks: { site: { __resolveType: "site/apps/site.ts", previewHosts: ["shop.example"] } }, env: {} }),
+    setup: createNextSetup({
+      name: uniq(),
+      sections,
+      blocks: { site: { __resolveType: "site/apps/site.ts", previewHosts: ["shop.example"] } },
+      env: {},
+    }),
   });
   const pointer = "shop.example/drafts/home@v1";
   // normal → draft preview: allowed host, ?__draft=<pointer>.
@@ -831,7 +1029,9 @@ test("draft middleware: the spec's state table, the core's decision, the pointer
   assert.equal(response.headers.get("cache-control"), "no-store, private", "an answer that clears the cookie is no shared copy");
   assert.equal(response.forwarded.get("x-platform-draft"), null);
   // A host that may not preview: nothing happens, a client's pointer header is dropped.
-  response = await middleware(new Request(`https://other.example/?__draft=${encodeURIComponent(pointer)}`, { headers: { "x-platform-draft": pointer } }));
+  response = await middleware(
+    new Request(`https://other.example/?__draft=${encodeURIComponent(pointer)}`, { headers: { "x-platform-draft": pointer } }),
+  );
   assert.equal(response.headers.get("set-cookie"), null);
   assert.equal(response.headers.get("x-robots-tag"), null);
   assert.equal(response.headers.get("cache-control"), null);
@@ -913,13 +1113,20 @@ test("createDecoPage: a deferred section's first response is its fallback (its l
   const reviewsModule = {
     default: Reviews,
     LoadingFallback: ReviewsLoading,
-    loader: (props, req) => ((loads += 1), { ...props, seen: `${new URL(req.url).pathname} ${req.headers.get?.("cookie") ?? ""}` }),
+    loader: (props, req) => {
+      loads += 1;
+      return { ...props, seen: `${new URL(req.url).pathname} ${req.headers.get?.("cookie") ?? ""}` };
+    },
   };
   const lazy = (section) => ({ __resolveType: "website/sections/Rendering/Lazy.tsx", section });
   const blocks = {
     "pages-home": {
       path: "/",
-      sections: [hero("Top"), lazy({ __resolveType: "site/sections/Reviews.tsx", stars: 5 }), lazy({ __resolveType: "site/sections/Card.tsx", label: "no fallback" })],
+      sections: [
+        hero("Top"),
+        lazy({ __resolveType: "site/sections/Reviews.tsx", stars: 5 }),
+        lazy({ __resolveType: "site/sections/Card.tsx", label: "no fallback" }),
+      ],
     },
     "pages-other": { path: "/other", sections: [hero("Other"), { __resolveType: "site/sections/Reviews.tsx", stars: 1 }] },
     "pages-member": {
@@ -929,8 +1136,14 @@ test("createDecoPage: a deferred section's first response is its fallback (its l
         lazy({
           __resolveType: "website/flags/multivariate.ts",
           variants: [
-            { rule: { __resolveType: "website/matchers/cookie.ts", name: "vip", value: "1" }, value: [{ __resolveType: "site/sections/Card.tsx", label: "vip only" }] },
-            { rule: { __resolveType: "website/matchers/always.ts" }, value: [{ __resolveType: "site/sections/Card.tsx", label: "everyone" }] },
+            {
+              rule: { __resolveType: "website/matchers/cookie.ts", name: "vip", value: "1" },
+              value: [{ __resolveType: "site/sections/Card.tsx", label: "vip only" }],
+            },
+            {
+              rule: { __resolveType: "website/matchers/always.ts" },
+              value: [{ __resolveType: "site/sections/Card.tsx", label: "everyone" }],
+            },
           ],
         }),
       ],
@@ -959,10 +1172,18 @@ test("createDecoPage: a deferred section's first response is its fallback (its l
     const element = await page.section(target);
     return element === null ? null : renderToStaticMarkup(element);
   };
-  assert.equal(await section({ path: "/?q=1", index: 1, component: "site/sections/Reviews.tsx" }), "<p>5 stars (/ vip=1)</p>", "the section, its loader run with the request");
+  assert.equal(
+    await section({ path: "/?q=1", index: 1, component: "site/sections/Reviews.tsx" }),
+    "<p>5 stars (/ vip=1)</p>",
+    "the section, its loader run with the request",
+  );
   assert.equal(loads, 1);
   assert.equal(await section({ path: "/", index: 2, component: "site/sections/Card.tsx" }), "<b>no fallback</b>");
-  assert.equal(await section({ path: "/member", index: 1, component: "site/sections/Card.tsx" }), "<b>vip only</b>", "the request's cookies reach matchers");
+  assert.equal(
+    await section({ path: "/member", index: 1, component: "site/sections/Card.tsx" }),
+    "<b>vip only</b>",
+    "the request's cookies reach matchers",
+  );
   assert.equal(await section({ path: "/member", index: 1, component: "site/sections/Card.tsx" }, {}), "<b>everyone</b>");
 
   // Bounded: only a deferred section of the page the path names, of the key given.
@@ -996,14 +1217,29 @@ test("createDecoPage: a deferred section's first response is its fallback (its l
   const conventional = createDecoPage({
     siteName: "Shop",
     deferredSection: Deferred,
-    setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks, conventions: { loadingFallbacks: { "./sections/Reviews.tsx": Skeleton } } }),
+    setup: createNextSetup({
+      name: uniq(),
+      sections: sectionsWith,
+      blocks,
+      conventions: { loadingFallbacks: { "./sections/Reviews.tsx": Skeleton } },
+    }),
   });
-  assert.match((await renderPage(conventional, `${ORIGIN}/`, visitor)).html, /<platform-deferred data-ref="[^"]*"><hr\/><\/platform-deferred>/);
+  assert.match(
+    (await renderPage(conventional, `${ORIGIN}/`, visitor)).html,
+    /<platform-deferred data-ref="[^"]*"><hr\/><\/platform-deferred>/,
+  );
   // Without a deferred-section component, or with asyncRendering: false, nothing is deferred.
   const without = createDecoPage({ siteName: "Shop", setup, fullRequest: true });
-  assert.equal((await renderPage(without, `${ORIGIN}/`, visitor)).html, '<main data-page="pages-home"><h1>Top</h1><p>5 stars (/ vip=1)</p><b>no fallback</b></main>');
+  assert.equal(
+    (await renderPage(without, `${ORIGIN}/`, visitor)).html,
+    '<main data-page="pages-home"><h1>Top</h1><p>5 stars (/ vip=1)</p><b>no fallback</b></main>',
+  );
   assert.equal(await without.section({ path: "/", index: 1, component: "site/sections/Reviews.tsx" }), null);
-  const eager = createDecoPage({ siteName: "Shop", deferredSection: Deferred, setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks, asyncRendering: false }) });
+  const eager = createDecoPage({
+    siteName: "Shop",
+    deferredSection: Deferred,
+    setup: createNextSetup({ name: uniq(), sections: sectionsWith, blocks, asyncRendering: false }),
+  });
   assert.doesNotMatch((await renderPage(eager, `${ORIGIN}/`, visitor)).html, /<platform-deferred/);
 });
 
@@ -1011,10 +1247,16 @@ test("deferredSectionComponent: the fallback until the element nears the viewpor
   const { deferredSectionComponent, DEFERRED_ELEMENT } = require("sitefile/deferred");
   assert.equal(DEFERRED_ELEMENT, "platform-deferred");
   const calls = [];
-  const load = async (ref) => (calls.push(ref), React.createElement("p", null, `section ${ref.index}`));
+  const load = async (ref) => {
+    calls.push(ref);
+    return React.createElement("p", null, `section ${ref.index}`);
+  };
   const DeferredSection = deferredSectionComponent(React, load);
   const section = { path: "/", index: 2, component: "site/sections/Reviews.tsx" };
   const html = renderToStaticMarkup(React.createElement(DeferredSection, { section, fallback: React.createElement("i", null, "loading") }));
-  assert.equal(html, '<platform-deferred style="display:block" data-component="site/sections/Reviews.tsx"><i>loading</i></platform-deferred>');
+  assert.equal(
+    html,
+    '<platform-deferred style="display:block" data-component="site/sections/Reviews.tsx"><i>loading</i></platform-deferred>',
+  );
   assert.deepEqual(calls, [], "the server render loads nothing");
 });

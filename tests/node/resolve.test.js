@@ -274,7 +274,10 @@ test("now() and random() make date and random rules deterministic", async () => 
     "pages-home": {
       path: "/",
       sections: [
-        flag(variant({ __resolveType: "website/matchers/date.ts", start: "2026-11-27T00:00:00Z", end: "2026-11-30T00:00:00Z" }, hero("sale")), variant(always, hero("regular"))),
+        flag(
+          variant({ __resolveType: "website/matchers/date.ts", start: "2026-11-27T00:00:00Z", end: "2026-11-30T00:00:00Z" }, hero("sale")),
+          variant(always, hero("regular")),
+        ),
         flag(variant({ __resolveType: "website/matchers/random.ts", traffic: 0.5 }, hero("test")), variant(always, hero("control"))),
       ],
     },
@@ -299,7 +302,9 @@ test("random() returning an array scripts the draws: the sticky cohort shows in 
   const blocks = {
     "pages-home": {
       path: "/",
-      sections: [flag(variant({ __resolveType: "website/matchers/random.ts", traffic: 0.5 }, hero("test")), variant(always, hero("control")))],
+      sections: [
+        flag(variant({ __resolveType: "website/matchers/random.ts", traffic: 0.5 }, hero("test")), variant(always, hero("control"))),
+      ],
     },
   };
   let draws = [];
@@ -308,7 +313,7 @@ test("random() returning an array scripts the draws: the sticky cohort shows in 
     draws = roll;
     const page = await resolveDecoPage({ url: "https://shop.example/", cookies }, site);
     const cookie = page.effects.setCookies?.find((c) => c.startsWith("platform_segment="));
-    return { title: page.sections[0].props.title, cookie: cookie && cookie.split(";")[0] };
+    return { title: page.sections[0].props.title, cookie: cookie?.split(";")[0] };
   };
   const test04 = await visit([0.4]);
   assert.equal(test04.title, "test", "0.4 < traffic 0.5");
@@ -325,7 +330,11 @@ test("random() returning an array scripts the draws: the sticky cohort shows in 
   const worker = createDecoWorkerEntry({ fetch: () => assert.fail("page JSON never reaches the origin") }, {}, site);
   const pageJson = async (cookie) => {
     draws = [0.6];
-    const response = await worker.fetch(new Request("https://shop.example/?renderJson", { headers: cookie ? { cookie } : {} }), {}, { waitUntil: () => {} });
+    const response = await worker.fetch(
+      new Request("https://shop.example/?renderJson", { headers: cookie ? { cookie } : {} }),
+      {},
+      { waitUntil: () => {} },
+    );
     assert.equal(response.status, 200);
     assert.equal(response.headers.get("set-cookie"), null);
     return (await response.json()).sections[0].props.title;
@@ -334,7 +343,10 @@ test("random() returning an array scripts the draws: the sticky cohort shows in 
   assert.equal(await pageJson(undefined), "control", "without the cookie, the scripted roll decides");
   for (const bad of [[1], ["0.4"], [0.2, -1]]) {
     draws = bad;
-    await assert.rejects(resolveDecoPage({ url: "https://shop.example/" }, site), (e) => e.code === "INVALID_CONFIG" && /not a number in \[0, 1\)/.test(e.message));
+    await assert.rejects(
+      resolveDecoPage({ url: "https://shop.example/" }, site),
+      (e) => e.code === "INVALID_CONFIG" && /not a number in \[0, 1\)/.test(e.message),
+    );
   }
 });
 
@@ -401,13 +413,26 @@ test("experiments: a loader's arm is drawn by weight, sticky through platform_se
   const reads = [];
   const config = {
     version: 1,
-    experiments: [{ key: "hero-copy", variants: [{ id: "a", weight: 0, payload: "A" }, { id: "b", weight: 100, payload: { copy: "B" } }] }],
+    experiments: [
+      {
+        key: "hero-copy",
+        variants: [
+          { id: "a", weight: 0, payload: "A" },
+          { id: "b", weight: 100, payload: { copy: "B" } },
+        ],
+      },
+    ],
   };
   const site = createSiteSetup({
     env: {},
     blocks: { "pages-home": { path: "/", sections: [hero({ __resolveType: "site/loaders/copy.ts" })] } },
     loaders: { "site/loaders/copy.ts": async () => resolveExperimentVariant("hero-copy") },
-    experiments: { get: async (hostname) => (reads.push(hostname), JSON.stringify(config)) },
+    experiments: {
+      get: async (hostname) => {
+        reads.push(hostname);
+        return JSON.stringify(config);
+      },
+    },
   });
   const first = await resolveDecoPage({ url: "https://shop.example/" }, site);
   assert.deepEqual(first.sections[0].props.title, { experimentKey: "hero-copy", variantId: "b", payload: { copy: "B" }, isFresh: true });
@@ -461,14 +486,20 @@ test("runSectionLoaders: module loaders replace props, nested sections follow, f
   assert.deepEqual(sections[0].props.products, [3]);
   assert.deepEqual(sections[1].props.tabs[0].props.products, [5], "the nested section's loader ran");
   assert.deepEqual(sections[2].props, { x: 1 });
-  assert.deepEqual(seen.sort(), [["inner", "/", "?q=1"], ["top", "/", "?q=1"]]);
+  assert.deepEqual(seen.sort(), [
+    ["inner", "/", "?q=1"],
+    ["top", "/", "?q=1"],
+  ]);
   assert.deepEqual(reported, [["no stock service", "site/sections/Broken.tsx", "Section loader"]]);
 
   const { runSectionLoadersWithEffects } = require("sitefile");
   const { sections: again, effects } = await runSectionLoadersWithEffects(page.sections, request, site);
   assert.deepEqual(again, sections);
   assert.equal(effects.degraded, true, "a failed loader degrades the page");
-  assert.deepEqual(effects.errors.map((e) => e.message), ["no stock service"]);
+  assert.deepEqual(
+    effects.errors.map((e) => e.message),
+    ["no stock service"],
+  );
   const whole = await runSectionLoadersWithEffects(page.sections.slice(0, 2), request, site);
   assert.equal(whole.effects.degraded, undefined);
 });
@@ -485,7 +516,7 @@ test("section loaders: the Site block's globals get theirs, each gets ctx {devic
     sections: {
       "./sections/Menu.tsx": async () => ({
         default: () => null,
-        loader: (props, request, ctx) => {
+        loader: (_props, _request, ctx) => {
           seen.push(ctx);
           return { items: 3, device: ctx.device };
         },
@@ -501,13 +532,20 @@ test("section loaders: the Site block's globals get theirs, each gets ctx {devic
   });
   const request = { url: "https://shop.example/", headers: { "user-agent": MOBILE } };
   const page = await resolveDecoPage(request, site);
-  assert.deepEqual(page.sections.map((s) => s.component), ["site/sections/Menu.tsx", "site/sections/Reviews.tsx"], "globals first");
+  assert.deepEqual(
+    page.sections.map((s) => s.component),
+    ["site/sections/Menu.tsx", "site/sections/Reviews.tsx"],
+    "globals first",
+  );
   const { sections, effects } = await runSectionLoadersWithEffects(page.sections, request, site);
   assert.deepEqual(sections[0].props, { items: 3, device: "mobile" }, "a global's loader runs");
   assert.deepEqual(seen, [{ device: "mobile" }], "the third argument");
   assert.deepEqual(sections[1].props, { sku: "1" });
   assert.equal(effects.degraded, undefined, "a non-critical section's failure does not degrade the page");
-  assert.deepEqual(effects.errors.map((e) => e.message), ["reviews down"]);
+  assert.deepEqual(
+    effects.errors.map((e) => e.message),
+    ["reviews down"],
+  );
   assert.throws(() => registerNonCriticalSections("site/sections/Reviews.tsx"), { code: "INVALID_CONFIG" });
 });
 
@@ -522,7 +560,12 @@ test("initPlatform sees the content at setup and after every reload; layout sect
       "pages-other": { path: "/other", sections: [{ __resolveType: "Header" }] },
       Header: { __resolveType: "site/sections/Header.tsx", menu: { __resolveType: "site/loaders/menu.ts" } },
     },
-    loaders: { "site/loaders/menu.ts": () => (menuCalls += 1, ["home"]) },
+    loaders: {
+      "site/loaders/menu.ts": () => {
+        menuCalls += 1;
+        return ["home"];
+      },
+    },
     customMatchers: layout ? [() => registerLayoutSections(["site/sections/Header.tsx"])] : [],
     initPlatform: (blocks) => seen.push(Object.keys(blocks).sort().join(",")),
   });
@@ -566,12 +609,12 @@ test("page text crosses the boundary intact: ASCII, Latin-1 and beyond", async (
   // Characters past U+00FF cross as JSON escapes: each must come back as itself, an escape
   // written as text must stay text, and keys carry them as values do.
   const beyond = ["日本語 😀 \u2028 end", "→ \u0100 \uffff \u{10ffff} ÿ→é“quoted”", "\\u2192 is text, → is not", "\\\u2192"];
-  for (const title of ["plain", "Sofá-cama çã ÿ", ...latin1, ...beyond, "\u0000\u001f \"quoted\" \\"]) {
+  for (const title of ["plain", "Sofá-cama çã ÿ", ...latin1, ...beyond, '\u0000\u001f "quoted" \\']) {
     const site = createSiteSetup({ env: {}, blocks: { "pages-home": { path: "/", sections: [hero(title)] } } });
     const page = await resolveDecoPage({ url: "https://shop.example/" }, site);
     assert.equal(page.sections[0].props.title, title);
   }
-  const keys = { "seta→": 1, "😀": [2], "ok": { "“x”": "→" } };
+  const keys = { "seta→": 1, "😀": [2], ok: { "“x”": "→" } };
   const site = createSiteSetup({ env: {}, blocks: { "pages-home": { path: "/", sections: [{ ...hero("k"), extra: keys }] } } });
   const page = await resolveDecoPage({ url: "https://shop.example/" }, site);
   assert.deepEqual(page.sections[0].props.extra, keys);
@@ -638,7 +681,14 @@ test("sitefile/sdk/experiments: a three-arm experiment splits visitors 20/30/50,
   const config = {
     version: 2,
     experiments: [
-      { key: "layout", variants: [{ id: "a", weight: 20, payload: 1 }, { id: "b", weight: 30, payload: 2 }, { id: "c", weight: 50, payload: 3 }] },
+      {
+        key: "layout",
+        variants: [
+          { id: "a", weight: 20, payload: 1 },
+          { id: "b", weight: 30, payload: 2 },
+          { id: "c", weight: 50, payload: 3 },
+        ],
+      },
     ],
   };
   let draw = 0;
@@ -652,7 +702,10 @@ test("sitefile/sdk/experiments: a three-arm experiment splits visitors 20/30/50,
   const visit = async (cookies) => {
     const page = await resolveDecoPage({ url: "https://shop.example/", cookies }, site);
     const cookie = page.effects.setCookies?.find((c) => c.startsWith("platform_segment="));
-    return { arm: page.sections[0].props.title, cookie: cookie && decodeURIComponent(cookie.split(";")[0].slice("platform_segment=".length)) };
+    return {
+      arm: page.sections[0].props.title,
+      cookie: cookie && decodeURIComponent(cookie.split(";")[0].slice("platform_segment=".length)),
+    };
   };
   const visitors = 600;
   const counts = { a: 0, b: 0, c: 0 };
@@ -666,7 +719,10 @@ test("sitefile/sdk/experiments: a three-arm experiment splits visitors 20/30/50,
     if (i % 60 === 0) kept.push([arm.variantId, cookie]);
   }
   const share = (id) => counts[id] / visitors;
-  assert.ok(Math.abs(share("a") - 0.2) < 0.05 && Math.abs(share("b") - 0.3) < 0.05 && Math.abs(share("c") - 0.5) < 0.05, JSON.stringify(counts));
+  assert.ok(
+    Math.abs(share("a") - 0.2) < 0.05 && Math.abs(share("b") - 0.3) < 0.05 && Math.abs(share("c") - 0.5) < 0.05,
+    JSON.stringify(counts),
+  );
   for (const [id, cookie] of kept) {
     for (const other of [0, 0.5, 0.999]) {
       draw = other;

@@ -33,7 +33,12 @@ test("layoutSections: a layout section resolves once for every page", async () =
         "pages-other": { path: "/other", sections: [{ __resolveType: "Header" }] },
         Header: { __resolveType: "site/sections/Header.tsx", menu: { __resolveType: "site/loaders/menu.ts" } },
       },
-      loaders: { "site/loaders/menu.ts": () => ((calls += 1), ["home", "sale"]) },
+      loaders: {
+        "site/loaders/menu.ts": () => {
+          calls += 1;
+          return ["home", "sale"];
+        },
+      },
       ...options,
     });
   const layout = setup({ layoutSections: ["site/sections/Header.tsx"] });
@@ -57,14 +62,20 @@ test("layoutSections: a layout section's section loader runs once per device for
     layoutSections: ["site/sections/Header.tsx"],
     blocks: {
       "pages-home": { path: "/", sections: [{ __resolveType: "Header" }, hero({ title: "home" })] },
-      "pages-other": { path: "/other", sections: [{ __resolveType: "Header" }, { __resolveType: "site/sections/Header.tsx", menu: "inline" }] },
+      "pages-other": {
+        path: "/other",
+        sections: [{ __resolveType: "Header" }, { __resolveType: "site/sections/Header.tsx", menu: "inline" }],
+      },
       Header: { __resolveType: "site/sections/Header.tsx", menu: "main" },
     },
     sections: {
       "./sections/Hero.tsx": async () => ({ default: () => null }),
       "./sections/Header.tsx": async () => ({
         default: () => null,
-        loader: (props, request) => (runs.push(`${props.menu} ${new URL(request.url).pathname}`), { menu: props.menu, links: runs.length }),
+        loader: (props, request) => {
+          runs.push(`${props.menu} ${new URL(request.url).pathname}`);
+          return { menu: props.menu, links: runs.length };
+        },
       }),
     },
   });
@@ -85,7 +96,10 @@ test("layoutSections: a layout section's section loader runs once per device for
   clock.now += 2_000;
   await visit("/");
   assert.equal(runs.length, 4, "run again after five minutes");
-  const purge = await handleAdminRequest(new Request("https://shop.example/_cache/purge-loaders", { method: "POST", headers: { authorization: "Bearer p" } }), site);
+  const purge = await handleAdminRequest(
+    new Request("https://shop.example/_cache/purge-loaders", { method: "POST", headers: { authorization: "Bearer p" } }),
+    site,
+  );
   assert.equal(purge?.status, 200);
   await visit("/");
   assert.equal(runs.length, 5, "a loader purge drops the kept outputs");

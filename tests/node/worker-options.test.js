@@ -56,9 +56,7 @@ async function setUp(t, options, s = site(), answer) {
 
 test("safeCookies: a response setting only a listed cookie is stored, without the cookie", async (t) => {
   const answer = (path) =>
-    path === "/lang"
-      ? { headers: { "content-type": "text/html", "set-cookie": "lang=pt; Path=/" }, body: "<html>lang</html>" }
-      : null;
+    path === "/lang" ? { headers: { "content-type": "text/html", "set-cookie": "lang=pt; Path=/" }, body: "<html>lang</html>" } : null;
   const plain = await setUp(t, {}, site(), answer);
   assert.equal(cache(await get(plain.worker, "/lang")), "BYPASS", "lang is not a safe cookie by default");
   assert.equal(cache(await get(plain.worker, "/lang")), "BYPASS");
@@ -272,7 +270,13 @@ test("geoCacheKey: country keeps one copy per country; auto without a location r
 test("cacheVersionEnv: the variable named versions the key; false leaves the version out", async (t) => {
   const storage = createMemoryCacheStorage();
   const keys = [];
-  const recording = { ...storage, put: (key, response, options) => (keys.push(key), storage.put(key, response, options)) };
+  const recording = {
+    ...storage,
+    put: (key, response, options) => {
+      keys.push(key);
+      return storage.put(key, response, options);
+    },
+  };
   const env = { DEPLOY_ID: "d7" };
   const named = await setUp(t, { cacheVersionEnv: "DEPLOY_ID", cacheStorage: () => recording }, site(env));
   assert.equal((await get(named.worker, "/")).headers.get("x-cache-version"), "d7");

@@ -233,7 +233,7 @@ test("admin routes are served only with the admin option; proxyHandler answers f
     origin.serverEntry,
     {
       admin: {},
-      proxyHandler: (request, url) => (url.pathname.startsWith("/api/") ? new Response("proxied") : null),
+      proxyHandler: (_request, url) => (url.pathname.startsWith("/api/") ? new Response("proxied") : null),
     },
     site(),
   );
@@ -251,7 +251,13 @@ test("a cdnCacheControl function is asked once per profile", async (t) => {
   const asked = [];
   const worker = createDecoWorkerEntry(
     origin.serverEntry,
-    { cdnCacheControl: (profile) => (asked.push(profile), profile === "static" ? "public, max-age=30" : null), detectProfile: () => "static" },
+    {
+      cdnCacheControl: (profile) => {
+        asked.push(profile);
+        return profile === "static" ? "public, max-age=30" : null;
+      },
+      detectProfile: () => "static",
+    },
     site(),
   );
   assert.equal(asked.length, 7);
@@ -262,7 +268,9 @@ test("page JSON on a preview host renders the request's draft, fetched once, wit
   const fetched = [];
   const api = http.createServer((req, res) => {
     fetched.push(req.url);
-    const draft = { "pages-home": { name: "Home (draft)", path: "/", sections: [{ __resolveType: "site/sections/Hero.tsx", title: `draft ${req.url}` }] } };
+    const draft = {
+      "pages-home": { name: "Home (draft)", path: "/", sections: [{ __resolveType: "site/sections/Hero.tsx", title: `draft ${req.url}` }] },
+    };
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(draft));
   });
   await new Promise((resolve) => api.listen(0, "127.0.0.1", resolve));
@@ -449,7 +457,11 @@ test("autoInjectGeoCookies: the origin gets the visitor's location as __cf_geo_*
     return request;
   };
   const worker = createDecoWorkerEntry(serverEntry, {}, site());
-  await worker.fetch(withCf("/", { country: "BR", city: "São Paulo", latitude: "-23.55", colo: "GRU" }, { headers: { cookie: "a=1" } }), {}, {});
+  await worker.fetch(
+    withCf("/", { country: "BR", city: "São Paulo", latitude: "-23.55", colo: "GRU" }, { headers: { cookie: "a=1" } }),
+    {},
+    {},
+  );
   assert.equal(seen.at(-1), "a=1; __cf_geo_country=BR; __cf_geo_city=S%C3%A3o%20Paulo; __cf_geo_lat=-23.55");
   await worker.fetch(new Request("https://shop.example/p", { headers: { "cf-ipcountry": "AR" } }), {}, {});
   assert.equal(seen.at(-1), "__cf_geo_country=AR", "from the edge's geo headers too");
@@ -485,12 +497,18 @@ test("?renderJson runs the loaders and projection of the sections it writes, and
     sections: {
       "./sections/Hero.tsx": async () => ({
         default: () => null,
-        loader: (props) => (loaderCalls.push("Hero"), { ...props, loaded: true }),
+        loader: (props) => {
+          loaderCalls.push("Hero");
+          return { ...props, loaded: true };
+        },
         renderJson: async (props) => ({ title: props.title, loaded: props.loaded }),
       }),
       "./sections/Footer.tsx": async () => ({
         default: () => null,
-        loader: (props) => (loaderCalls.push("Footer"), { ...props, year: 2026 }),
+        loader: (props) => {
+          loaderCalls.push("Footer");
+          return { ...props, year: 2026 };
+        },
       }),
       "./sections/Broken.tsx": async () => ({
         default: () => null,
@@ -508,7 +526,11 @@ test("?renderJson runs the loaders and projection of the sections it writes, and
     { component: "site/sections/Broken.tsx", props: {} },
   ]);
   assert.deepEqual(loaderCalls, ["Hero"], "a deferred section's loader waits for its own request");
-  assert.deepEqual(reported, [["projection failed", "site/sections/Broken.tsx", "renderJson"]], "a failing projection fails closed, reported");
+  assert.deepEqual(
+    reported,
+    [["projection failed", "site/sections/Broken.tsx", "renderJson"]],
+    "a failing projection fails closed, reported",
+  );
 
   loaderCalls.length = 0;
   const one = await (await get(worker, "/?renderJson&__section=1")).json();
@@ -572,7 +594,11 @@ test("createWebCacheStorage: device variants stay apart, copies live as long as 
   await stale.text();
 
   const purge = await worker.fetch(
-    new Request("https://shop.example/_cache/purge", { method: "POST", headers: { authorization: "Bearer purge-me" }, body: JSON.stringify({ paths: ["/"] }) }),
+    new Request("https://shop.example/_cache/purge", {
+      method: "POST",
+      headers: { authorization: "Bearer purge-me" },
+      body: JSON.stringify({ paths: ["/"] }),
+    }),
     {},
     { waitUntil() {} },
   );
@@ -625,7 +651,10 @@ test("Fast Deploy: reloads at once in one isolate land one after the other; a fa
   const editor = site({ PLATFORM_FAST_DEPLOY: "true", PLATFORM_DEPLOYMENT_ID: "d1", PLATFORM_RELEASE_RELOAD_TOKEN: "tok" });
   const worker = createDecoWorkerEntry(origin.serverEntry, { admin: {} }, editor);
   const reload = (body) =>
-    worker.fetch(new Request("https://shop.example/.sitefile", { method: "POST", headers: { authorization: "tok" }, body: JSON.stringify(body) }), env);
+    worker.fetch(
+      new Request("https://shop.example/.sitefile", { method: "POST", headers: { authorization: "tok" }, body: JSON.stringify(body) }),
+      env,
+    );
   const [a, b] = await Promise.all([
     reload({ blocks: { "pages-a": { path: "/a", sections: [] } } }),
     reload({ blocks: { "pages-b": { path: "/b", sections: [] } } }),
@@ -658,7 +687,9 @@ test("Fast Deploy on PLATFORM_KV: a reload is written before it serves, and anot
   const reading = createDecoWorkerEntry(origin.serverEntry, { admin: {} }, reader);
   const fetchWith = async (worker, url, init) => {
     const background = [];
-    const response = await worker.fetch(new Request(`https://shop.example${url}`, init), env, { waitUntil: (work) => background.push(work) });
+    const response = await worker.fetch(new Request(`https://shop.example${url}`, init), env, {
+      waitUntil: (work) => background.push(work),
+    });
     await Promise.all(background);
     return response;
   };
@@ -706,7 +737,11 @@ test("Fast Deploy stays off without a KV namespace binding, or with PLATFORM_FAS
   ]) {
     const worker = createDecoWorkerEntry(origin.serverEntry, { admin: {} }, site({ ...extraEnv, PLATFORM_RELEASE_RELOAD_TOKEN: "tok" }));
     const response = await worker.fetch(
-      new Request("https://shop.example/.sitefile", { method: "POST", headers: { authorization: "tok" }, body: JSON.stringify({ blocks: {} }) }),
+      new Request("https://shop.example/.sitefile", {
+        method: "POST",
+        headers: { authorization: "tok" },
+        body: JSON.stringify({ blocks: {} }),
+      }),
       env,
     );
     assert.equal(response.status, 200);

@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { createDecoWorkerEntry, createSiteSetup, resolveDecoPage } from "sitefile";
 
-const PHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1";
+const PHONE =
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1";
 const hero = (title) => ({ __resolveType: "site/sections/Hero.tsx", title });
 const site = createSiteSetup({
   env: { BUILD_HASH: "deno", PURGE_TOKEN: "purge-me" },
@@ -33,7 +34,11 @@ assert.equal(await title({}), "desktop");
 assert.equal(await title({ "user-agent": PHONE }), "phone");
 
 let answered = 0;
-const edge = createDecoWorkerEntry({ fetch: () => new Response(`origin answer ${++answered}`, { headers: { "content-type": "text/html" } }) }, {}, site);
+const edge = createDecoWorkerEntry(
+  { fetch: () => new Response(`origin answer ${++answered}`, { headers: { "content-type": "text/html" } }) },
+  {},
+  site,
+);
 const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (request) => edge.fetch(request));
 const base = `http://127.0.0.1:${server.addr.port}`;
 const first = await fetch(`${base}/`);

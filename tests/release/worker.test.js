@@ -122,9 +122,21 @@ test("admin endpoints: content read, a reload refused without the token and serv
   const meta = await get("/live/_meta");
   assert.equal(meta.status, 200);
   assert.ok(JSON.parse(meta.body).manifest, "the generated schema");
-  const delta = { blocks: { "pages-about": { name: "About", path: "/about", sections: [{ __resolveType: "site/sections/Hero.tsx", title: "About us, reloaded" }] } } };
+  const delta = {
+    blocks: {
+      "pages-about": {
+        name: "About",
+        path: "/about",
+        sections: [{ __resolveType: "site/sections/Hero.tsx", title: "About us, reloaded" }],
+      },
+    },
+  };
   const post = (headers) =>
-    send("site", "/.sitefile", { method: "POST", body: JSON.stringify(delta), headers: { "content-type": "application/json", ...headers } });
+    send("site", "/.sitefile", {
+      method: "POST",
+      body: JSON.stringify(delta),
+      headers: { "content-type": "application/json", ...headers },
+    });
   assert.equal((await post({})).status, 401);
   assert.equal((await post({ authorization: "wrong" })).status, 401);
   const reloaded = await post({ authorization: RELOAD_TOKEN });
@@ -147,8 +159,7 @@ test("a section preview renders React in the render shell", async () => {
 test("purge: refused without the token; with it the next visitor is a MISS", async () => {
   await get("/about");
   assert.equal((await get("/about")).headers.get("x-cache"), "HIT");
-  const purge = (headers) =>
-    send("site", "/_cache/purge", { method: "POST", body: JSON.stringify({ paths: ["/about"] }), headers });
+  const purge = (headers) => send("site", "/_cache/purge", { method: "POST", body: JSON.stringify({ paths: ["/about"] }), headers });
   assert.equal((await purge({})).status, 401);
   const purged = await purge({ authorization: `Bearer ${PURGE_TOKEN}` });
   assert.equal(purged.status, 200, purged.body);
@@ -199,7 +210,11 @@ test("the visitor's location from request.cf reaches the origin as __cf_geo_* co
 test("Fast Deploy: a reload is written to PLATFORM_KV, read by a new isolate at once and by a running one at its next poll", async () => {
   const title = async (name) => JSON.parse((await send(name, "/about?asJson")).body).props.sections[0].props.title;
   assert.equal(await title("kv-b"), "About us", "no snapshot in the store: the bundled content");
-  const delta = { blocks: { "pages-about": { name: "About", path: "/about", sections: [{ __resolveType: "site/sections/Hero.tsx", title: "About us, from KV" }] } } };
+  const delta = {
+    blocks: {
+      "pages-about": { name: "About", path: "/about", sections: [{ __resolveType: "site/sections/Hero.tsx", title: "About us, from KV" }] },
+    },
+  };
   const reloaded = await send("kv-a", "/.sitefile", {
     method: "POST",
     body: JSON.stringify(delta),
@@ -231,7 +246,11 @@ for (const suite of SUITES) {
     const answer = await send("conformance", "/", { method: "POST", body: JSON.stringify({ suite, files }) });
     assert.equal(answer.status, 200, answer.body);
     const { count, failures } = JSON.parse(answer.body);
-    assert.equal(count, files.reduce((n, f) => n + f.cases.length, 0), "every case ran");
+    assert.equal(
+      count,
+      files.reduce((n, f) => n + f.cases.length, 0),
+      "every case ran",
+    );
     assert.equal(failures.length, 0, `${failures.length} of ${count} cases failed in workerd:\n${failures.join("\n")}`);
   });
 }

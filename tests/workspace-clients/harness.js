@@ -4,24 +4,21 @@
 // SQLite database, with an organization, a connection to the upstream and API keys.
 // Readiness is each process's own "listening" line, never a delay.
 
-import { spawn, execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { createRequire } from 'node:module';
+import { spawn, execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { createRequire } from "node:module";
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import {
-  Client as ClientV2,
-  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
-} from '@modelcontextprotocol/client';
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client as ClientV2, StreamableHTTPClientTransport as StreamableHTTPClientTransportV2 } from "@modelcontextprotocol/client";
 
-const ORG = 'clients';
+const ORG = "clients";
 
 /**
  * An upstream the harness can start: `node <script> ...args` with PORT in its environment,
@@ -29,13 +26,14 @@ const ORG = 'clients';
  * to it is titled `title`.
  */
 export const EVERYTHING = {
-  name: 'server-everything',
-  title: 'everything',
-  script: () => createRequire(import.meta.url)
-    .resolve('@modelcontextprotocol/server-everything/package.json')
-    .replace(/package\.json$/, 'dist/index.js'),
-  args: ['streamableHttp'],
-  path: '/mcp',
+  name: "server-everything",
+  title: "everything",
+  script: () =>
+    createRequire(import.meta.url)
+      .resolve("@modelcontextprotocol/server-everything/package.json")
+      .replace(/package\.json$/, "dist/index.js"),
+  args: ["streamableHttp"],
+  path: "/mcp",
 };
 
 /**
@@ -43,20 +41,20 @@ export const EVERYTHING = {
  * 2.x) as an upstream: `era` `dual` serves 2025-11-25 sessions and 2026-07-28 statelessly on
  * one URL, `modern` only 2026-07-28.
  */
-export function conformanceFixture(era = 'dual') {
+export function conformanceFixture(era = "dual") {
   return {
     name: `conformance fixture (${era})`,
-    title: 'conformance-fixture',
-    script: join(dirname(fileURLToPath(import.meta.url)), 'conformance', 'fixture.mjs'),
-    args: ['--era', era],
-    path: '/mcp',
+    title: "conformance-fixture",
+    script: join(dirname(fileURLToPath(import.meta.url)), "conformance", "fixture.mjs"),
+    args: ["--era", era],
+    path: "/mcp",
   };
 }
 
 /** A free loopback port (the OS picks one; it is released before use). */
 export async function freePort() {
   const server = createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address();
   await new Promise((resolve) => server.close(resolve));
   return port;
@@ -67,8 +65,8 @@ export async function freePort() {
  * also goes to `log` (a writable stream), when given.
  */
 export function startProcess(name, command, args, env, ready, log) {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
   const started = new Promise((resolve, reject) => {
     const watch = (chunk) => {
       log?.write(chunk);
@@ -79,9 +77,9 @@ export function startProcess(name, command, args, env, ready, log) {
         resolve(child);
       }
     };
-    child.stdout.on('data', watch);
-    child.stderr.on('data', watch);
-    child.on('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready:\n${output}`)));
+    child.stdout.on("data", watch);
+    child.stderr.on("data", watch);
+    child.on("exit", (code) => reject(new Error(`${name} exited (${code}) before it was ready:\n${output}`)));
   });
   return started;
 }
@@ -89,8 +87,8 @@ export function startProcess(name, command, args, env, ready, log) {
 /** Stops a child process and waits for its exit. */
 export async function stopProcess(child) {
   if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
   await exited;
 }
 
@@ -104,50 +102,60 @@ export async function stopProcess(child) {
  */
 export async function start({ oauthIssuer, oauthSubject, env: extraEnv, upstream = EVERYTHING, logs } = {}) {
   const bin = process.env.SITEFILE_WORKSPACE_BIN;
-  if (!bin) throw new Error('SITEFILE_WORKSPACE_BIN must name the sitefile-workspace binary (scripts/workspace-clients.sh sets it)');
-  const dir = await mkdtemp(join(tmpdir(), 'workspace-clients-'));
+  if (!bin) throw new Error("SITEFILE_WORKSPACE_BIN must name the sitefile-workspace binary (scripts/workspace-clients.sh sets it)");
+  const dir = await mkdtemp(join(tmpdir(), "workspace-clients-"));
   const children = [];
   const stop = async () => {
     await Promise.all(children.map(stopProcess));
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const script = typeof upstream.script === 'function' ? upstream.script() : upstream.script;
+    const script = typeof upstream.script === "function" ? upstream.script() : upstream.script;
     const upstreamPort = await freePort();
-    children.push(await startProcess(upstream.name, process.execPath, [script, ...upstream.args], { PORT: String(upstreamPort) }, /listening on port/, logs?.upstream));
+    children.push(
+      await startProcess(
+        upstream.name,
+        process.execPath,
+        [script, ...upstream.args],
+        { PORT: String(upstreamPort) },
+        /listening on port/,
+        logs?.upstream,
+      ),
+    );
     const upstreamUrl = `http://127.0.0.1:${upstreamPort}${upstream.path}`;
 
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const env = {
-      PLATFORM_DATABASE_URL: `sqlite://${join(dir, 'workspace.db')}`,
-      PLATFORM_WORKSPACE_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      PLATFORM_DATABASE_URL: `sqlite://${join(dir, "workspace.db")}`,
+      PLATFORM_WORKSPACE_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
       PLATFORM_PUBLIC_URL: base,
-      RUST_LOG: 'warn,sitefile_workspace=info',
+      RUST_LOG: "warn,sitefile_workspace=info",
       ...(oauthIssuer ? { PLATFORM_OAUTH_ISSUER: oauthIssuer } : {}),
       ...extraEnv,
     };
     const initOrg = async (slug, subject) => {
-      const args = ['init', '--org', slug, ...(subject ? ['--oauth-subject', subject] : [])];
+      const args = ["init", "--org", slug, ...(subject ? ["--oauth-subject", subject] : [])];
       const { stdout } = await promisify(execFile)(bin, args, { env: { ...process.env, ...env } });
       return stdout.trim();
     };
     const ownerKey = await initOrg(ORG, oauthSubject);
-    const serve = () => startProcess('sitefile-workspace', bin, ['serve', '--listen', `127.0.0.1:${port}`], env, /workspace API listening/, logs?.workspace);
+    const serve = () =>
+      startProcess("sitefile-workspace", bin, ["serve", "--listen", `127.0.0.1:${port}`], env, /workspace API listening/, logs?.workspace);
     let server = await serve();
     children.push(server);
 
     const tool = async (name, input) => {
       const response = await fetch(`${base}/api/${ORG}/tools/${name}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ownerKey}`, 'content-type': 'application/json' },
+        method: "POST",
+        headers: { authorization: `Bearer ${ownerKey}`, "content-type": "application/json" },
         body: JSON.stringify(input),
       });
       const body = await response.json();
       if (!response.ok) throw new Error(`${name}: HTTP ${response.status} ${JSON.stringify(body)}`);
       return body;
     };
-    const { item } = await tool('COLLECTION_CONNECTIONS_CREATE', {
+    const { item } = await tool("COLLECTION_CONNECTIONS_CREATE", {
       data: { title: upstream.title, connection_url: upstreamUrl },
     });
     return {
@@ -160,20 +168,20 @@ export async function start({ oauthIssuer, oauthSubject, env: extraEnv, upstream
       tool,
       /** Kills the workspace server (SIGKILL: no shutdown) and starts it again on its database. */
       restart: async () => {
-        const exited = new Promise((resolve) => server.once('exit', resolve));
-        server.kill('SIGKILL');
+        const exited = new Promise((resolve) => server.once("exit", resolve));
+        server.kill("SIGKILL");
         await exited;
         server = await serve();
         children.push(server);
       },
       /** A new API key granted `permissions` (by default everything on the connection). */
-      newKey: async (name, permissions = { [item.id]: ['*'] }) => (await tool('API_KEY_CREATE', { name, permissions })).key,
+      newKey: async (name, permissions = { [item.id]: ["*"] }) => (await tool("API_KEY_CREATE", { name, permissions })).key,
       /**
        * Creates an agent (a virtual MCP server: `data` adds to its title and members, by
        * default the connection alone); its `{ id, gatewayUrl }`.
        */
       agent: async (data) => {
-        const { item: agent } = await tool('COLLECTION_VIRTUAL_MCP_CREATE', {
+        const { item: agent } = await tool("COLLECTION_VIRTUAL_MCP_CREATE", {
           data: { connections: [{ connection_id: item.id }], ...data },
         });
         return { id: agent.id, gatewayUrl: `${base}/api/${ORG}/mcp/gateway/${agent.id}` };
@@ -196,16 +204,18 @@ export async function start({ oauthIssuer, oauthSubject, env: extraEnv, upstream
  */
 export async function connect(url, key, { capabilities, intercept } = {}) {
   let opened;
-  const streamOpened = new Promise((resolve) => { opened = resolve; });
+  const streamOpened = new Promise((resolve) => {
+    opened = resolve;
+  });
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: key ? { headers: { authorization: `Bearer ${key}` } } : undefined,
     fetch: async (input, init) => {
       const response = await fetch(input, init);
-      if (init?.method === 'GET' && response.ok) opened();
+      if (init?.method === "GET" && response.ok) opened();
       return intercept ? intercept(init, response) : response;
     },
   });
-  const client = new Client({ name: 'workspace-clients', version: '1.0.0' }, capabilities ? { capabilities } : undefined);
+  const client = new Client({ name: "workspace-clients", version: "1.0.0" }, capabilities ? { capabilities } : undefined);
   await client.connect(transport);
   return { client, transport, streamOpened };
 }
@@ -224,10 +234,10 @@ export async function connectV2(url, key, { mode, capabilities, elicit, fetch } 
     ...(fetch ? { fetch } : {}),
   });
   const client = new ClientV2(
-    { name: 'workspace-clients-v2', version: '1.0.0' },
+    { name: "workspace-clients-v2", version: "1.0.0" },
     { ...(mode ? { versionNegotiation: { mode } } : {}), ...(capabilities ? { capabilities } : {}) },
   );
-  if (elicit) client.setRequestHandler('elicitation/create', (request) => elicit(request.params));
+  if (elicit) client.setRequestHandler("elicitation/create", (request) => elicit(request.params));
   await client.connect(transport);
   return client;
 }

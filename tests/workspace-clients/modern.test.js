@@ -3,13 +3,13 @@
 // and in auto mode, against `self`, the gateway, and the proxy in front of
 // @modelcontextprotocol/server-everything (an upstream of the session revisions).
 
-import { after, before, test } from 'node:test';
-import assert from 'node:assert/strict';
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
 
-import { connectV2, start } from './harness.js';
+import { connectV2, start } from "./harness.js";
 
 const TIMEOUT_MS = 20_000;
-const MODERN = '2026-07-28';
+const MODERN = "2026-07-28";
 
 let env;
 let gatewayUrl;
@@ -17,7 +17,7 @@ const clients = [];
 
 before(async () => {
   env = await start();
-  ({ gatewayUrl } = await env.agent({ title: 'helper', instructions: 'Be brief.' }));
+  ({ gatewayUrl } = await env.agent({ title: "helper", instructions: "Be brief." }));
 });
 
 after(async () => {
@@ -32,37 +32,37 @@ async function modernClient(url, key, mode = { pin: MODERN }) {
   return client;
 }
 
-test('self: a client pinned to 2026-07-28 discovers the endpoint, lists and calls its tools', { timeout: TIMEOUT_MS }, async () => {
+test("self: a client pinned to 2026-07-28 discovers the endpoint, lists and calls its tools", { timeout: TIMEOUT_MS }, async () => {
   const client = await modernClient(`${env.base}/api/${env.org}/mcp/self`, env.ownerKey);
   assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
-  assert.equal(client.getServerVersion()?.name, 'sitefile-workspace-management');
+  assert.equal(client.getServerVersion()?.name, "sitefile-workspace-management");
   const names = (await client.listTools()).tools.map((t) => t.name);
-  assert.ok(names.includes('API_KEY_LIST'), names.join(', '));
-  const result = await client.callTool({ name: 'COLLECTION_CONNECTIONS_LIST', arguments: {} });
+  assert.ok(names.includes("API_KEY_LIST"), names.join(", "));
+  const result = await client.callTool({ name: "COLLECTION_CONNECTIONS_LIST", arguments: {} });
   assert.notEqual(result.isError, true, JSON.stringify(result));
   assert.match(result.content[0].text, /everything/);
 });
 
-test('self: a client in auto mode picks the stateless revision', { timeout: TIMEOUT_MS }, async () => {
-  const client = await modernClient(`${env.base}/api/${env.org}/mcp/self`, env.ownerKey, 'auto');
+test("self: a client in auto mode picks the stateless revision", { timeout: TIMEOUT_MS }, async () => {
+  const client = await modernClient(`${env.base}/api/${env.org}/mcp/self`, env.ownerKey, "auto");
   assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
 });
 
-test('the proxy: a pinned client reaches a session-revision upstream through it', { timeout: TIMEOUT_MS }, async () => {
-  const client = await modernClient(env.proxyUrl, await env.newKey('modern-proxy'));
+test("the proxy: a pinned client reaches a session-revision upstream through it", { timeout: TIMEOUT_MS }, async () => {
+  const client = await modernClient(env.proxyUrl, await env.newKey("modern-proxy"));
   assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
   const names = (await client.listTools()).tools.map((t) => t.name);
-  assert.ok(names.includes('echo'), names.join(', '));
-  const result = await client.callTool({ name: 'echo', arguments: { message: 'stateless hello' } });
+  assert.ok(names.includes("echo"), names.join(", "));
+  const result = await client.callTool({ name: "echo", arguments: { message: "stateless hello" } });
   assert.match(result.content[0].text, /stateless hello/);
 });
 
-test('the gateway: a pinned client lists the members\' tools and calls one', { timeout: TIMEOUT_MS }, async () => {
+test("the gateway: a pinned client lists the members' tools and calls one", { timeout: TIMEOUT_MS }, async () => {
   const client = await modernClient(gatewayUrl, env.ownerKey);
   assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
-  assert.equal(client.getInstructions?.(), 'Be brief.');
-  const echo = (await client.listTools()).tools.map((t) => t.name).find((n) => n.endsWith('_echo'));
-  assert.ok(echo, 'a prefixed echo tool');
-  const result = await client.callTool({ name: echo, arguments: { message: 'via the gateway' } });
+  assert.equal(client.getInstructions?.(), "Be brief.");
+  const echo = (await client.listTools()).tools.map((t) => t.name).find((n) => n.endsWith("_echo"));
+  assert.ok(echo, "a prefixed echo tool");
+  const result = await client.callTool({ name: echo, arguments: { message: "via the gateway" } });
   assert.match(result.content[0].text, /via the gateway/);
 });

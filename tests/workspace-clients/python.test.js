@@ -11,36 +11,38 @@
 // One workspace server and upstream per upstream kind; its drives (one per surface and mode)
 // run at once in one Python process, before that kind's tests read what they printed.
 
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { after, before, describe, test } from 'node:test';
-import assert from 'node:assert/strict';
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
 
-import { EVERYTHING } from './harness.js';
-import { LEGACY, MODERN, UPSTREAMS, startMatrix, textOf } from './upstreams.js';
+import { EVERYTHING } from "./harness.js";
+import { LEGACY, MODERN, UPSTREAMS, startMatrix, textOf } from "./upstreams.js";
 
 const PYTHON = process.env.SITEFILE_PYTHON;
-const DRIVE = join(dirname(fileURLToPath(import.meta.url)), 'python', 'drive.py');
+const DRIVE = join(dirname(fileURLToPath(import.meta.url)), "python", "drive.py");
 const DRIVE_TIMEOUT_MS = 60_000;
 
 /** The client's modes (its `mode=`), and the revision each negotiates with the workspace. */
 const MODES = [
-  { mode: 'legacy', version: LEGACY },
-  { mode: 'auto', version: MODERN },
+  { mode: "legacy", version: LEGACY },
+  { mode: "auto", version: MODERN },
   { mode: MODERN, version: MODERN },
 ];
 
 /** Fails unless SITEFILE_PYTHON names an interpreter (a missing client is a failure, not a skip). */
 function requirePython() {
   if (!PYTHON || !existsSync(PYTHON)) {
-    throw new Error(`SITEFILE_PYTHON must name the Python client's interpreter (scripts/workspace-clients.sh makes target/py-mcp and sets it); it is ${PYTHON === undefined ? 'unset' : `${PYTHON}, which does not exist`}`);
+    throw new Error(
+      `SITEFILE_PYTHON must name the Python client's interpreter (scripts/workspace-clients.sh makes target/py-mcp and sets it); it is ${PYTHON === undefined ? "unset" : `${PYTHON}, which does not exist`}`,
+    );
   }
 }
 
-test('SITEFILE_PYTHON names the Python client\'s interpreter', () => {
+test("SITEFILE_PYTHON names the Python client's interpreter", () => {
   requirePython();
 });
 
@@ -49,14 +51,18 @@ test('SITEFILE_PYTHON names the Python client\'s interpreter', () => {
  * observed, in order.
  */
 async function driveAll(jobs) {
-  const child = spawn(PYTHON, [DRIVE, '-'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => { stdout += chunk; });
-  child.stderr.on('data', (chunk) => { stderr += chunk; });
-  const timer = setTimeout(() => child.kill('SIGKILL'), DRIVE_TIMEOUT_MS);
+  const child = spawn(PYTHON, [DRIVE, "-"], { stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), DRIVE_TIMEOUT_MS);
   child.stdin.end(JSON.stringify(jobs));
-  const [code, signal] = await once(child, 'exit');
+  const [code, signal] = await once(child, "exit");
   clearTimeout(timer);
   if (code !== 0) throw new Error(`drive.py exited (${code ?? signal}):\n${stderr}`);
   const observed = JSON.parse(stdout);
@@ -90,11 +96,11 @@ function planFor({ tools, modern: modernUpstream }, surface, restrictedKey) {
     invalid: named(tools.invalid),
     refused: { key: restrictedKey, granted: named(tools.simple), denied: named(tools.other) },
   };
-  if (surface.name === 'proxy') {
+  if (surface.name === "proxy") {
     plan.resource = tools.resource.uri;
     plan.elicit = [named(tools.elicit), ...(tools.multiRound ? [named(tools.multiRound)] : [])];
   } else {
-    plan.unknown = { name: 'no-such-tool', arguments: {} };
+    plan.unknown = { name: "no-such-tool", arguments: {} };
     // Only a stateless upstream can ask a gateway client (by a multi round-trip result);
     // server-everything offers its elicitation tool to sessions that declared elicitation.
     if (modernUpstream) plan.elicit = [named(tools.elicit), named(tools.multiRound)];
@@ -118,23 +124,27 @@ for (const upstreamCase of UPSTREAMS) {
       ({ env, fullKey, surfaces } = await startMatrix(upstream));
       // Each drive under its key in `observed`.
       const jobs = [];
-      for (const name of ['proxy', 'gateway']) {
+      for (const name of ["proxy", "gateway"]) {
         const surface = { name, ...surfaces[name] };
         const restrictedKey = await env.newKey(`python-${name}`, surface.restrict(tools.simple.name));
         const plan = planFor(upstreamCase, surface, restrictedKey);
         for (const { mode } of MODES) jobs.push({ id: `${name} ${mode}`, url: surface.url, key: fullKey, mode, plan });
       }
       if (withSelf) {
-        const restrictedKey = await env.newKey('python-self', surfaces.self.restrict('COLLECTION_CONNECTIONS_LIST'));
+        const restrictedKey = await env.newKey("python-self", surfaces.self.restrict("COLLECTION_CONNECTIONS_LIST"));
         const plan = {
-          call: { name: 'COLLECTION_CONNECTIONS_LIST', arguments: {} },
-          unknown: { name: 'NO_SUCH_TOOL', arguments: {} },
-          refused: { key: restrictedKey, granted: { name: 'COLLECTION_CONNECTIONS_LIST', arguments: {} }, denied: { name: 'API_KEY_LIST', arguments: {} } },
+          call: { name: "COLLECTION_CONNECTIONS_LIST", arguments: {} },
+          unknown: { name: "NO_SUCH_TOOL", arguments: {} },
+          refused: {
+            key: restrictedKey,
+            granted: { name: "COLLECTION_CONNECTIONS_LIST", arguments: {} },
+            denied: { name: "API_KEY_LIST", arguments: {} },
+          },
         };
         for (const { mode } of MODES) jobs.push({ id: `self ${mode}`, url: surfaces.self.url, key: env.ownerKey, mode, plan });
       }
       const seen = await driveAll(jobs);
-      jobs.forEach(({ id }, index) => observed.set(id, seen[index]));
+      for (const [index, { id }] of jobs.entries()) observed.set(id, seen[index]);
     });
 
     after(async () => {
@@ -147,40 +157,41 @@ for (const upstreamCase of UPSTREAMS) {
       describe(`the proxy, mode ${mode}`, () => {
         const seen = () => observed.get(`proxy ${mode}`);
 
-        test('negotiates its revision and lists the upstream tools', () => {
+        test("negotiates its revision and lists the upstream tools", () => {
           assert.equal(seen().protocolVersion, version);
-          for (const tool of [tools.simple, tools.progress, tools.other]) assert.ok(seen().tools.includes(tool.name), seen().tools.join(', '));
+          for (const tool of [tools.simple, tools.progress, tools.other])
+            assert.ok(seen().tools.includes(tool.name), seen().tools.join(", "));
           // As in upstream-revisions.test.js: a session upstream's elicitation tool is there
           // only for a session client, whose own upstream session declared elicitation.
           assert.equal(seen().tools.includes(tools.elicit.name), modernUpstream || !modernClient);
         });
 
-        test('calls a tool and gets the progress of another', () => {
+        test("calls a tool and gets the progress of another", () => {
           assertResult(seen().call, tools.simple.text);
           assertResult(seen().progress, tools.progress.text);
           assert.deepEqual(seen().progress.progress, tools.progress.progress);
         });
 
-        test('reads a resource', () => {
+        test("reads a resource", () => {
           const { contents } = seen().resource.result ?? assert.fail(JSON.stringify(seen().resource));
           assert.equal(contents.length, 1);
           assert.equal(contents[0].uri, tools.resource.uri);
           assert.match(contents[0].text, tools.resource.text);
         });
 
-        test('gets a failing tool\'s error result and the refusal of invalid arguments', () => {
+        test("gets a failing tool's error result and the refusal of invalid arguments", () => {
           assert.equal(seen().failing.result?.isError, true, JSON.stringify(seen().failing));
           assert.match(textOf(seen().failing.result), tools.failing.text);
           assertError(seen().invalid, -32602, new RegExp(`Invalid arguments for tool ${tools.invalid.name}`));
         });
 
-        test('a key granted one tool calls it and is refused another', () => {
+        test("a key granted one tool calls it and is refused another", () => {
           assertResult(seen().refused.granted, tools.simple.text);
           assertError(seen().refused.denied, -32003, new RegExp(`Access denied to: ${tools.other.name}`));
         });
 
         if (modernUpstream || !modernClient) {
-          test('answers what the upstream asks and gets the final results', () => {
+          test("answers what the upstream asks and gets the final results", () => {
             const asking = [tools.elicit, ...(tools.multiRound ? [tools.multiRound] : [])];
             assert.equal(seen().elicit.length, asking.length);
             asking.forEach((tool, index) => {
@@ -189,7 +200,7 @@ for (const upstreamCase of UPSTREAMS) {
             });
           });
         } else {
-          test('cannot reach a tool a session upstream offers only to a session client that declared elicitation', () => {
+          test("cannot reach a tool a session upstream offers only to a session client that declared elicitation", () => {
             const [outcome] = seen().elicit;
             assert.equal(outcome.result?.isError, true, JSON.stringify(outcome));
             assert.match(textOf(outcome.result), new RegExp(`Tool ${tools.elicit.name} not found`));
@@ -201,40 +212,43 @@ for (const upstreamCase of UPSTREAMS) {
       describe(`the gateway, mode ${mode}`, () => {
         const seen = () => observed.get(`gateway ${mode}`);
 
-        test('negotiates its revision and lists the member\'s tools under its prefix', () => {
+        test("negotiates its revision and lists the member's tools under its prefix", () => {
           assert.equal(seen().protocolVersion, version);
           for (const tool of [tools.simple, tools.progress, tools.other]) {
-            assert.ok(seen().tools.some((name) => /^[0-9a-f]{8}_/.test(name) && name.endsWith(`_${tool.name}`)), seen().tools.join(', '));
+            assert.ok(
+              seen().tools.some((name) => /^[0-9a-f]{8}_/.test(name) && name.endsWith(`_${tool.name}`)),
+              seen().tools.join(", "),
+            );
           }
         });
 
-        test('calls a tool and gets the progress of another', () => {
+        test("calls a tool and gets the progress of another", () => {
           assertResult(seen().call, tools.simple.text);
           assertResult(seen().progress, tools.progress.text);
           assert.deepEqual(seen().progress.progress, tools.progress.progress);
         });
 
-        test('gets a failing tool\'s error result, the refusal of invalid arguments and of an unknown tool', () => {
+        test("gets a failing tool's error result, the refusal of invalid arguments and of an unknown tool", () => {
           assert.equal(seen().failing.result?.isError, true, JSON.stringify(seen().failing));
           assert.match(textOf(seen().failing.result), tools.failing.text);
           assertError(seen().invalid, -32602, new RegExp(`Invalid arguments for tool ${tools.invalid.name}`));
           assertError(seen().unknown, -32602, /Unknown tool: no-such-tool/);
         });
 
-        test('a key granted one tool calls it and is refused another', () => {
+        test("a key granted one tool calls it and is refused another", () => {
           assertResult(seen().refused.granted, tools.simple.text);
           assertError(seen().refused.denied, -32003, new RegExp(`Access denied to: ${tools.other.name}`));
         });
 
         if (modernUpstream && modernClient) {
-          test('passes the member\'s multi round-trip requests through and gets the final results', () => {
+          test("passes the member's multi round-trip requests through and gets the final results", () => {
             [tools.elicit, tools.multiRound].forEach((tool, index) => {
               assertResult(seen().elicit[index], tool.text);
               assert.deepEqual(seen().elicit[index].asked, tool.asked);
             });
           });
         } else if (modernUpstream) {
-          test('relays the member\'s refusal to ask a session client it cannot reach (-32021)', () => {
+          test("relays the member's refusal to ask a session client it cannot reach (-32021)", () => {
             // As in upstream-revisions.test.js: a 2025 client of the gateway has no session.
             for (const outcome of seen().elicit) {
               assertError(outcome, -32021, /do not declare the required capability/);
@@ -248,14 +262,15 @@ for (const upstreamCase of UPSTREAMS) {
         describe(`self, mode ${mode}`, () => {
           const seen = () => observed.get(`self ${mode}`);
 
-          test('negotiates its revision, lists and calls the management tools, and is refused an unknown one', () => {
+          test("negotiates its revision, lists and calls the management tools, and is refused an unknown one", () => {
             assert.equal(seen().protocolVersion, version);
-            for (const name of ['API_KEY_LIST', 'COLLECTION_CONNECTIONS_LIST']) assert.ok(seen().tools.includes(name), seen().tools.join(', '));
+            for (const name of ["API_KEY_LIST", "COLLECTION_CONNECTIONS_LIST"])
+              assert.ok(seen().tools.includes(name), seen().tools.join(", "));
             assertResult(seen().call, /everything/);
             assertError(seen().unknown, -32602, /NO_SUCH_TOOL/);
           });
 
-          test('a key granted one tool calls it and is refused another', () => {
+          test("a key granted one tool calls it and is refused another", () => {
             assertResult(seen().refused.granted, /everything/);
             assertError(seen().refused.denied, -32003, /Access denied to: API_KEY_LIST/);
           });

@@ -18,6 +18,7 @@ export default function Features({ title, items }: Props) {
       <h2>{title}</h2>
       <div>
         {items.map(({ Component, props }, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: a nested section has no id; its place in the editor's list is its identity
           <Component key={i} {...props} />
         ))}
       </div>

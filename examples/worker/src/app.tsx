@@ -12,7 +12,7 @@ async function renderSection({ component, props }: ResolvedSection): Promise<str
   return renderToString(<Section {...props} />);
 }
 
-const escape = (text: string): string =>
+const escapeHtml = (text: string): string =>
   text.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c] as string);
 
 /** The page of `request`, as an HTML response (404 with the not-found page, or plain text when
@@ -25,7 +25,7 @@ async function renderPage(request: Request): Promise<Response> {
   const title = typeof page.seo?.title === "string" ? page.seo.title : "sitefile";
   const headers = new Headers({ "content-type": "text/html; charset=utf-8" });
   for (const cookie of page.effects.setCookies) headers.append("set-cookie", cookie);
-  const html = `<!doctype html><html><head><title>${escape(title)}</title></head><body>${body}</body></html>`;
+  const html = `<!doctype html><html><head><title>${escapeHtml(title)}</title></head><body>${body}</body></html>`;
   return new Response(html, { status: page.notFound ? 404 : 200, headers });
 }
 

@@ -38,7 +38,7 @@ export function runGenerate(rest: string[]): number {
   }
   const options: GenerateOptions = {};
   for (let i = 0; i < rest.length; i += 1) {
-    const arg = rest[i]!;
+    const arg = rest[i] as string;
     const field = VALUE_OPTIONS.get(arg);
     const value = rest[i + 1];
     if (arg === "--strict") options.strict = true;

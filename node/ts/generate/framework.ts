@@ -32,10 +32,7 @@ const variants = (value: JsonSchema): JsonSchema => ({
   type: "array",
   title: "Variants",
   description: "Checked in order: the first whose rule matches is used.",
-  items: object("Variant", { rule: { ...ref("matchers"), title: "Rule" }, value: { ...value, title: "Value" } }, [
-    "rule",
-    "value",
-  ]),
+  items: object("Variant", { rule: { ...ref("matchers"), title: "Rule" }, value: { ...value, title: "Value" } }, ["rule", "value"]),
 });
 
 const location = object("Location", {
@@ -115,12 +112,9 @@ export const FRAMEWORK_BLOCKS: readonly FrameworkBlock[] = [
     includeLocations: { type: "array", title: "Include locations", items: location },
     excludeLocations: { type: "array", title: "Exclude locations", items: location },
   }),
-  matcher(
-    "environment.ts",
-    "Environment",
-    { environment: { type: "string", title: "Environment", enum: ["production", "development"] } },
-    ["environment"],
-  ),
+  matcher("environment.ts", "Environment", { environment: { type: "string", title: "Environment", enum: ["production", "development"] } }, [
+    "environment",
+  ]),
   matcher(
     "multi.ts",
     "Multi",

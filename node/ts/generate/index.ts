@@ -77,7 +77,7 @@ function siteName(site: string | undefined): string | undefined {
     if (site.trim() === "") throw new SitefileError("INVALID_CONFIG", "the site name is empty");
     return site.trim();
   }
-  const fromEnv = process.env["PLATFORM_SITE_NAME"]?.trim();
+  const fromEnv = process.env.PLATFORM_SITE_NAME?.trim();
   return fromEnv === "" ? undefined : fromEnv;
 }
 
@@ -89,7 +89,9 @@ export function generate(options: GenerateOptions = {}): GenerateReport {
   const site = siteName(options.site);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const candidates = options.sections !== undefined ? [options.sections] : SECTIONS_DIRS;
-  const sectionsDir = candidates.map((dir) => path.resolve(root, dir)).find((dir) => fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory());
+  const sectionsDir = candidates
+    .map((dir) => path.resolve(root, dir))
+    .find((dir) => fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory());
   if (sectionsDir === undefined) {
     const looked = candidates.map((dir) => path.resolve(root, dir)).join(", ");
     throw new SitefileError("NOT_FOUND", `no sections directory: looked for ${looked}`);

@@ -15,7 +15,11 @@ function registryKey(section: BlockModule): string {
 
 /** The specifier the module at `out` imports `block`'s file by (relative, no extension). */
 function specifierOf(out: string, block: BlockModule): string {
-  const specifier = path.relative(path.dirname(out), block.file).split(path.sep).join("/").replace(/\.tsx?$/, "");
+  const specifier = path
+    .relative(path.dirname(out), block.file)
+    .split(path.sep)
+    .join("/")
+    .replace(/\.tsx?$/, "");
   return JSON.stringify(specifier.startsWith(".") ? specifier : `./${specifier}`);
 }
 

@@ -81,7 +81,7 @@ class SchemaWriter {
   definition(type: ts.Type, title: string, doc: ts.Symbol | undefined): JsonSchema {
     const schema: JsonSchema = { title, ...this.objectSchema(type) };
     const description = doc ? ts.displayPartsToString(doc.getDocumentationComment(this.checker)).trim() : "";
-    if (description !== "") schema["description"] = description;
+    if (description !== "") schema.description = description;
     return schema;
   }
 
@@ -128,23 +128,20 @@ class SchemaWriter {
    * as an `enum`, `true | false` as a boolean, the rest as `anyOf` (`null` last). */
   private union(members: readonly ts.Type[]): JsonSchema | undefined {
     const schemas = members.map((m) => this.schemaOf(m)).filter((s): s is JsonSchema => s !== undefined);
-    const booleans = schemas.filter((s) => s["type"] === "boolean" && "const" in s);
-    const merged =
-      booleans.length === 2
-        ? [...schemas.filter((s) => !booleans.includes(s)), { type: "boolean" }]
-        : schemas;
+    const booleans = schemas.filter((s) => s.type === "boolean" && "const" in s);
+    const merged = booleans.length === 2 ? [...schemas.filter((s) => !booleans.includes(s)), { type: "boolean" }] : schemas;
     if (merged.length === 0) return undefined;
     if (merged.length === 1) return merged[0];
-    const kinds = new Set(merged.map((s) => ("const" in s ? s["type"] : undefined)));
+    const kinds = new Set(merged.map((s) => ("const" in s ? s.type : undefined)));
     const [kind] = kinds;
-    if (kinds.size === 1 && kind !== undefined) return { type: kind, enum: merged.map((s) => s["const"]) };
-    const literals = merged.filter((s) => "const" in s && s["type"] === "string");
+    if (kinds.size === 1 && kind !== undefined) return { type: kind, enum: merged.map((s) => s.const) };
+    const literals = merged.filter((s) => "const" in s && s.type === "string");
     if (literals.length > 1) {
       const others = merged.filter((s) => !literals.includes(s));
-      return { anyOf: [{ type: "string", enum: literals.map((s) => s["const"]) }, ...others] };
+      return { anyOf: [{ type: "string", enum: literals.map((s) => s.const) }, ...others] };
     }
     // `null` last, whatever order the checker keeps the members in: `T | null` reads as written.
-    return { anyOf: [...merged.filter((s) => s["type"] !== "null"), ...merged.filter((s) => s["type"] === "null")] };
+    return { anyOf: [...merged.filter((s) => s.type !== "null"), ...merged.filter((s) => s.type === "null")] };
   }
 
   /** A non-generic interface or type alias declared in the app: a definition of its own
@@ -182,9 +179,9 @@ class SchemaWriter {
       if (!(property.flags & ts.SymbolFlags.Optional)) required.push(property.name);
     }
     const schema: JsonSchema = { type: "object", properties };
-    if (required.length > 0) schema["required"] = required;
+    if (required.length > 0) schema.required = required;
     const index = type.getStringIndexType();
-    if (index) schema["additionalProperties"] = this.schemaOf(index) ?? {};
+    if (index) schema.additionalProperties = this.schemaOf(index) ?? {};
     return schema;
   }
 
@@ -194,13 +191,13 @@ class SchemaWriter {
   private annotated(schema: JsonSchema, property: ts.Symbol): JsonSchema {
     const out: JsonSchema = { ...schema, title: humanize(property.name) };
     const description = ts.displayPartsToString(property.getDocumentationComment(this.checker)).trim();
-    if (description !== "") out["description"] = description;
+    if (description !== "") out.description = description;
     for (const tag of property.getJsDocTags(this.checker)) {
       const value = ts.displayPartsToString(tag.text).trim();
       if (tag.name === "title" || tag.name === "description" || tag.name === "format") {
         if (value !== "") out[tag.name] = value;
       } else if (tag.name === "default") {
-        out["default"] = parseDefault(value);
+        out.default = parseDefault(value);
       }
     }
     return out;
@@ -265,11 +262,13 @@ export function buildMeta(input: MetaInput): { meta: MetaDocument; warnings: str
   };
   const writer = new SchemaWriter(checker, fileKey);
   const warnings: string[] = [];
-  const manifest: Record<string, Record<string, JsonSchema>> = { sections: {}, loaders: {} };
-  const group = (name: string, list: readonly BlockModule[]) => {
+  const sections: Record<string, JsonSchema> = {};
+  const loaders: Record<string, JsonSchema> = {};
+  const manifest: Record<string, Record<string, JsonSchema>> = { sections, loaders };
+  const group = (entries: Record<string, JsonSchema>, list: readonly BlockModule[]) => {
     for (const module of list) {
       const id = definitionId(module.key);
-      manifest[name]![module.key] = { $ref: `#/definitions/${id}` };
+      entries[module.key] = { $ref: `#/definitions/${id}` };
       const file = program.getSourceFile(module.file);
       const props = file && exportedProps(checker, file);
       const title = path.basename(module.file).replace(/\.tsx?$/, "");
@@ -282,11 +281,13 @@ export function buildMeta(input: MetaInput): { meta: MetaDocument; warnings: str
       writer.definitions[id] = writer.definition(checker.getDeclaredTypeOfSymbol(props), title, props);
     }
   };
-  group("sections", input.sections);
-  group("loaders", input.loaders);
+  group(sections, input.sections);
+  group(loaders, input.loaders);
   for (const block of FRAMEWORK_BLOCKS) {
     const id = definitionId(block.key);
-    (manifest[block.group] ??= {})[block.key] = { $ref: `#/definitions/${id}` };
+    const entries = manifest[block.group] ?? {};
+    manifest[block.group] = entries;
+    entries[block.key] = { $ref: `#/definitions/${id}` };
     writer.definitions[id] = block.definition;
   }
   const root: Record<string, JsonSchema> = {};

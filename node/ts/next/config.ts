@@ -22,6 +22,8 @@
  *   set-up reads; or, with the `fastDeploy` option on (`true`, or `"auto"` when
  *   `PLATFORM_SEEDED_DEPLOY` is set), out of it, for deployments whose content comes from a
  *   seeded store.
+ *
+ * @module sitefile/config
  */
 
 import { buildLeavesContentOut } from "../fast-deploy";
@@ -93,9 +95,7 @@ export interface NextConfig {
 }
 
 /** A Next.js configuration: an object, or a function of the phase answering one. */
-export type NextConfigInput =
-  | NextConfig
-  | ((phase: string, context: { defaultConfig: NextConfig }) => NextConfig | Promise<NextConfig>);
+export type NextConfigInput = NextConfig | ((phase: string, context: { defaultConfig: NextConfig }) => NextConfig | Promise<NextConfig>);
 
 /** What the wrapper takes besides the Next.js configuration. */
 export interface SitefileConfigOptions {
@@ -158,10 +158,7 @@ function isPackageRequest(request: unknown): request is string {
 }
 
 /** A webpack `externals` function keeping `sitefile` and `sitefile/*` as Node `require`s. */
-function externalize(
-  data: { request?: string },
-  callback: (error?: Error | null, result?: string) => void,
-): void {
+function externalize(data: { request?: string }, callback: (error?: Error | null, result?: string) => void): void {
   if (isPackageRequest(data.request)) callback(null, `commonjs ${data.request}`);
   else callback();
 }

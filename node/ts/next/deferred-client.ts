@@ -28,6 +28,8 @@
  * ```
  *
  * and `createDecoPage({ ..., deferredSection: DeferredSection })`.
+ *
+ * @module sitefile/deferred
  */
 
 import type * as React from "react";
@@ -83,10 +85,7 @@ type ObserverConstructor = new (
  * it instead, setting `data-loaded`. A section the server no longer has renders nothing; a
  * failed load leaves the fallback and is logged.
  */
-export function deferredSectionComponent(
-  react: ReactApi,
-  load: LoadDeferredSection,
-): (props: DeferredSectionProps) => React.ReactElement {
+export function deferredSectionComponent(react: ReactApi, load: LoadDeferredSection): (props: DeferredSectionProps) => React.ReactElement {
   const { createElement, startTransition, useEffect, useRef, useState } = react;
   return function DeferredSection({ section, fallback }: DeferredSectionProps): React.ReactElement {
     const ref = useRef<unknown>(null);

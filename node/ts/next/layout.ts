@@ -16,6 +16,8 @@
  * `PLATFORM_ANALYTICS_SITE_KEY`), and the live-controls script at the end of the body (`.`
  * opens the site in the editor, Ctrl or Cmd with `.` in a new tab). What to render is the
  * core's (`rootLayout` of the addon); this module converts it to elements.
+ *
+ * @module sitefile/layout
  */
 
 import type * as React from "react";

@@ -16,6 +16,8 @@
  * nothing happens. While previewing, the response is `Cache-Control: no-store, private`,
  * `Vary: Cookie`, `X-Robots-Tag: noindex, nofollow`, and the page gets the pointer in the
  * `x-platform-draft` request header; a client's own copy of that header is always removed.
+ *
+ * @module sitefile/middleware
  */
 
 import { SitefileError, native } from "../errors";
@@ -60,7 +62,6 @@ export function createDraftMiddleware(options: DraftMiddlewareOptions): (request
     const headers = new Headers(request.headers);
     headers.delete(DRAFT_HEADER);
     if (draft.forward) headers.set(draft.forward[0], draft.forward[1]);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { NextResponse } = require("next/server") as NextServer;
     const response = NextResponse.next({ request: { headers } });
     if (draft.setCookie) response.headers.append("set-cookie", draft.setCookie);

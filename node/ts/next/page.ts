@@ -17,6 +17,8 @@
  * it nears the viewport through `section` — see `deferred.ts`). `generateMetadata` is the page's
  * document head from the core's `pageMetadata`. A request the draft middleware forwarded an
  * allowed draft pointer for is resolved over that draft's blocks (see `draft.ts`).
+ *
+ * @module sitefile/page
  */
 
 import type * as React from "react";
@@ -86,7 +88,6 @@ export interface DecoPage {
 
 /** Next's `notFound()`: renders the app's not-found page. */
 function notFound(): never {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { notFound: fail } = require("next/navigation") as { notFound(): never };
   return fail();
 }
@@ -137,7 +138,11 @@ async function requestOf(
 /** `sections` with the section loaders of every section rendered at once run (a deferred
  * section's run when it is loaded). */
 async function withEagerLoaders(site: Site, sections: ResolvedSection[], url: string, headers: Headers): Promise<ResolvedSection[]> {
-  const loaded = await runSectionLoaders(sections.filter((section) => !section.deferred), { url, headers }, site);
+  const loaded = await runSectionLoaders(
+    sections.filter((section) => !section.deferred),
+    { url, headers },
+    site,
+  );
   let next = 0;
   return sections.map((section) => (section.deferred ? section : (loaded[next++] ?? section)));
 }
@@ -170,7 +175,10 @@ export function createDecoPage(options: DecoPageOptions): DecoPage {
     const site = await siteOf(options.setup);
     const { url, origin, request, headers, key } = await requestOf(props, full);
     let pages = resolved.get(key);
-    if (!pages) resolved.set(key, (pages = new Map()));
+    if (!pages) {
+      pages = new Map();
+      resolved.set(key, pages);
+    }
     let page = pages.get(url);
     if (!page) {
       page = (async () => {
@@ -242,3 +250,4 @@ export {
   renderDecoSections,
   resolveDecoPageWithDraft,
 } from "./page-parts";
+export type { SearchParams } from "./render";

@@ -52,7 +52,11 @@ async function previewSections(site: Site, props: DecoPreviewPageProps): Promise
     throw new Error(`nothing to preview (${detail})`);
   }
   const seenFrom = { url: outcome.previewUrl ?? `${originOf(headers)}/`, headers };
-  const page = await drive(site, native(() => outcome.resolvePreview()), seenFrom);
+  const page = await drive(
+    site,
+    native(() => outcome.resolvePreview()),
+    seenFrom,
+  );
   const sections = await runSectionLoaders(page.sections, seenFrom, site);
   return renderSections(site, sections, { preview: true, wrapper: site.admin.previewWrapper });
 }
@@ -76,7 +80,9 @@ export function createDecoPreviewPage(options: DecoPreviewPageOptions): (props: 
       const answer = await setup();
       content = await previewSections(answer instanceof Site ? answer : currentSite(), props);
     } catch (error) {
-      content = [createElement("div", { key: "error", className: "platform-render-error", role: "alert" }, `Render error: ${messageOf(error)}`)];
+      content = [
+        createElement("div", { key: "error", className: "platform-render-error", role: "alert" }, `Render error: ${messageOf(error)}`),
+      ];
     }
     const links = stylesheets.map((href) => createElement("link", { key: href, rel: "stylesheet", href }));
     return createElement("div", { "data-theme": options.theme ?? "light", "data-platform-preview": "" }, ...links, ...content);

@@ -23,7 +23,6 @@ interface NextHeaders {
  * peer, loaded when a page first renders), and Next's object for them, the same for every
  * call within one request. */
 export async function requestHeaders(): Promise<{ headers: Headers; key: object }> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const key = await (require("next/headers") as NextHeaders).headers();
   const headers = new Headers();
   for (const [name, value] of key) headers.append(name, value);
@@ -48,7 +47,6 @@ export function originOf(headers: Headers): string {
 
 /** React, loaded when a page first renders: it is an optional peer dependency. */
 export function react(): typeof import("react") {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   return require("react") as typeof import("react");
 }
 

@@ -14,6 +14,8 @@
  * `/platform/_liveness`, and the public paths the config wrapper rewrites here), checks its
  * method (405 with `Allow`), token and body, and builds the response. Preview `GET`s are
  * redirected to the preview page (`createDecoPreviewPage`).
+ *
+ * @module sitefile/route-handlers
  */
 
 import { SitefileError, native } from "../errors";

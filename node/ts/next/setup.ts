@@ -12,20 +12,15 @@
  *   meta: () => import("../.platform/meta.gen.json").then((m) => m.default),
  * });
  * ```
+ *
+ * @module sitefile/setup
  */
 
 import * as path from "node:path";
 import { SitefileError } from "../errors";
 import { createAdminSetup, setRenderShell } from "../admin";
 import { setSyncComponents } from "../sections";
-import {
-  type Loader,
-  type SectionModule,
-  type SiteSetupOptions,
-  Site,
-  addon,
-  createSiteSetup,
-} from "../setup";
+import { type Loader, type SectionModule, type SiteSetupOptions, Site, addon, createSiteSetup } from "../setup";
 
 export type { Loader } from "../setup";
 
@@ -114,33 +109,36 @@ export type EnsureSetup = (() => Promise<Site>) & {
   readonly renderShell: { css?: string; fonts?: string[] };
 };
 
-const OWN_KEYS: ReadonlyArray<keyof NextSetupOptions> = [
-  "sections",
-  "blocks",
-  "blocksDir",
-  "conventions",
-  "meta",
-  "renderShell",
-  "previewWrapper",
-  "productionOrigins",
-  "customMatchers",
-  "onResolveError",
-  "onDanglingReference",
-  "resolveGlobals",
-  "extend",
-  "asyncRendering",
-  "loaders",
-  "getCommerceLoaders",
-  "env",
-  "name",
-];
+/** Every option `createNextSetup` takes; `satisfies` makes the compiler refuse a list that
+ * misses one of `NextSetupOptions`. */
+const OWN_KEYS = {
+  sections: true,
+  blocks: true,
+  blocksDir: true,
+  conventions: true,
+  meta: true,
+  renderShell: true,
+  previewWrapper: true,
+  productionOrigins: true,
+  customMatchers: true,
+  onResolveError: true,
+  onDanglingReference: true,
+  resolveGlobals: true,
+  nonCriticalSections: true,
+  extend: true,
+  asyncRendering: true,
+  loaders: true,
+  getCommerceLoaders: true,
+  env: true,
+  name: true,
+} satisfies Record<keyof NextSetupOptions, true>;
 
 function check(options: NextSetupOptions): void {
   if (options === null || typeof options !== "object") {
     throw new SitefileError("INVALID_CONFIG", "createNextSetup takes an options object");
   }
   for (const key of Object.keys(options)) {
-    if (!(OWN_KEYS as string[]).includes(key)) {
+    if (!Object.hasOwn(OWN_KEYS, key)) {
       throw new SitefileError("INVALID_CONFIG", `createNextSetup: unknown option ${key}`);
     }
   }
@@ -175,10 +173,7 @@ function layoutSections(conventions: SectionConventions | undefined): string[] {
  * invokable commerce loaders and the synchronous components. */
 function bindModules(site: Site, options: NextSetupOptions): void {
   if (options.meta || options.previewWrapper || options.getCommerceLoaders) {
-    createAdminSetup(
-      { meta: options.meta, previewWrapper: options.previewWrapper, getCommerceLoaders: options.getCommerceLoaders },
-      site,
-    );
+    createAdminSetup({ meta: options.meta, previewWrapper: options.previewWrapper, getCommerceLoaders: options.getCommerceLoaders }, site);
   }
   setSyncComponents(site, options.conventions?.syncComponents ?? {});
 }

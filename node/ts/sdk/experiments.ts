@@ -8,6 +8,8 @@
  * const { resolveExperimentVariant } = require("sitefile/sdk/experiments");
  * const loader = async () => (await resolveExperimentVariant("hero-copy"))?.payload ?? null;
  * ```
+ *
+ * @module sitefile/sdk/experiments
  */
 
 export { type ExperimentAssignment, type ExperimentsStore, resolveExperimentVariant } from "../experiments";

@@ -9,12 +9,12 @@
 // as if the client had addressed the target; any other Host or Origin (the suite's
 // `evil.example.com`) is passed on unchanged, for the target to refuse.
 
-import http from 'node:http';
+import http from "node:http";
 
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer'];
+const HOP_BY_HOP = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"];
 
 /** Resolves to `{ url, close() }` once the forwarder to `target` (an origin URL) listens. */
-export async function startForwarder({ target, key, host = '127.0.0.1', port = 0 }) {
+export async function startForwarder({ target, key, host = "127.0.0.1", port = 0 }) {
   const to = new URL(target);
   const own = new Set();
   const server = http.createServer((req, res) => {
@@ -23,7 +23,7 @@ export async function startForwarder({ target, key, host = '127.0.0.1', port = 0
     if (own.has(headers.host?.toLowerCase())) headers.host = to.host;
     if (headers.origin) {
       const origin = URL.canParse(headers.origin) ? new URL(headers.origin) : undefined;
-      if (origin && origin.protocol === 'http:' && own.has(origin.host)) headers.origin = to.origin;
+      if (origin && origin.protocol === "http:" && own.has(origin.host)) headers.origin = to.origin;
     }
     headers.authorization = `Bearer ${key}`;
     const upstream = http.request(
@@ -37,28 +37,29 @@ export async function startForwarder({ target, key, host = '127.0.0.1', port = 0
         answer.pipe(res);
       },
     );
-    upstream.on('error', (error) => {
+    upstream.on("error", (error) => {
       if (!res.headersSent) {
-        res.writeHead(502, { 'content-type': 'text/plain' });
+        res.writeHead(502, { "content-type": "text/plain" });
         res.end(`forwarder: ${error.message}`);
       } else {
         res.destroy();
       }
     });
     // The client going away (a cancelled SSE read) ends the upstream exchange too.
-    res.on('close', () => {
+    res.on("close", () => {
       if (!res.writableFinished) upstream.destroy();
     });
     req.pipe(upstream);
   });
   await new Promise((resolve) => server.listen(port, host, resolve));
   const bound = server.address().port;
-  for (const name of [host, 'localhost', '127.0.0.1', '[::1]']) own.add(`${name}:${bound}`);
+  for (const name of [host, "localhost", "127.0.0.1", "[::1]"]) own.add(`${name}:${bound}`);
   return {
     url: `http://${host}:${bound}`,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(resolve);
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
   };
 }
