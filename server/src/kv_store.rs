@@ -20,7 +20,7 @@ pub const WORKERS_KV_MAX_VALUE: usize = 25 * 1024 * 1024;
 
 /// A store `sitefile kv` reads and writes.
 pub enum KvStore {
-    /// Redis (`redis://`, `rediss://`).
+    /// Redis (`redis://`; `rediss://` is refused: the redis client is built without TLS).
     Redis(ConnectionManager),
     /// A Workers KV namespace.
     Cloudflare(WorkersKv),

@@ -247,6 +247,23 @@ async fn spans_metrics_and_logs_reach_the_collector_with_its_headers_and_no_secr
 
     let metric_text = format!("{:?}", metrics);
     assert!(metric_text.contains("http.server.request.duration"));
+    // Durations are in seconds: the buckets are the semantic conventions' (5 ms to 10 s), not
+    // the SDK's default ones (0 to 10,000), which would put every request in the first bucket.
+    let duration = metrics
+        .iter()
+        .flat_map(|m| {
+            m.body["resourceMetrics"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .flat_map(|r| r["scopeMetrics"].as_array().cloned().unwrap_or_default())
+        .flat_map(|s| s["metrics"].as_array().cloned().unwrap_or_default())
+        .find(|m| m["name"] == "http.server.request.duration")
+        .expect("the duration histogram");
+    let bounds = &duration["histogram"]["dataPoints"][0]["explicitBounds"];
+    assert_eq!(bounds[0], 0.005, "{duration}");
+    assert_eq!(bounds.as_array().map(Vec::len), Some(14), "{duration}");
 
     // Logs from `warn` up are exported; the info-level outgoing fetch is on stderr only.
     let log_text = format!("{:?}", logs);

@@ -142,6 +142,10 @@ pub async fn serve(config: Config, listen: SocketAddr) -> Result<(), CliError> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| CliError::Serve(format!("bind {listen}: {e}")))?;
+    // The address bound, not the one asked for: with port 0 the OS picks the port.
+    let listen = listener
+        .local_addr()
+        .map_err(|e| CliError::Serve(format!("bind {listen}: {e}")))?;
     tracing::info!(%listen, "workspace API listening");
     let stopping = workspace.clone();
     let shutdown = async move {

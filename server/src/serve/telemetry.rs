@@ -313,12 +313,20 @@ fn random_fraction() -> f64 {
 /// The server's tracer (the global provider's, set before the first request).
 static TRACER: LazyLock<global::BoxedTracer> = LazyLock::new(|| global::tracer(SCOPE));
 
+/// The bucket bounds of `http.server.request.duration`, in seconds: the ones the OpenTelemetry
+/// semantic conventions give for it (the SDK's defaults, 0 to 10,000, are meant for
+/// milliseconds and would put every request in the first bucket).
+const DURATION_BOUNDS: [f64; 14] = [
+    0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+];
+
 /// `http.server.request.duration`, in seconds.
 static DURATION: LazyLock<Histogram<f64>> = LazyLock::new(|| {
     global::meter(SCOPE)
         .f64_histogram("http.server.request.duration")
         .with_unit("s")
         .with_description("Duration of HTTP server requests")
+        .with_boundaries(DURATION_BOUNDS.to_vec())
         .build()
 });
 

@@ -813,3 +813,46 @@ async fn telemetry_and_deprecation_log() {
         "no terminal colour codes in a log that is a file: {log:?}"
     );
 }
+
+/// `--listen 127.0.0.1:0` serves on a port the OS picks, and the start line names that port
+/// (not 0), so a caller can find the server from its log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listening_on_port_zero_logs_the_bound_address() {
+    let db = database(Backend::Sqlite).await;
+    let stderr = std::env::temp_dir().join(format!("ws-stderr-{}", uuid::Uuid::new_v4()));
+    let child = command(&db, &[])
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let mut server = Server {
+        child,
+        base: String::new(),
+        stderr,
+    };
+    let mut port = None;
+    for _ in 0..200 {
+        let log = std::fs::read_to_string(&server.stderr).unwrap_or_default();
+        if let Some(line) = log.lines().find(|l| l.contains("workspace API listening")) {
+            port = line
+                .split("listen=127.0.0.1:")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|p| p.parse::<u16>().ok());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let port = port.expect("a start line naming the address");
+    assert_ne!(port, 0, "the start line names the bound port");
+    server.base = format!("http://127.0.0.1:{port}");
+    let answer = reqwest::Client::new()
+        .post(format!("{}/api/x/tools/y", server.base))
+        .send()
+        .await
+        .expect("the server answers on the logged port");
+    assert_eq!(answer.status(), 401);
+    sigterm(&server);
+    assert!(exited(&mut server).await.success());
+}
