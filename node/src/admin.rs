@@ -2,11 +2,11 @@
 //! names the host work it needs (`NativeAdminOutcome`); the JS side does that work and calls the
 //! matching `finish*` method for the response.
 
-use crate::convert::{flat_headers, header_pairs, to_json};
+use crate::convert::{header_pairs, to_json};
 use crate::error::{Code, JsResult, fail, guarded, thrown};
-use crate::fast_deploy::{KvWrite, NativeFastDeploy};
+use crate::fast_deploy::{KvWrite, NativeFastDeploy, swap_hook};
 use crate::resolution::NativeResolution;
-use crate::site::swap_hook;
+use crate::response::AdminResponseOutput;
 use chrono::{DateTime, Utc};
 use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
@@ -29,17 +29,6 @@ pub struct AdminRequestInput {
     pub headers: Vec<String>,
     /// The body bytes.
     pub body: Option<Buffer>,
-}
-
-/// A finished admin response.
-#[napi(object)]
-pub struct AdminResponseOutput {
-    /// HTTP status.
-    pub status: u32,
-    /// Header names and values, alternating (a name may repeat: `Set-Cookie`).
-    pub headers: Vec<String>,
-    /// The body bytes (empty for 204 and 304).
-    pub body: Buffer,
 }
 
 /// What the head of an admin request (its method, path, query and headers) decides before any
@@ -82,16 +71,6 @@ impl AdminRequestInput {
             headers: header_pairs(self.headers)?,
             body: self.body.map(|b| b.to_vec()).unwrap_or_default(),
         })
-    }
-}
-
-impl From<AdminResponse> for AdminResponseOutput {
-    fn from(response: AdminResponse) -> AdminResponseOutput {
-        AdminResponseOutput {
-            status: u32::from(response.status),
-            headers: flat_headers(&response.headers),
-            body: Buffer::from(response.body.to_vec()),
-        }
     }
 }
 

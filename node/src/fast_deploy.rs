@@ -4,11 +4,24 @@
 
 use crate::convert::{instant, to_json};
 use crate::error::{Code, guarded};
-use napi::bindgen_prelude::Buffer;
+use napi::bindgen_prelude::{Buffer, Function};
 use napi_derive::napi;
-use sitefile_core::Site;
 use sitefile_core::fast_deploy::{KvStep, KvSync, Replica};
+use sitefile_core::{Site, Snapshot};
 use std::sync::Arc;
+
+/// The Fast Deploy hook over an optional JS function `(revision) => boolean`; without one the
+/// reload is in memory only (`kvWritten: false`).
+pub(crate) fn swap_hook<'f>(
+    hook: Option<&'f Function<'f, String, bool>>,
+) -> impl FnMut(&Arc<Snapshot>) -> Result<bool, String> + 'f {
+    move |snapshot| match hook {
+        Some(f) => f
+            .call(snapshot.revision().to_string())
+            .map_err(|e| e.reason.clone()),
+        None => Ok(false),
+    }
+}
 
 /// A site's standing with its deployment's snapshot in the key-value store
 /// (`NativeSite.fastDeploy`).

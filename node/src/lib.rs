@@ -30,12 +30,13 @@ mod layout;
 mod metadata;
 mod page_json;
 mod resolution;
+mod response;
 mod section_loaders;
 mod site;
 
 pub use admin::{
-    AdminRequestInput, AdminResponseOutput, NativeAdminOutcome, preview_page_admin_path,
-    preview_page_redirect, unknown_admin_route,
+    AdminRequestInput, NativeAdminOutcome, preview_page_admin_path, preview_page_redirect,
+    unknown_admin_route,
 };
 pub use bundle::{ContentBundle, content_bundle, fast_deploy_strips_content};
 pub use draft::NativeDraft;
@@ -51,6 +52,7 @@ pub use layout::root_layout;
 pub use metadata::page_metadata;
 pub use page_json::NativePageJson;
 pub use resolution::NativeResolution;
+pub use response::AdminResponseOutput;
 pub use section_loaders::NativeSectionLoaders;
 pub use site::{NativeSite, cors_headers, section_key};
 

@@ -1,13 +1,13 @@
 //! `NativePageJson`: a `?renderJson` / `?asJson` request — answered by the core at once, or a
 //! page resolution whose finished page the core turns into the response.
 
-use crate::admin::AdminResponseOutput;
-use crate::convert::{flat_headers, to_json};
+use crate::convert::to_json;
 use crate::error::{Code, JsResult, fail, guarded};
 use crate::resolution::NativeResolution;
+use crate::response::AdminResponseOutput;
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
-use sitefile_core::{ErrorCode, PageJsonFinish, PageJsonOutcome, PageJsonResponse, Request, Site};
+use sitefile_core::{ErrorCode, PageJsonFinish, PageJsonOutcome, Request, Site};
 use std::sync::Arc;
 
 /// What the core made of a page-JSON request: `respond` (call `response()`) or `resolve` (call
@@ -17,16 +17,6 @@ pub struct NativePageJson {
     pub(crate) site: Arc<Site>,
     pub(crate) request: Request,
     pub(crate) outcome: Option<PageJsonOutcome>,
-}
-
-impl From<PageJsonResponse> for AdminResponseOutput {
-    fn from(response: PageJsonResponse) -> AdminResponseOutput {
-        AdminResponseOutput {
-            status: u32::from(response.status),
-            headers: flat_headers(&response.headers),
-            body: Buffer::from(response.body),
-        }
-    }
 }
 
 fn taken(method: &str) -> napi::Error<Code> {

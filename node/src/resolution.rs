@@ -1,9 +1,9 @@
 //! `NativeResolution`: one page resolution, driven one napi call per loader round.
 
-use crate::admin::AdminResponseOutput;
 use crate::convert::js_json;
 use crate::error::{Code, JsResult, fail, guarded, thrown};
 use crate::host::{HostCallbacks, JsHost};
+use crate::response::AdminResponseOutput;
 use napi::bindgen_prelude::Either;
 use napi::{Env, JsString};
 use napi_derive::napi;

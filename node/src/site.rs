@@ -6,7 +6,7 @@ use crate::draft::NativeDraft;
 use crate::edge::NativeEdgePlan;
 use crate::error::{Code, fail, guarded, thrown};
 use crate::exchange::NativeEdgeExchange;
-use crate::fast_deploy::NativeFastDeploy;
+use crate::fast_deploy::{NativeFastDeploy, swap_hook};
 use crate::host::{HostCallbacks, JsHost};
 use crate::page_json::NativePageJson;
 use crate::resolution::{FirstStep, NativeResolution};
@@ -18,23 +18,10 @@ use napi_derive::napi;
 use sitefile_core::fast_deploy::Replica;
 use sitefile_core::{
     AdminRequest, AdminSite, DraftSource, EdgeHints, ErrorCode, KeyRegistry, MatcherSchema,
-    RenderShellUpdate, Schema, Site, SiteSetup, Snapshot, Value, WorkerOptions, sections_from_json,
+    RenderShellUpdate, Schema, Site, SiteSetup, Value, WorkerOptions, sections_from_json,
 };
 use std::path::Path;
 use std::sync::Arc;
-
-/// The Fast Deploy hook over an optional JS function `(revision) => boolean`; without one the
-/// reload is in memory only (`kvWritten: false`).
-pub(crate) fn swap_hook<'f>(
-    hook: Option<&'f Function<'f, String, bool>>,
-) -> impl FnMut(&Arc<Snapshot>) -> Result<bool, String> + 'f {
-    move |snapshot| match hook {
-        Some(f) => f
-            .call(snapshot.revision().to_string())
-            .map_err(|e| e.reason.clone()),
-        None => Ok(false),
-    }
-}
 
 /// One site: its content, setup and the resolutions started from it.
 #[napi]

@@ -2,7 +2,7 @@
 //! the process environment).
 
 use super::SecretKey;
-use super::error::ConfigError;
+use super::error::{ConfigError, REDACTED};
 use super::hosts::{DEFAULT_PREVIEW_API_DOMAINS, valid_host};
 use super::parse::{
     parse_bool, parse_byte_size, parse_http_url, parse_list, parse_pairs, parse_rate,
@@ -11,9 +11,6 @@ use crate::loader_cache::LoaderCacheConfig;
 use std::collections::HashMap;
 use std::fmt;
 use url::Url;
-
-/// Stands for a secret value in errors.
-pub(super) const REDACTED: &str = "<redacted>";
 
 /// Default loader cache cap: 32 MiB.
 pub const DEFAULT_LOADER_CACHE_MAX_BYTES: u64 = 32 * 1024 * 1024;

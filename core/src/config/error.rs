@@ -1,5 +1,8 @@
 //! The configuration error: which variable or option is wrong, what it held, what was expected.
 
+/// Stands for a secret value in errors ([`ConfigError::value`]).
+pub(super) const REDACTED: &str = "<redacted>";
+
 /// A configuration value that cannot be used. The message names the variable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {variable}={value:?}: expected {expected}")]

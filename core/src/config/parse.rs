@@ -1,6 +1,6 @@
 //! Strict parsers for configuration values; each error names the variable.
 
-use super::error::ConfigError;
+use super::error::{ConfigError, REDACTED};
 use url::Url;
 
 /// `true/1/yes/on` or `false/0/no/off`, case-insensitive.
@@ -83,7 +83,7 @@ pub fn parse_pairs(variable: &str, raw: &str) -> Result<Vec<(String, String)>, C
             }
             _ => Err(ConfigError::new(
                 variable,
-                super::env::REDACTED,
+                REDACTED,
                 format!("comma-separated key=value pairs (entry {} is not)", i + 1),
             )),
         })

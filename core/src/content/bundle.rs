@@ -1,10 +1,8 @@
-//! The generated bundle `.platform/blocks.gen.json`: one JSON object of every block.
+//! The generated bundle `.platform/blocks.gen.json`: one JSON object of every block, the format
+//! (written canonical, one block per line; read whole or line by line). A snapshot is loaded
+//! from it by [`load_bundle`](super::snapshot::load_bundle).
 
-use super::block::Block;
-use super::snapshot::Snapshot;
 use crate::value::{Key, ParseError, Value, intern, write_json_string};
-use rustc_hash::FxHashMap;
-use std::sync::Arc;
 
 /// Parses a bundle into blocks (in the bundle's order).
 pub fn parse_bundle(bytes: &[u8]) -> Result<Vec<(Key, Value)>, ParseError> {
@@ -14,27 +12,9 @@ pub fn parse_bundle(bytes: &[u8]) -> Result<Vec<(Key, Value)>, ParseError> {
     }
 }
 
-/// Loads a bundle into a snapshot. A bundle in the layout [`write_bundle`] produces (one block
-/// per line) is split by lines and each block is parsed the first time it is read, so loading
-/// costs a scan of the text; a block whose bytes are not JSON reads as `null` and is reported by
-/// [`Snapshot::parse_problems`]. Any other layout is parsed (and validated) at once.
-pub fn load_bundle(bytes: Vec<u8>) -> Result<Snapshot, ParseError> {
-    let source = Arc::new(bytes);
-    match split_lines(&source) {
-        Some(lines) => {
-            let mut blocks = FxHashMap::default();
-            for (name, range) in lines {
-                blocks.insert(name, Arc::new(Block::lazy(source.clone(), range)));
-            }
-            Ok(Snapshot::from_shared(blocks))
-        }
-        None => Ok(Snapshot::from_blocks(parse_bundle(&source)?)),
-    }
-}
-
 /// The `(name, value byte range)` of every line of a one-block-per-line bundle, or `None` when
 /// the text is not in that layout.
-fn split_lines(text: &[u8]) -> Option<Vec<(Key, std::ops::Range<usize>)>> {
+pub(super) fn split_lines(text: &[u8]) -> Option<Vec<(Key, std::ops::Range<usize>)>> {
     let body = text.strip_prefix(b"{\n")?.strip_suffix(b"\n}\n")?;
     let mut out = Vec::new();
     if body.is_empty() {
@@ -130,45 +110,6 @@ mod tests {
         let parsed = parse_bundle(&first).unwrap();
         assert_eq!(parsed.len(), 2);
         assert_eq!(parsed[0].1.to_canonical_string(), a.to_canonical_string());
-    }
-
-    #[test]
-    fn lazy_load_matches_eager_load() {
-        let a = Value::from_json_str(
-            r#"{"path":"/x","sections":[{"__resolveType":"website/matchers/location.ts"}]}"#,
-        )
-        .unwrap();
-        let b = Value::from_json_str(r#"{"t":"quote \" and \\ and \u00e9 and ,\n"}"#).unwrap();
-        let bundle = write_bundle([("pages-x", &a), ("na\"me,", &b)]);
-        let lazy = load_bundle(bundle.clone()).unwrap();
-        let eager = Snapshot::from_blocks(parse_bundle(&bundle).unwrap());
-        assert_eq!(lazy.revision(), eager.revision());
-        assert_eq!(lazy.routes().find("/x").map(|m| m.name), Some("pages-x"));
-        assert!(lazy.uses_location());
-        assert_eq!(
-            lazy.block("na\"me,").unwrap().to_canonical_string(),
-            b.to_canonical_string()
-        );
-        // A line that is not canonical is digested from its value: same content, same revision.
-        let unsorted = b"{\n\"a\":{\"z\":1,\"b\":[1.50,\"\\u00e9\"]}\n}\n".to_vec();
-        let same = Value::from_json_str(r#"{"b":[1.5,"é"],"z":1}"#).unwrap();
-        let changed = Value::from_json_str(r#"{"b":[1.5,"e"],"z":1}"#).unwrap();
-        let unsorted = load_bundle(unsorted).unwrap();
-        let read = unsorted.block("a").unwrap();
-        assert_eq!(read.to_canonical_string(), same.to_canonical_string());
-        let canonical = |v: &Value| load_bundle(write_bundle([("a", v)])).unwrap();
-        assert_eq!(unsorted.revision(), canonical(&same).revision());
-        assert_ne!(unsorted.revision(), canonical(&changed).revision());
-        // Another layout falls back to parsing at once.
-        let compact = br#"{"pages-x":{"path":"/x","sections":[]}}"#.to_vec();
-        assert_eq!(load_bundle(compact).unwrap().routes().routes().len(), 1);
-        assert!(load_bundle(b"{\n\"a\":{\n}\n".to_vec()).is_err());
-        // A damaged line reads as null and is reported.
-        let damaged = b"{\n\"a\":{\"x\":[1,}\n}\n".to_vec();
-        let snapshot = load_bundle(damaged).unwrap();
-        assert_eq!(snapshot.block("a"), Some(&Value::Null));
-        assert_eq!(snapshot.parse_problems().len(), 1);
-        assert_eq!(load_bundle(write_bundle([])).unwrap().len(), 0);
     }
 
     #[test]

@@ -9,8 +9,8 @@
 //!   keeps the last [`RETAINED_DEPLOYMENTS`] and deletes the older ones' keys, never the live
 //!   one's.
 
-use super::bundle::load_bundle;
 use super::snapshot::Snapshot;
+use super::snapshot::load_bundle;
 use crate::value::ParseError;
 use serde::{Deserialize, Serialize};
 

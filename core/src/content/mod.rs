@@ -13,7 +13,6 @@ mod store;
 
 #[cfg(feature = "internals")]
 pub use block_name::decode_block_name;
-pub use bundle::load_bundle;
 #[cfg(feature = "internals")]
 pub use bundle::{parse_bundle, write_bundle};
 #[cfg(feature = "internals")]
@@ -26,7 +25,7 @@ pub use reload::{ReloadError, ReloadOutcome, ReloadResponse, reload_body};
 pub use reload::{ReloadMode, plan_reload};
 #[cfg(feature = "internals")]
 pub use revision::block_digest;
-pub use snapshot::Snapshot;
+pub use snapshot::{Snapshot, load_bundle};
 #[cfg(feature = "internals")]
 pub use store::Observer;
 pub use store::{ContentStore, ReloadRefused};

@@ -5,6 +5,7 @@
 pub mod assets;
 pub mod cacheability;
 pub mod cdn;
+pub mod geo_key;
 pub(crate) mod headers;
 pub mod key;
 pub mod normalize;
@@ -30,9 +31,11 @@ pub use cacheability::{
 };
 #[cfg(feature = "internals")]
 pub use cdn::{CdnCacheControl, CdnContext, SEGMENT_TOKEN_PARAM, segment_token};
+#[cfg(feature = "internals")]
+pub use geo_key::{GeoCacheKey, geo_part};
 pub use key::{CacheKey, storage_url};
 #[cfg(feature = "internals")]
-pub use key::{GeoCacheKey, KeyContext, STORAGE_KEY_PARAM, build_cache_key, geo_part, url_key};
+pub use key::{KeyContext, STORAGE_KEY_PARAM, build_cache_key, url_key};
 #[cfg(feature = "internals")]
 pub use normalize::{TRACKING_PARAMS, is_tracking_param, normalize_query};
 #[cfg(feature = "internals")]

@@ -3,7 +3,7 @@
 
 use super::assets::DEFAULT_FINGERPRINT_PATTERN;
 use super::cdn::CdnCacheControl;
-use super::key::GeoCacheKey;
+use super::geo_key::GeoCacheKey;
 use super::profile::ProfileTable;
 use super::security::{CspMode, SecurityHeaders};
 use super::speculation::SpeculationRules;

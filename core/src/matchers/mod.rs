@@ -16,7 +16,6 @@ mod builtins;
 mod country_names;
 mod evaluator;
 mod experiments;
-mod location;
 mod overrides;
 mod pattern;
 mod registry;

@@ -1,7 +1,10 @@
 //! Resolution: turning a request into a page of resolved sections, as a sans-IO state machine.
 
+mod caches;
 mod config;
 mod engine;
+mod entry;
+mod first_pass;
 mod keys;
 mod layout_cache;
 mod loader_props;
@@ -11,14 +14,18 @@ mod page;
 mod page_cache;
 mod registry;
 mod resolution;
+mod rules;
 mod runtime;
+mod section_props;
+mod sections;
+mod static_walk;
+mod steps;
 
 #[cfg(feature = "internals")]
 pub use config::DEFAULT_MAX_DEPTH;
 pub use config::ResolveConfig;
 #[cfg(feature = "internals")]
 pub use engine::{MAX_PAGE_NODES, MAX_RESOLVED_NESTING};
-pub(crate) use engine::{StaticDepth, non_object_sections};
 pub(crate) use keys::SECRET as SECRET_RESOLVE_TYPE;
 #[cfg(feature = "internals")]
 pub use keys::SKIP_RESOLVE_TYPES;
@@ -36,6 +43,8 @@ pub use registry::KeyRegistry;
 pub use resolution::RequestOptions;
 #[cfg(not(feature = "internals"))]
 pub(crate) use resolution::RequestOptions;
-pub(crate) use resolution::{EveryVariant, RawSection, globals, sections_list};
-pub use resolution::{LoaderAnswer, LoaderCall, Resolution, ResolutionMisuse, Step};
+pub use resolution::{Resolution, ResolutionMisuse};
 pub use runtime::Runtime;
+pub(crate) use sections::{EveryVariant, RawSection, globals, sections_list};
+pub(crate) use static_walk::{StaticDepth, non_object_sections};
+pub use steps::{LoaderAnswer, LoaderCall, Step};

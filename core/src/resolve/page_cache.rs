@@ -4,10 +4,9 @@
 //! and span of time in which its time rules answer alike; pages that read cookies, query,
 //! location, cohorts or host callbacks are never cached here.
 
-use super::engine::PendingCall;
-use super::node::Node;
+use super::first_pass::FirstPass;
 use crate::device::Device;
-use crate::effects::{Effects, TimeWindow};
+use crate::effects::TimeWindow;
 use crate::request::Request;
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
@@ -18,15 +17,6 @@ const MAX_VARIANTS: usize = 4096;
 
 /// Facets a cached page may depend on.
 const CACHEABLE_FACETS: &[&str] = &["device", "host", "time"];
-
-/// The output of the synchronous pass for one page.
-#[derive(Debug, Clone)]
-pub(crate) struct FirstPass {
-    pub entries: Vec<super::resolution::Entry>,
-    pub seo: Option<Node>,
-    pub calls: Vec<PendingCall>,
-    pub effects: Effects,
-}
 
 #[derive(Debug)]
 struct Variant {

@@ -1,9 +1,10 @@
 //! A runtime: the current content, the setup configuration and the caches that follow the
 //! content's revision.
 
+use super::caches::Caches;
 use super::config::ResolveConfig;
 use super::layout_cache::LayoutCache;
-use super::resolution::{Caches, RequestOptions, Resolution};
+use super::resolution::{RequestOptions, Resolution};
 use crate::content::{ContentStore, ReloadError, ReloadResponse, Snapshot};
 use crate::host::{Host, NoHost};
 use crate::loader_cache::LoaderCache;

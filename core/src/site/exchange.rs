@@ -6,7 +6,7 @@
 //! answers it, with the time. Bodies never enter the core: a step says which one to send.
 
 use super::flights::{Flight, Landing, Seat};
-use super::response_headers::{ResponseHeaders, SharedHeaders};
+use super::response_headers::{ResponseHeaders, STORED_AT_HEADER, SharedHeaders};
 use super::{EdgeHints, OriginAnswer, OriginOutcome, Site};
 use crate::edge::headers::{find, remove, set};
 use crate::edge::{EdgeAction, EdgePlan, StoredState, UnknownProfile, stored_state};
@@ -15,11 +15,6 @@ use crate::request::Request;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::Arc;
-
-/// The header a stored copy carries its storing time in (milliseconds since the epoch). The core
-/// writes it into every copy it has the host store, reads a copy's age from it, and never lets
-/// it reach a visitor; an origin's own copy of it is dropped.
-pub const STORED_AT_HEADER: &str = "x-sitefile-stored-at";
 
 /// Which body a [`ExchangeStep::Respond`] sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -16,13 +16,13 @@ mod response_headers;
 mod setup_form;
 
 pub use edge::{EdgeDecision, EdgeHints, OriginAnswer, OriginOutcome, StoredCopy};
-#[cfg(feature = "internals")]
-pub use exchange::STORED_AT_HEADER;
 pub use exchange::{
     BodySource, EdgeExchange, ExchangeAnswer, ExchangeError, ExchangeStep, StoreCopy, StoredHead,
     TimedAnswer,
 };
 pub use fast_deploy::{EDGE_POLL_EVERY, KvStep, KvSync, Replica, Synced};
+#[cfg(feature = "internals")]
+pub use response_headers::STORED_AT_HEADER;
 pub use response_headers::{ResponseHeaders, SharedHeaders};
 #[cfg(feature = "internals")]
 pub use setup_form::{AdminForm, FreshnessForm, SetupForm};

@@ -3,9 +3,13 @@
 //! with the store, not copied, so a cache hit costs no allocation per stored header. Serialised,
 //! it is the plain list of `[name, value]` pairs every binding reads.
 
-use super::exchange::STORED_AT_HEADER;
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 use std::sync::Arc;
+
+/// The header a stored copy carries its storing time in (milliseconds since the epoch). The core
+/// writes it into every copy it has the host store, reads a copy's age from it, and never lets
+/// it reach a visitor; an origin's own copy of it is dropped.
+pub const STORED_AT_HEADER: &str = "x-sitefile-stored-at";
 
 /// A list of header pairs shared between a store and the responses that serve from it.
 pub type SharedHeaders = Arc<[(String, String)]>;

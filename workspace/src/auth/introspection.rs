@@ -11,9 +11,9 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tokio::sync::Mutex;
 
+use super::audience::Audience;
 use super::authorization_server::AuthorizationServer;
 use super::jwks::REFETCH_INTERVAL_MS;
-use super::oauth::Audience;
 use crate::clock::Clock;
 use crate::config::OAuthClient;
 

@@ -1,6 +1,7 @@
 //! Who is calling (an API key bound to one organization, or an OAuth access token whose
 //! subject is a member) and what it may do.
 
+mod audience;
 mod authorization_server;
 mod cache;
 mod introspection;

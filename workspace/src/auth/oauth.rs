@@ -11,6 +11,7 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 
+use super::audience::Audience;
 use super::authorization_server::AuthorizationServer;
 use super::introspection::Introspection;
 use super::jwks::Jwks;
@@ -42,30 +43,6 @@ struct Claims {
     nbf: Option<i64>,
     #[serde(default)]
     aud: Audience,
-}
-
-/// `aud`: one value or several.
-#[derive(Clone, Deserialize, Default)]
-#[serde(untagged)]
-pub enum Audience {
-    /// No audience.
-    #[default]
-    None,
-    /// One audience.
-    One(String),
-    /// Several audiences.
-    Many(Vec<String>),
-}
-
-impl Audience {
-    /// Every audience named.
-    fn all(&self) -> &[String] {
-        match self {
-            Audience::None => &[],
-            Audience::One(aud) => std::slice::from_ref(aud),
-            Audience::Many(auds) => auds.as_slice(),
-        }
-    }
 }
 
 impl OAuth {

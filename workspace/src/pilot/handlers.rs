@@ -15,10 +15,11 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::Pilot;
+use super::job::RunJob;
 use super::lease::live_after;
 use super::queue::MAX_QUEUED_RUNS;
 use super::request::validate;
-use super::run::{RunJob, execute};
+use super::run::execute;
 use crate::auth::{Principal, authenticate};
 use crate::clock::new_id;
 use crate::error::ApiError;

@@ -3,6 +3,7 @@
 
 mod buffer;
 mod handlers;
+mod job;
 pub mod lease;
 mod llm;
 mod queue;

@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 
-use super::run::RunJob;
+use super::job::RunJob;
 
 /// Most runs waiting behind the running one on one thread; one more post is a 429.
 pub const MAX_QUEUED_RUNS: usize = 16;

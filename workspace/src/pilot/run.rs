@@ -3,42 +3,17 @@
 
 use serde_json::{Value, json};
 
+use super::job::RunJob;
 use super::llm::LlmEvent;
 use super::queue::MAX_QUEUED_RUNS;
 use crate::mcp::{CallContext, Catalog, Resolved, call_tool, compose};
 use crate::state::AppState;
-use crate::storage::{Agent, Message, ThreadStatus};
+use crate::storage::{Message, ThreadStatus};
 
 /// Most model steps in one run.
 const MAX_STEPS: usize = 20;
 /// Most transcript messages sent to the model as history.
 const HISTORY: i64 = 200;
-
-/// What a run needs.
-pub struct RunJob {
-    /// Organization id.
-    pub org_id: String,
-    /// Thread id.
-    pub thread_id: String,
-    /// Stream buffer key.
-    pub key: String,
-    /// The task id returned by the 202.
-    pub task_id: String,
-    /// Audit identity of the key that posted the run (`key:<id>`).
-    pub actor: String,
-    /// The run's user message: the history given to the model ends with it.
-    pub user_message_id: String,
-    /// The run's assistant message, created empty when the run was accepted.
-    pub assistant_message: Message,
-    /// The thread's agent.
-    pub agent: Agent,
-    /// Model to use.
-    pub model: String,
-    /// Extra system text of this run.
-    pub system_text: Vec<String>,
-    /// Sampling temperature.
-    pub temperature: Option<f64>,
-}
 
 /// Executes a run to its end and returns the thread's resulting status.
 pub async fn execute(state: &AppState, job: RunJob) -> ThreadStatus {

@@ -4,6 +4,7 @@
 //! need the evaluator (randomness, recursion) and are evaluated there.
 
 mod basic;
+mod location;
 mod pathname;
 mod request;
 mod time;
@@ -147,7 +148,7 @@ pub(crate) fn evaluate(
             inputs.effects.vary("path");
             pathname::pathname(rule, inputs.request.path())
         }
-        Builtin::Location => crate::matchers::location::location(rule, inputs),
+        Builtin::Location => location::location(rule, inputs),
         Builtin::Random | Builtin::Multi | Builtin::Negate => return None,
     })
 }

@@ -3,8 +3,8 @@
 //!
 //! [`Request::geo`]: crate::request::Request::geo
 
-use super::builtins::{Inputs, RuleFields};
-use super::country_names::country_code;
+use super::{Inputs, RuleFields};
+use crate::matchers::country_names::country_code;
 use crate::request::Geo;
 use crate::value::Value;
 use std::borrow::Cow;
@@ -13,7 +13,7 @@ use std::borrow::Cow;
 const EARTH_RADIUS_M: f64 = 6_371_000.0;
 
 /// Excludes first (any match → false); then no includes → true, else any include matches.
-pub(crate) fn location(rule: &dyn RuleFields, inputs: &mut Inputs) -> bool {
+pub(super) fn location(rule: &dyn RuleFields, inputs: &mut Inputs) -> bool {
     let include = entries(rule.field("includeLocations"));
     let exclude = entries(rule.field("excludeLocations"));
     if include.is_empty() && exclude.is_empty() {
