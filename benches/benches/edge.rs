@@ -1,6 +1,9 @@
 //! Edge policy per request: cache-key building and profile detection (target: under 1 µs
 //! each), over the corpus URLs with a phone user agent, tracking parameters and geo headers.
 
+// `criterion_group!` defines a public function it gives no documentation.
+#![allow(missing_docs)]
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sitefile_benches::urls;
 use sitefile_core::Request;

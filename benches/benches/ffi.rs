@@ -8,6 +8,11 @@
 //!
 //!   cargo bench -p sitefile-benches --bench ffi
 
+// The benchmark calls the C API, whose entry points are `unsafe`.
+#![allow(unsafe_code)]
+// `criterion_group!` defines a public function it gives no documentation.
+#![allow(missing_docs)]
+
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use sitefile::{
     sitefile_resolution, sitefile_resolution_free, sitefile_resolution_next,

@@ -5,6 +5,9 @@
 //! more than after loading (what writing pages leaves behind: the serialised JSON kept for
 //! large static subtrees, and whatever else a request fills).
 
+// Counting needs a global allocator, which is an `unsafe` trait.
+#![allow(unsafe_code)]
+
 use sitefile_benches::{load_site, request, site_files, urls};
 use sitefile_core::NoHost;
 use sitefile_core::resolve::{RequestOptions, ResolveConfig, Runtime};

@@ -1,6 +1,9 @@
 //! Resolution over the corpus: a page per URL, loading from a directory and a bundle, the
 //! revision and route lookup alone.
 
+// `criterion_group!` defines a public function it gives no documentation.
+#![allow(missing_docs)]
+
 use criterion::BatchSize;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use sitefile_benches::{

@@ -432,11 +432,11 @@ impl Value {
         match self {
             Value::String(s) => s.len() + 16,
             Value::Array(a) => {
-                32 + a.items.len() * std::mem::size_of::<Value>()
+                32 + a.items.len() * size_of::<Value>()
                     + a.items.iter().map(Value::heap_size).sum::<usize>()
             }
             Value::Object(o) => {
-                32 + o.entries.len() * std::mem::size_of::<(Key, Value)>()
+                32 + o.entries.len() * size_of::<(Key, Value)>()
                     + o.entries.iter().map(|(_, v)| v.heap_size()).sum::<usize>()
             }
             _ => 0,

@@ -173,7 +173,7 @@ fn every_content_swap_clears_the_loader_cache() {
 
 /// A runtime whose `site/loaders/menu.ts` results `loaders` keeps for 60 s, then serves stale
 /// for 60 s more.
-fn cached_loader_runtime(loaders: sitefile_core::loader_cache::LoaderCache) -> Runtime {
+fn cached_loader_runtime(loaders: LoaderCache) -> Runtime {
     use sitefile_core::loader_cache::Freshness;
     let blocks = vec![(
         intern("pages-home"),

@@ -108,8 +108,8 @@ mod tests {
         }
         assert!(owned_string(b"a\0b").is_err());
         let json = json_string(&serde_json::json!({"a": [1, "\u{0}"]})).unwrap();
-        // SAFETY: as above.
         assert_eq!(
+            // SAFETY: as above.
             unsafe { CStr::from_ptr(json) }.to_str().unwrap(),
             r#"{"a":[1,"\u0000"]}"#
         );

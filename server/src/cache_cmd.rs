@@ -65,7 +65,7 @@ fn printed(plan: &EdgePlan) -> serde_json::Value {
 
 /// Runs the command: exit 0 with the plan, 2 on bad input or configuration.
 pub fn run(args: CacheArgs) -> ExitCode {
-    let options = match crate::open_site::worker_options(args.options.as_ref()) {
+    let options = match open_site::worker_options(args.options.as_ref()) {
         Ok(o) => o,
         Err(e) => return crate::fail(&e),
     };

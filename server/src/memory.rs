@@ -2,8 +2,10 @@
 //! returns them to the system a second later and only when the thread that owns them calls into
 //! the allocator again: a server that read and parsed a 60 MiB reload once kept about 100 MiB more for good,
 //! until its next spike on another thread took more. Purging at once gives it back as soon as it
-//! is freed; on the edge hit benchmark it costs nothing measurable (docs/decisions.md, "The edge
-//! exchange", memory).
+//! is freed; on the edge hit benchmark it costs nothing measurable (decision SERVE-24).
+
+// mimalloc's options are set through its C API; each call says why it is sound.
+#![allow(unsafe_code)]
 
 /// mimalloc's `mi_option_purge_delay` (its position in `mi_option_t` in `mimalloc.h`, the same
 /// in mimalloc 2 and 3; libmimalloc-sys names no constant for it).

@@ -556,7 +556,7 @@ async fn refused_large_reloads_leave_no_memory_behind() {
     let body = format!(r#"{{"blocks": {{"x": "{}""#, "a".repeat(24 << 20));
     for _ in 0..4 {
         let refused = reload(&server, body.clone()).await;
-        assert_eq!(refused.status(), reqwest::StatusCode::BAD_REQUEST);
+        assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
         still_serving(&server).await;
     }
     tokio::time::sleep(Duration::from_millis(200)).await;

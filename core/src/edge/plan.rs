@@ -589,7 +589,7 @@ mod tests {
         let nonce = CspNonce::from_bytes([1; 16]);
         let opts = WorkerOptions {
             csp: vec!["script-src 'self'".into()],
-            csp_mode: crate::edge::CspMode::Enforce,
+            csp_mode: CspMode::Enforce,
             ..WorkerOptions::default()
         };
         let pol = EdgePolicy::new(opts, None, false);

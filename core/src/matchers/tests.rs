@@ -379,9 +379,7 @@ fn overrides_force_saved_names_and_inline_ids() {
 fn override_ids_are_computed_only_when_needed() {
     let site = Site::new("{}");
     let calls = AtomicUsize::new(0);
-    let rule =
-        crate::value::Value::from_json_str(r#"{"__resolveType":"website/matchers/always.ts"}"#)
-            .unwrap();
+    let rule = Value::from_json_str(r#"{"__resolveType":"website/matchers/always.ts"}"#).unwrap();
     let req = request("/");
     let overrides = super::Overrides::from_request(&req);
     let mut segment = super::Segment::from_request(&req);

@@ -580,10 +580,8 @@ impl<'a> Resolver<'a> {
         let memo_key = if reference.len() == 1 {
             name.to_string()
         } else {
-            Value::Object(std::sync::Arc::new(Object::from_entries(
-                reference.entries().to_vec(),
-            )))
-            .to_canonical_string()
+            Value::Object(Arc::new(Object::from_entries(reference.entries().to_vec())))
+                .to_canonical_string()
         };
         if let Some(memo) = self
             .memo

@@ -152,7 +152,7 @@ mod tests {
         let (release, released) = watch::channel(false);
         let mut clients = Vec::new();
         for _ in 0..count * 3 {
-            clients.push(tokio::net::TcpStream::connect(address).await.unwrap());
+            clients.push(TcpStream::connect(address).await.unwrap());
             let (stream, _) = listener.accept().await.unwrap();
             let (served, mut released) = (served.clone(), released.clone());
             let (started, mut start) = watch::channel(false);

@@ -62,7 +62,7 @@ pub struct StreamBuffer {
 
 enum Backend {
     Memory(Memory),
-    Redis(self::redis::RedisBuffer),
+    Redis(redis::RedisBuffer),
 }
 
 impl StreamBuffer {
@@ -80,7 +80,7 @@ impl StreamBuffer {
     /// A buffer in the Redis server at `url`, shared by every server using it; fails when
     /// Redis cannot be reached.
     pub async fn connect(url: &str, retention: Duration) -> Result<Self, String> {
-        let redis = self::redis::RedisBuffer::connect(url, retention).await?;
+        let redis = redis::RedisBuffer::connect(url, retention).await?;
         Ok(Self {
             backend: Backend::Redis(redis),
         })
