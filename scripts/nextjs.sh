@@ -18,7 +18,6 @@ PLAYWRIGHT_DIR=target/playwright
 # Node 24 from the npm `node` package (as scripts/node.sh installs it); tests run on the
 # machine's Node.
 NEXT15_VERSION=15.5.29
-NODE24_VERSION=24.21.0
 SITEFILE_NEXT_BUILDS=${SITEFILE_NEXT_BUILDS:-turbopack webpack next15}
 for build in $SITEFILE_NEXT_BUILDS; do
   case $build in

@@ -5,7 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-NODE24_VERSION=24.21.0
 
 # shellcheck source=scripts/npm.sh
 source scripts/npm.sh

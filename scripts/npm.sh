@@ -12,6 +12,9 @@ npm_install_locked() {
   }
 }
 
+# The Node the suites run beside the machine's own (node_of "$NODE24_VERSION").
+NODE24_VERSION=24.21.0
+
 # node_of VERSION: the path of Node VERSION, installed from the npm `node` package into
 # target/node<major> when it is not there yet.
 node_of() {

@@ -7,8 +7,9 @@
 #   - a throwaway registry (verdaccio, pinned in scripts/release/registry/) on loopback, every
 #     package published to it;
 #   - in a fresh directory, with no cargo, rustc or ~/.cargo on the PATH: a Next 16 App Router
-#     app installs `sitefile next react react-dom` from it, wired with the README's own code
-#     blocks (scripts/release/readme-files.js), `npx sitefile generate`, `next build`,
+#     app installs `sitefile next react react-dom` from it, wired with the files the book's
+#     Next.js page has a reader write (docs/examples/getting-started/nextjs/), `npx sitefile
+#     generate`, `next build`,
 #     `next start`, checked over HTTP and in Chromium (tests/release/app.test.js);
 #   - the teammate: a copy of the app without node_modules, a plain `npm install`, built and
 #     checked again;
@@ -35,7 +36,6 @@ esac
 
 NEXT_VERSION=16.4.6
 REACT_VERSION=19.3.1
-NODE24_VERSION=24.21.0
 PLAYWRIGHT_VERSION=1.65.1
 HOST=$(rustc -vV | sed -n 's/^host: //p')
 WASI=wasm32-wasip1-threads
@@ -184,7 +184,12 @@ host_package=$(node -p "require('$out/dist/packages.json')[1].name")
 cp -r examples/nextjs/sections examples/nextjs/loaders examples/nextjs/public "$app/"
 mkdir -p "$app/.platform/blocks"
 cp examples/nextjs/.platform/blocks/*.json tests/release/blocks/*.json "$app/.platform/blocks/"
-node scripts/release/readme-files.js README.md "$app"
+# The files the book's Next.js page has a reader write (docs/src/getting-started/nextjs.md).
+cp -r docs/examples/getting-started/nextjs/. "$app/"
+for file in "app/layout.tsx" "app/platform/[[...platform]]/route.ts" "app/platform/preview/[[...path]]/page.tsx"; do
+  mkdir -p "$app/$(dirname "$file")"
+  cp "examples/nextjs/$file" "$app/$file"
+done
 
 # serve_and_check NAME [ENV...]: `next build` and `next start` in $app with ENV, the app test
 # over HTTP and in Chromium, then the server stopped.
@@ -221,7 +226,7 @@ serve_and_check() {
   pids=()
 }
 serve_and_check native
-# The page a fresh app ships conflicts with the catch-all page the README adds.
+# The page a fresh app ships conflicts with the catch-all page the book's Next.js page adds.
 [ ! -e "$app/app/page.tsx" ] || { echo "release: app/page.tsx would shadow the catch-all page" >&2; exit 1; }
 
 # The teammate: the app as committed (no node_modules, no build), a plain npm install.
@@ -318,6 +323,20 @@ if grep -E "Disallowed operation|Uncaught" "$work/worker-test.log"; then
   exit 1
 fi
 note "worker: examples/worker from the registry served in workerd (pages, admin, purge, MISS/HIT/STALE on the Cache API, Fast Deploy on KV across isolates) and the conformance suites passed there; ${upload:-no upload size printed}"
+
+# --- The book's getting-started paths of npm users, run as a reader runs them: a fresh Next.js
+# app and a fresh Worker, from `npm init` to answered requests (docs/examples/getting-started/).
+for page in nextjs worker; do
+  start=$(date +%s)
+  scratch=$work/getting-started-$page
+  mkdir -p "$scratch"
+  (cd "$scratch" && as_user npm_config_registry="$registry" SITEFILE_REPO="$root" \
+    bash "$root/docs/examples/getting-started/$page.sh") >"$scratch.log" 2>&1 || {
+    cat "$scratch.log" >&2
+    exit 1
+  }
+  note "getting started ($page): the book's commands passed in $(seconds "$start") s"
+done
 
 # --- Deno (pinned with Miniflare): the teammate's installed package imported by Deno, on its
 # native addon (Deno loads Node-API addons with --allow-ffi).

@@ -2,8 +2,8 @@
 # The whole test suite: every crate's tests, conformance cases, the corpus test and the npm
 # package's build and `node --test` suites (scripts/node.sh), the workspace API under the real MCP
 # SDK clients (scripts/workspace-clients.sh) and the official MCP conformance suite
-# (scripts/mcp-conformance.sh), the C ABI (scripts/ffi.sh) and the Next.js app
-# (scripts/nextjs.sh), then the npm release built and rehearsed on a throwaway registry
+# (scripts/mcp-conformance.sh), the C ABI (scripts/ffi.sh), the book (scripts/docs.sh) and the
+# Next.js app (scripts/nextjs.sh), then the npm release built and rehearsed on a throwaway registry
 # (scripts/release.sh).
 # Starts whatever services the tests need (see scripts/services.sh) and stops them afterwards.
 set -euo pipefail
@@ -34,6 +34,7 @@ step "node" bash ./scripts/node.sh
 step "workspace-clients" bash ./scripts/workspace-clients.sh
 step "mcp-conformance" bash ./scripts/mcp-conformance.sh
 step "c" bash ./scripts/ffi.sh
+step "docs" bash ./scripts/docs.sh
 step "nextjs" bash ./scripts/nextjs.sh
 step "release" bash ./scripts/release.sh
 summary=$(printf ', %s' "${ran[@]}")

@@ -335,7 +335,9 @@ pub(crate) fn swap_hook(
     }
 }
 
-/// The core's view of a C host during one call.
+/// The core's view of a C host during one call. It mirrors the Node crate's `JsHost`: the
+/// matcher context's JSON is written once per call, and a missing function fails with the same
+/// message.
 pub(crate) struct CHost<'h> {
     host: &'h sitefile_host,
     /// The matcher context's JSON, written once per call.

@@ -6,8 +6,10 @@
 //! each `LazyLock` (the futex `Once` that publishes it is not instrumented) and last `Arc` drops
 //! (the `Acquire` fence of `Arc::drop`, which TSan does not model) — 22 false reports in a
 //! 20-round run, all in std/alloc code paths our own code also runs through, so no suppression
-//! could tell them from real races. Rebuilding std needs its source matching the compiler
-//! exactly, which rustup cannot give offline (no `rust-src` component here), so this test
+//! could tell them from real races. With std instrumented there are none, and a racy C control
+//! linked the same way is reported. Rebuilding std needs its source matching the compiler
+//! exactly, which rustup cannot give offline (no `rust-src` component here; crates.io does not
+//! carry std, and another release's source does not build with this compiler), so this test
 //! uses Debian's own pair, from apt: `rustc-web` and `cargo-web` with `rust-web-src` (the same
 //! source package, so always the same version), `-Zbuild-std` and `-Zsanitizer` unlocked with
 //! `RUSTC_BOOTSTRAP=1`; the TSan runtime is LLVM's (`libclang-rt-19-dev`), linked into the
@@ -15,7 +17,7 @@
 //!
 //! Not run by a plain `cargo test` (`test = false` in `ffi/Cargo.toml`): it installs those
 //! packages when missing (as root or with passwordless sudo, `scripts/need.sh`) and builds
-//! std and the library in `target/tsan` (minutes). Run it with
+//! std and the library in `target/tsan` (about 5 minutes cold on 2 cores). Run it with
 //! `cargo test -p sitefile-ffi --locked --test tsan`; without the packages it fails, never
 //! skips.
 

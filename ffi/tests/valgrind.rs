@@ -2,16 +2,20 @@
 //! host ships: the release build (`cargo build --release -p sitefile-ffi`, what
 //! `scripts/install-ffi.sh` installs), built here when missing. Release code is not debug code
 //! with optimisations: a dependency may take another path under `debug_assertions` (sonic-rs's
-//! string escaper read up to 16 bytes past a heap block in release only, until the core turned
-//! on its `sanitize` feature), so the shipped library is what must be clean.
+//! string escaper loads 32 bytes at a string's tail, reading up to 31 bytes past its heap block
+//! — memcheck's "Invalid read of size 16" in `format_string` — in release only, unless the
+//! `valgrind-clean` feature turns on its `sanitize`), so the shipped library is what must be
+//! clean.
 //!
 //! Every program must show no memory error and no definite or indirect leak. The release
-//! library is stripped, so valgrind cannot name its frames: "possibly lost" blocks (a pointer
-//! into the middle of an allocation, as hashbrown tables have) cannot be told apart from the
-//! process-wide statics that own them, and are checked on the debug build instead, where
-//! `valgrind.supp` names each such static with what owns it
-//! (`the_debug_library_loses_nothing_possibly`). Still-reachable blocks are those statics (compiled
-//! patterns, interned keys), not leaks.
+//! library is stripped, so valgrind cannot name its frames (for named frames, build it with
+//! `CARGO_PROFILE_RELEASE_STRIP=false CARGO_PROFILE_RELEASE_DEBUG=line-tables-only`, as a
+//! failure's hint says): "possibly lost" blocks (a pointer into the middle of an allocation, as
+//! hashbrown tables have) cannot be told apart from the process-wide statics that own them, and
+//! are checked on the debug build instead, where `valgrind.supp` names each such static with
+//! what owns it (`the_debug_library_loses_nothing_possibly`). Still-reachable blocks (about
+//! 160 KB, the same for every program) are those statics (compiled patterns, interned keys),
+//! not leaks.
 //!
 //! Not run by a plain `cargo test` (`test = false` in `ffi/Cargo.toml`): `scripts/ffi.sh`
 //! installs valgrind when it is missing and runs `cargo test --workspace --test valgrind`.

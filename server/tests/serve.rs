@@ -966,7 +966,7 @@ async fn content_redirects_are_answered_at_the_edge() {
     assert!(
         moved.headers().get("strict-transport-security").is_none()
             && moved.headers().get("content-security-policy").is_none(),
-        "a redirect has no HTML body: no security headers (docs/decisions.md)"
+        "a redirect has no HTML body: no security headers (decision EDGE-27)"
     );
     assert_eq!(origin.hits("/old?a=1"), 0);
 }

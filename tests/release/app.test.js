@@ -1,5 +1,5 @@
 // The publish rehearsal's app (scripts/release.sh): a Next 16 app that installed sitefile from
-// the rehearsal registry and was wired with the README's code blocks, served by `next start`.
+// the rehearsal registry and was wired with the files of the book's Next.js page, served by `next start`.
 // Checked over HTTP and in Chromium: pages, a device variant, the admin endpoints and a reload.
 // SITEFILE_APP_URL, PLATFORM_RELEASE_RELOAD_TOKEN, SITEFILE_PLAYWRIGHT and CHROMIUM are set by
 // the script; SITEFILE_APP_ENGINE names the run (native, teammate, wasi).

@@ -1,6 +1,6 @@
 //! The typed error every REST endpoint answers with: an HTTP status plus the one error body of
 //! every sitefile HTTP surface, `{"error": {"code": "NOT_FOUND", "message": "…"}}`
-//! (`docs/errors.md`). MCP endpoints answer JSON-RPC error objects instead, as MCP requires.
+//! (`docs/src/reference/errors.md`). MCP endpoints answer JSON-RPC error objects instead, as MCP requires.
 
 use axum::Json;
 use axum::extract::rejection::BytesRejection;
@@ -74,7 +74,7 @@ impl ApiError {
         }
     }
 
-    /// The error's stable code, the `code` of its body (listed in `docs/errors.md`).
+    /// The error's stable code, the `code` of its body (listed in `docs/src/reference/errors.md`).
     pub fn code(&self) -> &'static str {
         match self {
             Self::BadRequest(_) => "INVALID_REQUEST",
@@ -153,7 +153,7 @@ mod tests {
 
     #[test]
     fn every_code_is_documented_with_its_status() {
-        let documented = include_str!("../../docs/errors.md");
+        let documented = include_str!("../../docs/src/reference/errors.md");
         let errors = [
             ApiError::BadRequest(String::new()),
             ApiError::InvalidJson(String::new()),
@@ -172,7 +172,7 @@ mod tests {
             let row = format!("| `{}` | {} |", error.code(), error.status().as_u16());
             assert!(
                 documented.lines().any(|line| line.starts_with(&row)),
-                "docs/errors.md has no row starting {row}"
+                "docs/src/reference/errors.md has no row starting {row}"
             );
         }
     }

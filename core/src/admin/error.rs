@@ -1,6 +1,6 @@
 //! The one error body of every admin response: `{"error": {"code", "message"}}`, with a stable
 //! `SCREAMING_SNAKE_CASE` code per condition — the shape and spelling of every sitefile HTTP
-//! error (`docs/errors.md`); a condition that is a core error carries the core's own code.
+//! error (`docs/src/reference/errors.md`); a condition that is a core error carries the core's own code.
 
 use super::cors::Cors;
 use super::response::AdminResponse;
@@ -111,7 +111,7 @@ mod tests {
     use crate::errors::ErrorCode;
     use strum::VariantArray;
 
-    const DOCUMENTED: &str = include_str!("../../../docs/errors.md");
+    const DOCUMENTED: &str = include_str!("../../../docs/src/reference/errors.md");
 
     fn documented(row: &str) -> bool {
         DOCUMENTED.lines().any(|line| line.starts_with(row))
@@ -121,7 +121,10 @@ mod tests {
     fn every_admin_code_is_documented_with_its_status() {
         for code in AdminErrorCode::VARIANTS {
             let row = format!("| `{}` | {} |", code.as_str(), code.status());
-            assert!(documented(&row), "docs/errors.md has no row starting {row}");
+            assert!(
+                documented(&row),
+                "docs/src/reference/errors.md has no row starting {row}"
+            );
         }
     }
 
@@ -129,7 +132,10 @@ mod tests {
     fn every_core_code_is_documented() {
         for code in ErrorCode::ALL {
             let row = format!("| `{}` |", code.as_str());
-            assert!(documented(&row), "docs/errors.md has no row starting {row}");
+            assert!(
+                documented(&row),
+                "docs/src/reference/errors.md has no row starting {row}"
+            );
         }
     }
 

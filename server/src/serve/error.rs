@@ -1,6 +1,6 @@
 //! The errors `sitefile serve` answers itself (beside the admin protocol's, which the core
 //! decides): the same body as every sitefile HTTP error, `{"error": {"code", "message"}}`, with
-//! a code from `docs/errors.md`.
+//! a code from `docs/src/reference/errors.md`.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -60,13 +60,13 @@ mod tests {
 
     #[test]
     fn every_code_is_documented_with_its_status() {
-        let documented = include_str!("../../../docs/errors.md");
+        let documented = include_str!("../../../docs/src/reference/errors.md");
         for code in ServeErrorCode::VARIANTS {
             let text: &'static str = code.into();
             let row = format!("| `{text}` | {} |", code.status().as_u16());
             assert!(
                 documented.lines().any(|line| line.starts_with(&row)),
-                "docs/errors.md has no row starting {row}"
+                "docs/src/reference/errors.md has no row starting {row}"
             );
         }
     }

@@ -45,7 +45,8 @@ pub struct Stored {
     /// The copy's headers (the core's `storeHeaders`), shared with the responses that serve it.
     pub headers: SharedHeaders,
     /// `headers` as HTTP headers, by position (`None` for a pair that is not a valid header):
-    /// converted once, when the copy is made, and cloned into every response that serves it.
+    /// converted once, when the copy is made (stored, or read back from Redis), and cloned into
+    /// every response that serves it.
     pub http_headers: Vec<Option<(HeaderName, HeaderValue)>>,
     /// The body.
     pub body: Bytes,

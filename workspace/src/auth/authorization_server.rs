@@ -134,7 +134,8 @@ impl AuthorizationServer {
 }
 
 /// The `max-age` directive of a `Cache-Control` value, in milliseconds; `no-cache` and
-/// `no-store` count as an age of zero (so the shortest age applies).
+/// `no-store` count as an age of zero (so the shortest age applies). Parsed by hand rather
+/// than with the `headers` crate, for one directive.
 fn max_age_ms(cache_control: &str) -> Option<i64> {
     cache_control.split(',').find_map(|directive| {
         let directive = directive.trim();

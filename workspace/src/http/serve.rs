@@ -102,7 +102,8 @@ pub async fn serve(
     }
 }
 
-/// The next connection; `None` when accepting failed (logged; the caller tries again).
+/// The next connection, with `TCP_NODELAY` set (stream events are not held back for the
+/// peer's ACK); `None` when accepting failed (logged; the caller tries again).
 async fn accept(listener: &TcpListener) -> Option<TcpStream> {
     match listener.accept().await {
         Ok((stream, _)) => {

@@ -22,7 +22,9 @@ pub(super) struct Tracked {
     pub(super) head_begun: AtomicBool,
     /// Whether it was chosen to make room (it is not chosen twice).
     pub(super) evicted: AtomicBool,
-    /// Tells the connection's task to close it.
+    /// Tells the connection's task to close it. A silent or idle connection is closed through
+    /// hyper's graceful shutdown, so an answer still being written is finished first; one with
+    /// head bytes in (`head_begun`) is dropped, because graceful shutdown would not close it.
     pub(super) evict: Notify,
 }
 

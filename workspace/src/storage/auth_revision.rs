@@ -1,5 +1,6 @@
 //! The authorization revision: a counter the database bumps (by trigger, in the writing
-//! transaction) on every write to organizations, members, API keys and connections.
+//! transaction) on every write to organizations, members, API keys and connections. Migration
+//! 004 adds the counter and its triggers, on both backends.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -51,7 +52,8 @@ impl RevisionConnection {
 /// read-only connection of its own: a read of the WAL index in shared memory and one row,
 /// a few microseconds, with no hop to a worker thread. Every process sharing the file sees
 /// every other's commits (and SQL run by hand) at its next read. A read that fails drops
-/// the connection, and the next read opens another.
+/// the connection, and the next read opens another. The connection is `rusqlite`'s, behind a
+/// mutex; rusqlite shares sqlx's `libsqlite3-sys`, so one SQLite is linked.
 pub struct SqliteRevision {
     file: PathBuf,
     connection: Mutex<Option<rusqlite::Connection>>,

@@ -92,6 +92,11 @@ impl Store {
         Ok(store)
     }
 
+    /// Connects the pool `url` names. The SQLite pool does not ping a connection before
+    /// handing it out (`test_before_acquire(false)`): an in-process connection cannot drop,
+    /// and each ping would be a round trip to its worker thread. The PostgreSQL pool
+    /// keeps the ping, since a TCP connection can drop. sqlx still pings every connection that
+    /// returns to the pool, whatever the backend.
     async fn open(url: &str, location: String) -> StoreResult<Self> {
         sqlx::any::install_default_drivers();
         let (backend, url) = if let Some(path) = url.strip_prefix("sqlite://") {

@@ -285,6 +285,11 @@ impl Store {
     /// ([`Posted::Existing`]: a post of one id is stored once, however many arrive at once,
     /// on however many servers), or when another server whose lease lasts until
     /// `claim.live_after` or later runs its runs ([`Posted::Busy`]).
+    ///
+    /// The `user` message is inserted (`ON CONFLICT DO NOTHING`) before the thread is claimed,
+    /// so a retry reaching another server while the first run is in progress finds the message
+    /// (`Existing`, with the `task_id` kept on it) rather than a busy thread. Message ids are
+    /// unique per thread, `(org_id, thread_id, id)` (migration 005).
     pub async fn post_run(
         &self,
         org_id: &str,

@@ -138,7 +138,11 @@ impl AuditSink {
 }
 
 /// The writer task: batches of queued rows, each written in one transaction; after each, the
-/// end of a full-queue incident is logged once the queue is at most half full.
+/// end of a full-queue incident is logged once the queue is at most half full. A batch takes
+/// every row queued meanwhile (`recv_many`, up to [`BATCH`]) and, once it has one, the rows of
+/// calls ending within [`LINGER`]. Writing a batch as one multi-row `INSERT` instead of a
+/// transaction of single-row ones was tried on the `proxy_overhead` bench and dropped: 3 % more
+/// calls/s, but a worse p50.
 async fn write_rows(
     store: Store,
     mut rx: mpsc::Receiver<AuditEntry>,

@@ -1,5 +1,5 @@
 //! Every REST error of the workspace API has the one body of every sitefile HTTP error,
-//! `{"error": {"code", "message"}}` with a code from `docs/errors.md`, including the refusals
+//! `{"error": {"code", "message"}}` with a code from `docs/src/reference/errors.md`, including the refusals
 //! the HTTP layer makes before a handler runs (a body over the limit, a wrong method, an
 //! unknown route). MCP endpoints answer JSON-RPC errors, a body over the limit included.
 //! Transport and routing only, so on SQLite alone.

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Getting started on Cloudflare Workers (docs/src/getting-started/worker.md): a fresh Worker
+# project that installs `sitefile` from the npm registry, gets the page's files (wrangler.toml,
+# the Worker entry, its Hono app, two sections, a loader and a page of content), bundles it as
+# `wrangler deploy` would, then runs it locally with `npm run dev` (`wrangler dev`) and asks for the home page
+# as a desktop (twice: a MISS, then a HIT from the Cache API) and as a phone. No Cloudflare
+# account is needed. It needs a registry that serves this checkout's `sitefile` (the release
+# rehearsal's); against any other it stops at the first check below.
+# Run by scripts/release.sh against its registry.
+set -euo pipefail
+set -m # `wrangler dev` runs in a process group of its own, stopped as one on exit
+export WRANGLER_SEND_METRICS=false npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+example="$SITEFILE_REPO/examples/worker"
+here="$SITEFILE_REPO/docs/examples/getting-started"
+
+want=$(node -p "require(process.argv[1]).version" "$SITEFILE_REPO/package.json")
+have=$(npm view sitefile version 2>/dev/null || true)
+[ "$have" = "$want" ] || {
+  echo "worker.sh: the npm registry serves sitefile ${have:-(none)}, not $want; run this against the release's registry" >&2
+  exit 1
+}
+if curl -s -o /dev/null http://localhost:8787/; then
+  echo "worker.sh: port 8787 is taken; stop what listens there" >&2
+  exit 1
+fi
+
+# ANCHOR: install
+mkdir my-worker && cd my-worker
+npm init -y
+npm pkg set type=module scripts.dev="sitefile generate && wrangler dev" \
+  scripts.deploy="sitefile generate && wrangler deploy"
+npm i sitefile hono react react-dom
+npm i -D wrangler typescript @types/react @types/react-dom
+# ANCHOR_END: install
+
+# The files the page shows, where it says to put them.
+mkdir -p src sections loaders .platform/blocks
+cp "$example/wrangler.toml" "$example/tsconfig.json" .
+cp "$example/src/worker.ts" "$example/src/app.tsx" src/
+cp "$example/sections/Hero.tsx" "$example/sections/ProductShelf.tsx" sections/
+cp "$example/loaders/products.ts" loaders/
+cp "$here/my-site/.platform/blocks/pages-home.json" .platform/blocks/
+
+# ANCHOR: build
+npx sitefile generate
+npx wrangler deploy --dry-run --outdir dist
+# ANCHOR_END: build
+ls dist/*.wasm >/dev/null
+! ls dist/*.node >/dev/null 2>&1
+
+dev() {
+# ANCHOR: dev
+npm run dev
+# ANCHOR_END: dev
+}
+dev >dev.log 2>&1 &
+server=$!
+trap 'kill -- -"$server" 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do
+  curl -s -o /dev/null http://localhost:8787/api/health && break
+  sleep 0.2
+done
+
+ask() {
+# ANCHOR: ask
+curl -s http://localhost:8787/ | grep -o '<h1>[^<]*</h1>'
+curl -s -A 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)' http://localhost:8787/ |
+  grep -o '<h1>[^<]*</h1>'
+# ANCHOR_END: ask
+}
+out=$(ask)
+[ "$out" = $'<h1>Hello, world</h1>\n<h1>Hello, phone</h1>' ] || {
+  printf 'worker.sh: the home page gave\n%s\n' "$out" >&2
+  cat dev.log >&2
+  exit 1
+}
+
+cache_state() {
+# ANCHOR: cache
+curl -s -o /dev/null -D - http://localhost:8787/ | grep -i '^x-cache:'
+# ANCHOR_END: cache
+}
+# The desktop copy the first request stored answers the next ones. It is stored under
+# waitUntil, so a request may still miss while it is written: ask a few times.
+state=""
+for _ in $(seq 1 20); do
+  state=$(cache_state | tr -d '\r' | tr '[:upper:]' '[:lower:]' || true)
+  [ "$state" = "x-cache: hit" ] && break
+  sleep 0.2
+done
+[ "$state" = "x-cache: hit" ] || {
+  echo "worker.sh: no HIT from the Cache API (last: $state)" >&2
+  cat dev.log >&2
+  exit 1
+}
+echo "worker.sh: passed"
