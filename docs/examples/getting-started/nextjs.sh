@@ -11,17 +11,10 @@ set -m # `next start` runs in a process group of its own, stopped as one on exit
 export NEXT_TELEMETRY_DISABLED=1 npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 example="$SITEFILE_REPO/examples/nextjs"
 here="$SITEFILE_REPO/docs/examples/getting-started"
+source "$SITEFILE_REPO/docs/examples/harness.bash"
 
-want=$(node -p "require(process.argv[1]).version" "$SITEFILE_REPO/package.json")
-have=$(npm view sitefile version 2>/dev/null || true)
-[ "$have" = "$want" ] || {
-  echo "nextjs.sh: the npm registry serves sitefile ${have:-(none)}, not $want; run this against the release's registry" >&2
-  exit 1
-}
-if curl -s -o /dev/null http://localhost:3000/; then
-  echo "nextjs.sh: port 3000 is taken; stop what listens there" >&2
-  exit 1
-fi
+expect_registry_release
+expect_nothing_at http://localhost:3000/
 
 # ANCHOR: install
 mkdir my-store && cd my-store
@@ -55,12 +48,8 @@ npx next start
 # ANCHOR_END: start
 }
 start >next.log 2>&1 &
-server=$!
-trap 'kill -- -"$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 150); do
-  curl -s -o /dev/null http://localhost:3000/ && break
-  sleep 0.2
-done
+started+=($!)
+wait_for http://localhost:3000/ 30 next.log
 
 ask() {
 # ANCHOR: ask

@@ -5,14 +5,15 @@
 # workspace's lockfile pins the versions already fetched for it. Run by scripts/docs.sh in a
 # scratch directory, with SITEFILE_REPO the repository.
 set -euo pipefail
+source "$SITEFILE_REPO/docs/examples/harness.bash"
 here="$SITEFILE_REPO/docs/examples/getting-started"
 
 # What the reader has: a checkout of sitefile beside the project, and the project's files.
 ln -s "$SITEFILE_REPO" sitefile
-mkdir -p my-host/src my-host/my-site/.platform/blocks
+mkdir -p my-host/src
 cp "$here/rust/Cargo.toml" my-host/
 cp "$here/rust/src/main.rs" my-host/src/
-cp "$here/my-site/.platform/blocks/pages-home.json" my-host/my-site/.platform/blocks/
+copy_my_site my-host/my-site
 # No network: the versions the workspace locked (and fetched), and a target directory kept
 # between runs so only the first one compiles the core.
 cp "$SITEFILE_REPO/Cargo.lock" my-host/
@@ -28,8 +29,5 @@ cargo run --quiet
 out=$(run)
 expected='[{"title":"Hello, world"},{"title":"Best sellers","products":[{"name":"Product 1","price":10},{"name":"Product 2","price":20}]}]
 [{"title":"Hello, phone"},{"title":"Best sellers","products":[{"name":"Product 1","price":10},{"name":"Product 2","price":20}]}]'
-[ "$out" = "$expected" ] || {
-  printf 'rust.sh: the program printed\n%s\n' "$out" >&2
-  exit 1
-}
+expect "what the program printed" "$out" "$expected"
 echo "rust.sh: passed"

@@ -5,12 +5,12 @@
 # `sitefile` on the PATH and SITEFILE_REPO the repository.
 set -euo pipefail
 set -m # the server runs in a process group of its own, stopped as one on exit
-my_site="$SITEFILE_REPO/docs/examples/getting-started/my-site"
+source "$SITEFILE_REPO/docs/examples/harness.bash"
 
 # ANCHOR: site
 mkdir -p my-site/.platform/blocks
 # ANCHOR_END: site
-cp "$my_site/.platform/blocks/pages-home.json" my-site/.platform/blocks/
+copy_my_site my-site
 
 check_site() {
 # ANCHOR: check
@@ -23,27 +23,17 @@ grep -q '^my-site/.platform/blocks: 1 blocks, 1 pages: 0 error(s), 0 warning(s)$
 grep -q '"title": "Hello, world"' <<<"$out"
 grep -q '"varies": \[' <<<"$out"
 
-# The page's commands use the default address: fail clearly when something else holds it.
-if curl -s -o /dev/null http://127.0.0.1:8000/; then
-  echo "serve.sh: 127.0.0.1:8000 is taken; stop what listens there" >&2
-  exit 1
-fi
+expect_nothing_at http://127.0.0.1:8000/
 serve() {
 # ANCHOR: serve
 sitefile serve my-site
 # ANCHOR_END: serve
 }
 serve >serve.log 2>&1 &
-server=$!
-trap 'kill -- -"$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-  grep -q '^sitefile serve: ' serve.log && break
-  sleep 0.1
-done
-head -1 serve.log | grep -q '^sitefile serve: http://127.0.0.1:8000/ (content my-site, revision [0-9a-f]*)$' || {
-  cat serve.log >&2
-  exit 1
-}
+started+=($!)
+wait_for_line serve.log '^sitefile serve: '
+head -1 serve.log | grep -q '^sitefile serve: http://127.0.0.1:8000/ (content my-site, revision [0-9a-f]*)$' ||
+  fail "the server said: $(cat serve.log)"
 
 ask() {
 # ANCHOR: ask
@@ -57,10 +47,7 @@ expected='"title":"Hello, world"
 "title":"Best sellers"
 "title":"Hello, phone"
 "title":"Best sellers"'
-[ "$out" = "$expected" ] || {
-  printf 'serve.sh: the page JSON gave\n%s\n' "$out" >&2
-  exit 1
-}
+expect "the page JSON" "$out" "$expected"
 
 # The built-in view a browser gets says which variant was chosen and why.
 view=$(curl -s http://127.0.0.1:8000/)

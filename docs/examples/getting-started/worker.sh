@@ -12,17 +12,10 @@ set -m # `wrangler dev` runs in a process group of its own, stopped as one on ex
 export WRANGLER_SEND_METRICS=false npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 example="$SITEFILE_REPO/examples/worker"
 here="$SITEFILE_REPO/docs/examples/getting-started"
+source "$SITEFILE_REPO/docs/examples/harness.bash"
 
-want=$(node -p "require(process.argv[1]).version" "$SITEFILE_REPO/package.json")
-have=$(npm view sitefile version 2>/dev/null || true)
-[ "$have" = "$want" ] || {
-  echo "worker.sh: the npm registry serves sitefile ${have:-(none)}, not $want; run this against the release's registry" >&2
-  exit 1
-}
-if curl -s -o /dev/null http://localhost:8787/; then
-  echo "worker.sh: port 8787 is taken; stop what listens there" >&2
-  exit 1
-fi
+expect_registry_release
+expect_nothing_at http://localhost:8787/
 
 # ANCHOR: install
 mkdir my-worker && cd my-worker
@@ -54,12 +47,8 @@ npm run dev
 # ANCHOR_END: dev
 }
 dev >dev.log 2>&1 &
-server=$!
-trap 'kill -- -"$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 300); do
-  curl -s -o /dev/null http://localhost:8787/api/health && break
-  sleep 0.2
-done
+started+=($!)
+wait_for http://localhost:8787/api/health 60 dev.log
 
 ask() {
 # ANCHOR: ask

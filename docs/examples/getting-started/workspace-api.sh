@@ -6,21 +6,14 @@
 # scratch directory, with `sitefile` on the PATH.
 set -euo pipefail
 set -m # the server runs in a process group of its own, stopped as one on exit
-
-# The page's commands use the default address: fail clearly when something else holds it.
-if curl -s -o /dev/null http://127.0.0.1:8787/; then
-  echo "workspace-api.sh: 127.0.0.1:8787 is taken; stop what listens there" >&2
-  exit 1
-fi
+source "$SITEFILE_REPO/docs/examples/harness.bash"
+expect_nothing_at http://127.0.0.1:8787/
 
 # ANCHOR: init
 export PLATFORM_WORKSPACE_ENCRYPTION_KEY=$(head -c 32 /dev/urandom | base64)
 KEY=$(sitefile workspace init --org acme)
 # ANCHOR_END: init
-[[ $KEY =~ ^sfk_[A-Za-z0-9_-]+$ ]] || {
-  echo "workspace-api.sh: init printed $KEY" >&2
-  exit 1
-}
+[[ $KEY =~ ^sfk_[A-Za-z0-9_-]+$ ]] || fail "init printed $KEY"
 [ -f data/workspace.db ]
 
 serve() {
@@ -29,16 +22,8 @@ sitefile workspace serve
 # ANCHOR_END: serve
 }
 serve >serve.log 2>&1 &
-server=$!
-trap 'kill -- -"$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-  grep -q 'workspace API listening' serve.log && break
-  sleep 0.1
-done
-grep -q 'workspace API listening listen=127.0.0.1:8787' serve.log || {
-  cat serve.log >&2
-  exit 1
-}
+started+=($!)
+wait_for_line serve.log 'workspace API listening listen=127.0.0.1:8787'
 
 first_call() {
 # ANCHOR: first-call
@@ -46,7 +31,7 @@ curl -s -w '\n' -X POST http://127.0.0.1:8787/api/acme/tools/COLLECTION_CONNECTI
   -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d '{}'
 # ANCHOR_END: first-call
 }
-[ "$(first_call)" = '{"items":[],"totalCount":0,"hasMore":false}' ]
+expect "the first call" "$(first_call)" '{"items":[],"totalCount":0,"hasMore":false}'
 
 # ANCHOR: create-key
 ANSWER=$(curl -s -X POST http://127.0.0.1:8787/api/acme/tools/API_KEY_CREATE \
@@ -71,8 +56,5 @@ curl -s -w '\n' -X POST http://127.0.0.1:8787/api/acme/tools/COLLECTION_CONNECTI
 expected='{"items":[],"totalCount":0,"hasMore":false}
 {"error":{"code":"FORBIDDEN","message":"Access denied to: COLLECTION_CONNECTIONS_LIST"}}'
 out=$(use_key)
-[ "$out" = "$expected" ] || {
-  printf 'workspace-api.sh: the chatbot key got\n%s\n' "$out" >&2
-  exit 1
-}
+expect "what the chatbot key got" "$out" "$expected"
 echo "workspace-api.sh: passed"

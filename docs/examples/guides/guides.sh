@@ -8,6 +8,7 @@
 # The commands are shown as a reader types them at the repository root, so the script works
 # there; what it writes goes to the scratch directory it started in.
 set -euo pipefail
+source "$SITEFILE_REPO/docs/examples/harness.bash"
 
 scratch=$PWD
 cd "$SITEFILE_REPO"
@@ -16,31 +17,23 @@ export BUILD_HASH=abc123
 unset NODE_ENV PLATFORM_ALLOWED_PREVIEW_HOSTS PLATFORM_SITE_NAME PLATFORM_PREVIEW \
   PLATFORM_CACHE_DISABLE PURGE_TOKEN PLATFORM_CACHE_REDIS_URL PLATFORM_FAST_DEPLOY 2>/dev/null || true
 
-# Processes this script starts, stopped by their ids when it ends.
-pids=()
-stop() {
-  for pid in "${pids[@]}"; do
-    kill "$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-}
-trap stop EXIT
-
-fail() {
-  echo "guides.sh: $*" >&2
-  exit 1
-}
-
-# check FILE EXPRESSION: the Python expression holds with `p` the JSON in FILE.
+# check FILE EXPRESSION: the Python expression holds with `p` the JSON in FILE (`ps` the list of
+# them, for a file that holds several one after another).
 check() {
   python3 - "$1" "$2" <<'PY'
 import json, os, sys
 env = os.environ
 path, expression = sys.argv[1], sys.argv[2]
 with open(path) as f:
-    p = json.load(f)
+    text = f.read()
+decoder, ps, at = json.JSONDecoder(), [], 0
+while at < len(text):
+    if text[at].isspace():
+        at += 1
+        continue
+    value, at = decoder.raw_decode(text, at)
+    ps.append(value)
+p = ps[0] if len(ps) == 1 else ps
 def matched(page):
     return [s["props"]["rule"] for s in page["sections"] if s["component"] == "site/sections/Matched.tsx"]
 def components(page):
@@ -305,20 +298,7 @@ sitefile cache docs/examples/guides/site https://shop.example/shoes/p --header "
 sitefile cache docs/examples/guides/site https://shop.example/shoes/p --header "sec-fetch-dest: empty"
 # ANCHOR_END: cache-bot
 } > "$scratch/bot.txt"
-python3 - "$scratch/bot.txt" <<'PY'
-import json, sys
-text = open(sys.argv[1]).read()
-decoder, plans, at = json.JSONDecoder(), [], 0
-while at < len(text):
-    if text[at].isspace():
-        at += 1
-        continue
-    plan, at = decoder.raw_decode(text, at)
-    plans.append(plan)
-keys = [plan["key"] for plan in plans]
-assert keys == ["https://shop.example/shoes/p#v=abc123&bot=1&device=desktop",
-                "https://shop.example/shoes/p#v=abc123&fetch=1&device=desktop"], keys
-PY
+check "$scratch/bot.txt" '[plan["key"] for plan in ps] == ["https://shop.example/shoes/p#v=abc123&bot=1&device=desktop", "https://shop.example/shoes/p#v=abc123&fetch=1&device=desktop"]'
 
 # --- Draft preview ---------------------------------------------------------------------------
 
@@ -351,33 +331,22 @@ PLATFORM_ALLOWED_PREVIEW_HOSTS=none \
 check "$out" 'p["cacheable"] is True'
 
 # The whole round trip through `sitefile serve`: a draft server, then page JSON on a preview host.
-wait_for_line() { # wait_for_line FILE: until FILE has a first line (10 s at most)
-  for _ in $(seq 100); do
-    [ -s "$1" ] && head -1 "$1" | grep -q . && return 0
-    sleep 0.1
-  done
-  fail "nothing on $1 after 10 s: $(cat "$1" "$1.err" 2>/dev/null)"
-}
-
 {
 # ANCHOR: draft-server
 python3 -u -m http.server 0 --bind 127.0.0.1 --directory docs/examples/guides/drafts &
 # ANCHOR_END: draft-server
-} > "$scratch/drafts.out" 2> "$scratch/drafts.out.err"
-pids+=($!)
-wait_for_line "$scratch/drafts.out"
-draft_port=$(sed -n '1s/.* port \([0-9]*\) .*/\1/p' "$scratch/drafts.out")
+} > "$scratch/drafts.out" 2> "$scratch/drafts.err"
+started+=($!)
+draft_port=$(first_line "$scratch/drafts.out" | sed -n 's/.* port \([0-9]*\) .*/\1/p')
 [ -n "$draft_port" ] || fail "no draft server port in $(cat "$scratch/drafts.out")"
 
 {
 # ANCHOR: draft-serve
 sitefile serve docs/examples/guides/site --listen 127.0.0.1:0 &
 # ANCHOR_END: draft-serve
-} > "$scratch/serve.out" 2> "$scratch/serve.out.err"
-pids+=($!)
-wait_for_line "$scratch/serve.out"
-site=$(sed -n '1s|^sitefile serve: \(http://[^ ]*\)/ .*|\1|p' "$scratch/serve.out")
-[ -n "$site" ] || fail "no address in $(cat "$scratch/serve.out")"
+} > "$scratch/serve.out" 2> "$scratch/serve.err"
+started+=($!)
+site=$(served_at "$scratch/serve.out")
 
 {
 # ANCHOR: draft-request
@@ -454,20 +423,7 @@ sitefile cache docs/examples/guides/site https://shop.example/preview-tools/x --
 NODE_ENV=development sitefile cache docs/examples/guides/site https://shop.example/shoes
 # ANCHOR_END: cache-why
 } > "$scratch/why.txt"
-python3 - "$scratch/why.txt" <<'PY'
-import json, sys
-text = open(sys.argv[1]).read()
-decoder, plans, at = json.JSONDecoder(), [], 0
-while at < len(text):
-    if text[at].isspace():
-        at += 1
-        continue
-    plan, at = decoder.raw_decode(text, at)
-    plans.append(plan)
-reasons = [(plan["reason"], plan["cacheable"], plan["key"]) for plan in plans]
-assert reasons == [("non-cacheable:cart", False, None), ("method:POST", False, None),
-                   ("bypass-path", False, None), ("dev-mode", False, None)], reasons
-PY
+check "$scratch/why.txt" '[(plan["reason"], plan["cacheable"], plan["key"]) for plan in ps] == [("non-cacheable:cart", False, None), ("method:POST", False, None), ("bypass-path", False, None), ("dev-mode", False, None)]'
 
 {
 # ANCHOR: cache-after-origin
@@ -475,19 +431,7 @@ sitefile cache docs/examples/guides/site https://shop.example/shoes/p --set-cook
 sitefile cache docs/examples/guides/site https://shop.example/shoes/p --status 503
 # ANCHOR_END: cache-after-origin
 } > "$scratch/after.txt"
-python3 - "$scratch/after.txt" <<'PY'
-import json, sys
-text = open(sys.argv[1]).read()
-decoder, plans, at = json.JSONDecoder(), [], 0
-while at < len(text):
-    if text[at].isspace():
-        at += 1
-        continue
-    plan, at = decoder.raw_decode(text, at)
-    plans.append(plan)
-assert [(p["reason"], p["cacheable"], p["headers"]["X-Cache"]) for p in plans] == [
-    ("private-set-cookie", False, "BYPASS"), ("status:503", False, "BYPASS")], plans
-PY
+check "$scratch/after.txt" '[(plan["reason"], plan["cacheable"], plan["headers"]["X-Cache"]) for plan in ps] == [("private-set-cookie", False, "BYPASS"), ("status:503", False, "BYPASS")]'
 # A safe cookie (here from the options file) keeps the page cacheable.
 sitefile cache docs/examples/guides/site https://shop.example/shoes/p --options docs/examples/guides/edge-options.json \
   --set-cookie "currency=BRL; Path=/" > "$out"
@@ -512,21 +456,18 @@ check "$out" '"X-Content-Type-Options" not in p["headers"]'
 # ANCHOR: origin
 python3 docs/examples/guides/origin.py &
 # ANCHOR_END: origin
-} > "$scratch/origin.out" 2> "$scratch/origin.out.err"
-pids+=($!)
-wait_for_line "$scratch/origin.out"
-origin_port=$(head -1 "$scratch/origin.out")
+} > "$scratch/origin.out" 2> "$scratch/origin.err"
+started+=($!)
+origin_port=$(first_line "$scratch/origin.out")
 
 {
 # ANCHOR: serve-origin
 export PURGE_TOKEN=s3cret
 sitefile serve docs/examples/guides/site --origin "http://127.0.0.1:$origin_port" --listen 127.0.0.1:0 &
 # ANCHOR_END: serve-origin
-} > "$scratch/edge.out" 2> "$scratch/edge.out.err"
-pids+=($!)
-wait_for_line "$scratch/edge.out"
-edge=$(sed -n '1s|^sitefile serve: \(http://[^ ]*\)/ .*|\1|p' "$scratch/edge.out")
-[ -n "$edge" ] || fail "no address in $(cat "$scratch/edge.out")"
+} > "$scratch/edge.out" 2> "$scratch/edge.err"
+started+=($!)
+edge=$(served_at "$scratch/edge.out")
 
 x_cache() { curl -s -D - -o /dev/null "$@" | tr -d '\r' | sed -n 's/^x-cache: //Ip'; }
 [ "$(x_cache "$edge/shoes")" = MISS ] || fail "first request is not a MISS"
@@ -551,8 +492,7 @@ curl -s -X POST "$edge/_cache/purge" -H "Authorization: Bearer $PURGE_TOKEN" \
 check "$out" 'p == {"purged": [], "total": 0}'
 [ "$(x_cache "$edge/shoes")" = MISS ] || fail "a purged page is still a HIT"
 [ "$(x_cache "$edge/shoes")" = HIT ] || fail "the page is not stored again"
-curl -s -o "$out" -w '%{http_code}' -X POST "$edge/_cache/purge" -H "Authorization: Bearer wrong" \
-  -H 'content-type: application/json' -d '{"paths": ["/shoes"]}' > "$scratch/code.txt"
-[ "$(cat "$scratch/code.txt")" = 401 ] || fail "a wrong purge token is $(cat "$scratch/code.txt")"
+expect "a wrong purge token" "$(http_code -X POST "$edge/_cache/purge" -H "Authorization: Bearer wrong" \
+  -H 'content-type: application/json' -d '{"paths": ["/shoes"]}')" 401
 
 echo "guides.sh: every guide example passed"

@@ -3,9 +3,8 @@
 # variable (exit 2), a secret is never repeated, the reload token guards POST /.sitefile, and
 # BUILD_HASH versions the edge cache keys.
 set -euo pipefail
+source "$SITEFILE_REPO/docs/examples/harness.bash"
 cp -r "$SITEFILE_REPO/examples/storefront" storefront
-server=
-trap '[ -z "$server" ] || kill "$server" 2>/dev/null || true' EXIT
 
 # A bad value: the command stops before it serves, with exit 2 and the variable's name.
 # ANCHOR: invalid
@@ -32,7 +31,8 @@ export PLATFORM_RELEASE_RELOAD_TOKEN=$(head -c 24 /dev/urandom | base64)
 sitefile serve storefront --listen 127.0.0.1:0 > serve.out &
 server=$!
 # ANCHOR_END: reload-serve
-for _ in $(seq 100); do [ -s serve.out ] && break; sleep 0.1; done
+started+=("$server")
+wait_for_line serve.out
 # ANCHOR: reload
 base=$(awk 'NR == 1 {sub("/$", "", $3); print $3}' serve.out)   # the address the first line names
 curl -s -X POST "$base/.sitefile" -H "Authorization: $PLATFORM_RELEASE_RELOAD_TOKEN" \
@@ -41,14 +41,13 @@ curl -s -X POST "$base/.sitefile" -H "Authorization: $PLATFORM_RELEASE_RELOAD_TO
 # ANCHOR_END: reload
 grep -q '"ok":true' reply.json
 grep -q '"mode":"delta"' reply.json
-[ "$(curl -s -o /dev/null -w '%{http_code}' "$base/about")" = 200 ]
+expect "the page the reload added" "$(http_code "$base/about")" 200
 # Without the token, or with a scheme in front of it, the reload is refused.
-[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/.sitefile" -d '{}')" = 401 ]
-[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/.sitefile" \
-  -H "Authorization: Bearer $PLATFORM_RELEASE_RELOAD_TOKEN" -d '{}')" = 401 ]
+expect "a reload without the token" "$(http_code -X POST "$base/.sitefile" -d '{}')" 401
+expect "a reload with a scheme before the token" "$(http_code -X POST "$base/.sitefile" \
+  -H "Authorization: Bearer $PLATFORM_RELEASE_RELOAD_TOKEN" -d '{}')" 401
 kill -TERM "$server"
 wait "$server"
-server=
 unset PLATFORM_RELEASE_RELOAD_TOKEN
 
 # The deploy version in every edge cache key.

@@ -4,36 +4,30 @@
 # not answer at start: it waits PLATFORM_FAST_DEPLOY_START_TIMEOUT_MS, then serves the site
 # directory marked `X-Sitefile-Content: directory-fallback` and refuses reloads.
 set -euo pipefail
+source "$SITEFILE_REPO/docs/examples/harness.bash"
 cp -r "$SITEFILE_REPO/examples/storefront" storefront
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 
 # A stand-in for Cloudflare's Workers KV API: values under
 # /client/v4/accounts/<account>/storage/kv/namespaces/<namespace>/values/<key>, a bearer token;
 # the keys it holds are written to keys.json after every change.
 cat > workers-kv.py <<'PY'
-import http.server, json, urllib.parse
+import json, urllib.parse
 PREFIX = "/client/v4/accounts/my-account/storage/kv/namespaces/my-namespace/values/"
 values = {}
-class Handler(http.server.BaseHTTPRequestHandler):
+class Handler(StandIn):
     def key(self):
         path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
         assert path.startswith(PREFIX), path
         assert self.headers["authorization"] == "Bearer my-token"
         return path[len(PREFIX):]
-    def answer(self, status, body=b'{"success": true, "errors": []}'):
-        self.send_response(status)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
     def changed(self):
         with open("keys.json", "w") as out:
             json.dump({k: len(v) for k, v in sorted(values.items())}, out)
-        self.answer(200)
+        self.answer(200, b'{"success": true, "errors": []}')
     def do_GET(self):
         key = self.key()
         if key in values:
-            self.answer(200, values[key])
+            self.answer(200, values[key], "application/octet-stream")
         else:
             self.answer(404, b'{"success": false, "errors": [{"message": "key not found"}]}')
     def do_PUT(self):
@@ -42,16 +36,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_DELETE(self):
         values.pop(self.key(), None)
         self.changed()
-    def log_message(self, *args):
-        pass
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-print(server.server_address[1], flush=True)
-server.serve_forever()
 PY
-python3 workers-kv.py > port.txt &
-pids+=($!)
-for _ in $(seq 100); do [ -s port.txt ] && break; sleep 0.1; done
-export CLOUDFLARE_API_BASE_URL=http://127.0.0.1:$(cat port.txt)/client/v4
+stand_in workers-kv.py workers-kv.port
+kv_port=$(first_line workers-kv.port)
+export CLOUDFLARE_API_BASE_URL=http://127.0.0.1:$kv_port/client/v4
 
 # ANCHOR: sync
 export EDGE_KV_NAMESPACE_ID=my-namespace EDGE_ACCOUNT_ID=my-account EDGE_API_TOKEN=my-token
@@ -80,8 +68,8 @@ export PLATFORM_RELEASE_RELOAD_TOKEN=s3cret
 sitefile serve storefront --listen 127.0.0.1:0 > serve.out 2> serve.err &
 server=$!
 # ANCHOR_END: fallback
-pids+=("$server")
-for _ in $(seq 100); do [ -s serve.out ] && break; sleep 0.1; done
+started+=("$server")
+wait_for_line serve.out
 cat serve.out
 grep -q 'content storefront as a directory fallback: PLATFORM_KV did not answer' serve.out
 # ANCHOR: fallback-answers
@@ -90,11 +78,12 @@ curl -s -D - -o /dev/null "$base/platform/_liveness" | grep -i -e '^HTTP' -e '^x
 curl -s -X POST "$base/.sitefile" -H "Authorization: $PLATFORM_RELEASE_RELOAD_TOKEN" \
   -H 'content-type: application/json' -d '{"blocks": {}}' -w '\n%{http_code}\n'
 # ANCHOR_END: fallback-answers
-[ "$(curl -s -o /dev/null -w '%{http_code}' "$base/platform/_liveness")" = 200 ]
+expect "liveness" "$(http_code "$base/platform/_liveness")" 200
 curl -s -D - -o /dev/null "$base/" | grep -qi '^x-sitefile-content: directory-fallback'
 reply=$(curl -s -X POST "$base/.sitefile" -H "Authorization: $PLATFORM_RELEASE_RELOAD_TOKEN" \
   -H 'content-type: application/json' -d '{"blocks": {}}' -w ' %{http_code}')
-case "$reply" in *'"code":"KV_WRITE_FAILED"'*' 503') ;; *) echo "unexpected: $reply" >&2; exit 1 ;; esac
+expect "a reload's status" "${reply##* }" 503
+expect_in "a reload's code" "$reply" '"code":"KV_WRITE_FAILED"'
 grep -q 'PLATFORM_FAST_DEPLOY_START_TIMEOUT_MS' serve.err
 kill -TERM "$server"
 wait "$server"

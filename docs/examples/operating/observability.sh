@@ -3,39 +3,25 @@
 # exporting spans, metrics and logs as OTLP/HTTP JSON to a collector, with the auth token and
 # the extra headers on every export, and the outgoing-fetch log on stderr.
 set -euo pipefail
+source "$SITEFILE_REPO/docs/examples/harness.bash"
 cp -r "$SITEFILE_REPO/examples/storefront" storefront
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 
 # A stand-in for both the origin (GET: an HTML page) and an OpenTelemetry collector (POST:
 # each export written to exports.jsonl, with its path and headers).
 cat > stand-in.py <<'PY'
-import http.server, json
-class Handler(http.server.BaseHTTPRequestHandler):
-    def answer(self, type, body):
-        self.send_response(200)
-        self.send_header("content-type", type)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+import json
+class Handler(StandIn):
     def do_GET(self):
-        self.answer("text/html", b"<!doctype html><title>Home</title><p>Hello</p>")
+        self.answer(200, b"<!doctype html><title>Home</title><p>Hello</p>", "text/html")
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         with open("exports.jsonl", "a") as out:
             headers = {k: self.headers[k] for k in ("authorization", "x-team", "content-type")}
             out.write(json.dumps({"path": self.path, "headers": headers, "body": body}) + "\n")
-        self.answer("application/json", b"{}")
-    def log_message(self, *args):
-        pass
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-print(server.server_address[1], flush=True)
-server.serve_forever()
+        self.answer(200, b"{}")
 PY
-python3 stand-in.py > port.txt &
-pids+=($!)
-for _ in $(seq 100); do [ -s port.txt ] && break; sleep 0.1; done
-port=$(cat port.txt)
+stand_in stand-in.py stand-in.port
+port=$(first_line stand-in.port)
 origin=http://127.0.0.1:$port
 collector=http://127.0.0.1:$port
 
@@ -52,8 +38,8 @@ export OTEL_LOG_OUTGOING_FETCH=true
 sitefile serve storefront --listen 127.0.0.1:0 --origin "$origin" > serve.out 2> serve.err &
 server=$!
 # ANCHOR_END: serve
-pids+=("$server")
-for _ in $(seq 100); do [ -s serve.out ] && break; sleep 0.1; done
+started+=("$server")
+wait_for_line serve.out
 
 # ANCHOR: requests
 base=$(awk 'NR == 1 {sub("/$", "", $3); print $3}' serve.out)   # the address the first line names
@@ -102,9 +88,8 @@ rm -f exports.jsonl
 NODE_ENV=development PLATFORM_OTEL=auto sitefile serve storefront --listen 127.0.0.1:0 > dev.out 2> dev.err &
 # ANCHOR_END: development
 server=$!
-pids+=("$server")
-for _ in $(seq 100); do [ -s dev.out ] && break; sleep 0.1; done
-base=$(awk 'NR == 1 {sub("/$", "", $3); print $3}' dev.out)
+started+=("$server")
+base=$(served_at dev.out)
 curl -s -o /dev/null "$base/"
 kill -TERM "$server"
 wait "$server"

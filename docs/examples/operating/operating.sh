@@ -4,9 +4,8 @@
 # levels of content JSON, the 256 levels a resolved page is cut at, SIGTERM, and
 # `sitefile workspace serve` on SQLite.
 set -euo pipefail
+source "$SITEFILE_REPO/docs/examples/harness.bash"
 cp -r "$SITEFILE_REPO/examples/storefront" storefront
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 
 # ANCHOR: serve
 export PLATFORM_RELEASE_RELOAD_TOKEN=s3cret
@@ -15,15 +14,15 @@ export PLATFORM_MAX_CONNECTIONS=64 PLATFORM_SHUTDOWN_TIMEOUT_MS=5000
 sitefile serve storefront --listen 127.0.0.1:0 > serve.out 2> serve.err &
 server=$!
 # ANCHOR_END: serve
-pids+=("$server")
-for _ in $(seq 100); do [ -s serve.out ] && break; sleep 0.1; done
+started+=("$server")
+wait_for_line serve.out
 cat serve.out
 grep -Eq '^sitefile serve: http://127\.0\.0\.1:[0-9]+/ \(content storefront, revision [0-9a-f]{12}\)$' serve.out
 # ANCHOR: liveness
 base=$(awk 'NR == 1 {sub("/$", "", $3); print $3}' serve.out)
 curl -s "$base/platform/_liveness"; echo
 # ANCHOR_END: liveness
-[ "$(curl -s "$base/platform/_liveness")" = OK ]
+expect "liveness" "$(curl -s "$base/platform/_liveness")" OK
 
 # A connection that sends nothing is closed after PLATFORM_HEADER_TIMEOUT_MS; a body that
 # stops arriving is answered 408 after PLATFORM_BODY_TIMEOUT_MS.
@@ -52,7 +51,9 @@ curl -s -X POST "$base/.sitefile" -H "Authorization: $PLATFORM_RELEASE_RELOAD_TO
 # ANCHOR_END: deep-reload
 reply=$(curl -s -X POST "$base/.sitefile" -H "Authorization: $PLATFORM_RELEASE_RELOAD_TOKEN" \
   -H 'content-type: application/json' --data-binary @deep-reload.json -w ' %{http_code}')
-case "$reply" in *'"code":"INVALID_JSON"'*'nesting deeper than 128 levels'*' 400') ;; *) echo "unexpected: $reply" >&2; exit 1 ;; esac
+expect "a deep reload's status" "${reply##* }" 400
+expect_in "its code" "$reply" '"code":"INVALID_JSON"'
+expect_in "its message" "$reply" 'nesting deeper than 128 levels'
 
 # ANCHOR: stop
 kill -TERM "$server"
@@ -91,17 +92,16 @@ assert effects["degraded"] is True, effects
 PY
 
 # The workspace API alone, on SQLite in ./data/ (PostgreSQL and Redis are for several servers).
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 # ANCHOR: workspace
 export PLATFORM_WORKSPACE_ENCRYPTION_KEY=$(head -c 32 /dev/urandom | base64)   # keep it safe
 sitefile workspace serve --listen "127.0.0.1:$port" 2> workspace.err &
 workspace=$!
 # ANCHOR_END: workspace
-pids+=("$workspace")
-for _ in $(seq 100); do grep -q 'workspace API listening' workspace.err && break; sleep 0.1; done
-grep -q 'workspace API listening' workspace.err
-[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port/api/acme/tools/COLLECTION_CONNECTIONS_LIST" \
-  -H 'content-type: application/json' -d '{}')" = 401 ]
+started+=("$workspace")
+wait_for_line workspace.err 'workspace API listening'
+expect "a call without a key" "$(http_code -X POST "http://127.0.0.1:$port/api/acme/tools/COLLECTION_CONNECTIONS_LIST" \
+  -H 'content-type: application/json' -d '{}')" 401
 kill -TERM "$workspace"
 wait "$workspace"
 grep -q 'shutting down' workspace.err

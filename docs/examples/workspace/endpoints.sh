@@ -4,7 +4,7 @@
 # token refusals and renderer-less answers, page JSON, the built-in view, and the workspace
 # API's REST, MCP and discovery answers to wrong methods and unknown paths.
 set -euo pipefail
-source "$(dirname "$0")/harness.bash"
+source "$SITEFILE_REPO/docs/examples/harness.bash"
 SITE=$SITEFILE_REPO/examples/storefront
 PORT=$(free_port)
 unset PURGE_TOKEN PLATFORM_RELEASE_RELOAD_TOKEN NODE_ENV

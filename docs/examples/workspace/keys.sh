@@ -3,7 +3,7 @@
 # `workspace init` prints, a narrower key minted with API_KEY_CREATE, what each may call, the
 # listing without values, revocation, and the database holding only a hash.
 set -euo pipefail
-source "$(dirname "$0")/harness.bash"
+source "$SITEFILE_REPO/docs/examples/harness.bash"
 PORT=$(free_port)
 
 # ANCHOR: start
@@ -18,14 +18,13 @@ wait_for "$API/api/acme/tools/API_KEY_LIST"
 expect "the owner key's shape" "${OWNER_KEY:0:4}" "sfk_"
 expect "the default database" "$(ls data/workspace.db)" "data/workspace.db"
 
+owner_call() {
 # ANCHOR: owner-call
 curl -sS -X POST "$API/api/acme/tools/COLLECTION_CONNECTIONS_LIST" \
   -H "Authorization: Bearer $OWNER_KEY" -H 'content-type: application/json' -d '{}'
 # ANCHOR_END: owner-call
-echo
-listed=$(curl -sS -X POST "$API/api/acme/tools/COLLECTION_CONNECTIONS_LIST" \
-  -H "Authorization: Bearer $OWNER_KEY" -H 'content-type: application/json' -d '{}')
-expect "an empty listing" "$listed" '{"items":[],"totalCount":0,"hasMore":false}'
+}
+expect "an empty listing" "$(owner_call)" '{"items":[],"totalCount":0,"hasMore":false}'
 
 # ANCHOR: create-key
 curl -sS -X POST "$API/api/acme/tools/API_KEY_CREATE" \
@@ -51,19 +50,18 @@ expect "minting beyond its own permissions" \
 WIDE_BUT_SMALL=$(json '["key"]' < answer.json)
 expect "a key cannot grant what it does not hold" \
   "$(status API_KEY_CREATE "$WIDE_BUT_SMALL" '{"name": "y", "permissions": {"self": ["API_KEY_DELETE"]}}')" 403
-expect "another organization's path" \
-  "$(curl -sS -o /dev/null -w '%{http_code}' -X POST "$API/api/other/tools/COLLECTION_THREADS_LIST" \
-     -H "Authorization: Bearer $SUPPORT_KEY" -d '{}')" 403
+expect "another organization's path" "$(http_code -X POST "$API/api/other/tools/COLLECTION_THREADS_LIST" \
+  -H "Authorization: Bearer $SUPPORT_KEY" -d '{}')" 403
 expect "a string expiresIn" \
   "$(status API_KEY_CREATE "$OWNER_KEY" '{"name": "z", "expiresIn": "30d"}')" 400
 
+list_keys() {
 # ANCHOR: list-keys
 curl -sS -X POST "$API/api/acme/tools/API_KEY_LIST" \
   -H "Authorization: Bearer $OWNER_KEY" -H 'content-type: application/json' -d '{}'
 # ANCHOR_END: list-keys
-echo
-listing=$(curl -sS -X POST "$API/api/acme/tools/API_KEY_LIST" \
-  -H "Authorization: Bearer $OWNER_KEY" -H 'content-type: application/json' -d '{}')
+}
+listing=$(list_keys)
 expect_in "the listing names the key" "$listing" '"name":"support-bot"'
 case "$listing" in *sfk_*) echo "the listing shows a key value" >&2; exit 1 ;; esac
 
@@ -78,5 +76,5 @@ curl -sS -X POST "$API/api/acme/tools/API_KEY_DELETE" \
 echo
 expect "a revoked key" "$(status COLLECTION_THREADS_LIST "$SUPPORT_KEY")" 401
 expect "its code" "$(json '["error"]["code"]' < answer.json)" UNAUTHORIZED
-expect "no key" "$(curl -sS -o /dev/null -w '%{http_code}' -X POST "$API/api/acme/tools/API_KEY_LIST")" 401
+expect "no key" "$(http_code -X POST "$API/api/acme/tools/API_KEY_LIST")" 401
 echo "keys.sh: passed"

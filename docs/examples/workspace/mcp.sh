@@ -5,8 +5,8 @@
 # 2026-07-28 call, the agent gateway's composed tools, management over `self`, and the legacy
 # route's deprecation. The MCP server is the stand-in under stand-ins/.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/harness.bash"
+source "$SITEFILE_REPO/docs/examples/harness.bash"
+here=$SITEFILE_REPO/docs/examples/workspace
 PORT=$(free_port)
 node "$here/stand-ins/upstream.js" > upstream.port &
 started+=($!)
@@ -35,14 +35,13 @@ KEY=$(curl -sS -X POST "$API/api/acme/tools/API_KEY_CREATE" \
   | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
 # ANCHOR_END: key
 
+unauthorized() {
 # ANCHOR: unauthorized
 curl -sS -i -X POST "$API/api/acme/mcp/$CONNECTION_ID" \
   -H 'content-type: application/json' -d '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
 # ANCHOR_END: unauthorized
-echo
-challenge=$(curl -sS -D - -o /dev/null -X POST "$API/api/acme/mcp/$CONNECTION_ID" \
-  -H 'content-type: application/json' -d '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}' \
-  | grep -i '^www-authenticate:' | tr -d '\r')
+}
+challenge=$(unauthorized | grep -i '^www-authenticate:' | tr -d '\r')
 expect "the challenge" "$challenge" \
   "www-authenticate: Bearer realm=\"mcp\", resource_metadata=\"$API/api/acme/mcp/$CONNECTION_ID/.well-known/oauth-protected-resource\""
 
@@ -65,6 +64,7 @@ SESSION=$(grep -i '^mcp-session-id:' headers.txt | cut -d' ' -f2 | tr -d '\r')
 echo
 expect "a session id" "${#SESSION}" 32
 
+call() {
 # ANCHOR: call
 curl -sS -X POST "$API/api/acme/mcp/$CONNECTION_ID" \
   -H "Authorization: Bearer $KEY" -H "Mcp-Session-Id: $SESSION" \
@@ -72,11 +72,8 @@ curl -sS -X POST "$API/api/acme/mcp/$CONNECTION_ID" \
   -d '{"jsonrpc": "2.0", "id": 2, "method": "tools/call",
        "params": {"name": "echo", "arguments": {"message": "hello"}}}'
 # ANCHOR_END: call
-echo
-called=$(curl -sS -X POST "$API/api/acme/mcp/$CONNECTION_ID" \
-  -H "Authorization: Bearer $KEY" -H "Mcp-Session-Id: $SESSION" -H 'content-type: application/json' \
-  -d '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hello"}}}')
-expect "the tool's answer" "$called" '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hello"}]}}'
+}
+expect "the tool's answer" "$(call)" '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hello"}]}}'
 denied=$(curl -sS -o answer.json -w '%{http_code}' -X POST "$API/api/acme/mcp/$CONNECTION_ID" \
   -H "Authorization: Bearer $KEY" -H "Mcp-Session-Id: $SESSION" -H 'content-type: application/json' \
   -d '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "refund", "arguments": {}}}')
@@ -96,6 +93,7 @@ gone=$(curl -sS -o answer.json -w '%{http_code}' -X POST "$API/api/acme/mcp/$CON
   -d '{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}')
 expect "an ended session" "$gone" 404
 
+stateless() {
 # ANCHOR: stateless
 curl -sS -X POST "$API/api/acme/mcp/$CONNECTION_ID" \
   -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \
@@ -105,12 +103,8 @@ curl -sS -X POST "$API/api/acme/mcp/$CONNECTION_ID" \
                   "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                             "io.modelcontextprotocol/clientCapabilities": {}}}}'
 # ANCHOR_END: stateless
-echo
-modern=$(curl -sS -X POST "$API/api/acme/mcp/$CONNECTION_ID" \
-  -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \
-  -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: echo' \
-  -d '{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "no session"},
-       "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}}')
+}
+modern=$(stateless)
 expect "a stateless result" "$(json '["result"]["resultType"]' <<< "$modern")" complete
 expect "its text" "$(json '["result"]["content"][0]["text"]' <<< "$modern")" "no session"
 mismatch=$(curl -sS -o answer.json -w '%{http_code}' -X POST "$API/api/acme/mcp/$CONNECTION_ID" \
@@ -121,45 +115,42 @@ mismatch=$(curl -sS -o answer.json -w '%{http_code}' -X POST "$API/api/acme/mcp/
 expect "headers that contradict the body" "$mismatch" 400
 expect "their code" "$(json '["error"]["code"]' < answer.json)" -32020
 
+gateway() {
 # ANCHOR: gateway
 curl -sS -X POST "$API/api/acme/mcp/gateway/$AGENT_ID" \
   -H "Authorization: Bearer $OWNER_KEY" -H 'content-type: application/json' \
   -d '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
 # ANCHOR_END: gateway
-echo
-listed=$(curl -sS -X POST "$API/api/acme/mcp/gateway/$AGENT_ID" \
-  -H "Authorization: Bearer $OWNER_KEY" -H 'content-type: application/json' \
-  -d '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}')
+}
+listed=$(gateway)
 expect "a composed name" "$(json '["result"]["tools"][0]["name"]' <<< "$listed")" "${CONNECTION_ID:0:8}_echo"
 bare=$(curl -sS -X POST "$API/api/acme/mcp/gateway/$AGENT_ID" \
   -H "Authorization: Bearer $OWNER_KEY" -H 'content-type: application/json' \
   -d '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "bare"}}}')
 expect "a bare name one member lists" "$(json '["result"]["content"][0]["text"]' <<< "$bare")" bare
 
+manage() {
 # ANCHOR: self
 curl -sS -X POST "$API/api/acme/mcp/self" \
   -H "Authorization: Bearer $OWNER_KEY" -H 'content-type: application/json' \
   -d '{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
        "params": {"name": "COLLECTION_THREADS_LIST", "arguments": {"limit": 10}}}'
 # ANCHOR_END: self
-echo
-managed=$(curl -sS -X POST "$API/api/acme/mcp/self" \
-  -H "Authorization: Bearer $OWNER_KEY" -H 'content-type: application/json' \
-  -d '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "COLLECTION_THREADS_LIST", "arguments": {"limit": 10}}}')
+}
+managed=$(manage)
 expect "structured content" "$(json '["result"]["structuredContent"]["totalCount"]' <<< "$managed")" 0
 
+legacy_call() {
 # ANCHOR: legacy
 curl -sS -D - -o /dev/null -X POST "$API/mcp/$CONNECTION_ID" \
   -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \
   -d '{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
 # ANCHOR_END: legacy
-legacy=$(curl -sS -D - -o /dev/null -X POST "$API/mcp/$CONNECTION_ID" \
-  -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \
-  -d '{"jsonrpc": "2.0", "id": 1, "method": "ping"}' | tr -d '\r')
+}
+legacy=$(legacy_call | tr -d '\r')
 expect_in "the deprecation" "$legacy" "deprecation: @1795305600"
 expect_in "the successor" "$legacy" "link: </api/acme/mcp/$CONNECTION_ID>; rel=\"successor-version\""
 
-rebinding=$(curl -sS -o /dev/null -w '%{http_code}' -X POST "$API/api/acme/mcp/self" \
-  -H 'Host: attacker.example' -H 'content-type: application/json' -d '{}')
-expect "a host the service does not answer for" "$rebinding" 403
+expect "a host the service does not answer for" "$(http_code -X POST "$API/api/acme/mcp/self" \
+  -H 'Host: attacker.example' -H 'content-type: application/json' -d '{}')" 403
 echo "mcp.sh: passed"

@@ -3,15 +3,16 @@
 # `sitefile serve --options` read options.json beside this script, under the names
 # `createDecoWorkerEntry` takes; an unknown name is refused, naming it.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/harness.bash"
+source "$SITEFILE_REPO/docs/examples/harness.bash"
 SITE=$SITEFILE_REPO/examples/storefront
-cp "$here/options.json" options.json
+cp "$SITEFILE_REPO/docs/examples/workspace/options.json" options.json
 
+plan() {
 # ANCHOR: cache
 sitefile cache "$SITE" https://shop.example/account/orders --options options.json
 # ANCHOR_END: cache
-bypass=$(sitefile cache "$SITE" https://shop.example/account/orders --options options.json)
+}
+bypass=$(plan)
 expect "a bypass path" "$(json '["reason"]' <<< "$bypass")" bypass-path
 html=$(sitefile cache "$SITE" "https://shop.example/?ref=mail" --options options.json \
   --status 200 --content-type text/html)
@@ -29,9 +30,8 @@ started+=($!)
 wait_for "http://127.0.0.1:$PORT/platform/_liveness"
 cors=$(curl -sS -D - -o /dev/null "http://127.0.0.1:$PORT/?renderJson" -H 'Origin: https://app.example' | tr -d '\r')
 expect_in "page JSON CORS for the listed origin" "$cors" "access-control-allow-origin: https://app.example"
-expect "the renamed purge token" "$(curl -sS -o /dev/null -w '%{http_code}' -X POST \
-  "http://127.0.0.1:$PORT/_cache/purge" -H 'Authorization: Bearer purge-secret' \
-  -H 'content-type: application/json' -d '{"paths": ["/"]}')" 200
+expect "the renamed purge token" "$(http_code -X POST "http://127.0.0.1:$PORT/_cache/purge" \
+  -H 'Authorization: Bearer purge-secret' -H 'content-type: application/json' -d '{"paths": ["/"]}')" 200
 
 echo '{"bypassPath": ["/account"]}' > typo.json
 if sitefile cache "$SITE" https://shop.example/ --options typo.json 2> refused.txt; then

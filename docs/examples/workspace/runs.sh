@@ -5,8 +5,8 @@
 # once, and a reconnection after the run. The model provider and the MCP server are the
 # stand-ins under stand-ins/ (no network, no model).
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/harness.bash"
+source "$SITEFILE_REPO/docs/examples/harness.bash"
+here=$SITEFILE_REPO/docs/examples/workspace
 PORT=$(free_port)
 node "$here/stand-ins/provider.js" > provider.port &
 started+=($!)
@@ -70,7 +70,7 @@ curl -sSN -D - "$API/api/acme/pilot/threads/ticket-4711/stream" \
 # ANCHOR_END: stream
 started+=($!)
 # The stream is open (subscribed) once its head has arrived.
-for _ in $(seq 100); do grep -q '^HTTP/1.1 200' stream.txt && break; sleep 0.05; done
+wait_for_line stream.txt '^HTTP/1.1 200'
 expect_in "the stream's type" "$(tr -d '\r' < stream.txt)" "content-type: text/event-stream"
 
 # ANCHOR: post
@@ -81,33 +81,32 @@ curl -sS -X POST "$API/api/acme/pilot/threads/ticket-4711/messages" \
        \"agent\": {\"id\": \"$AGENT_ID\"}, \"tier\": \"smart\"}"
 # ANCHOR_END: post
 echo
-for _ in $(seq 100); do grep -q '"type":"finish"' stream.txt && break; sleep 0.1; done
+wait_for_line stream.txt '"type":"finish"'
 expect_in "the stream ends the run" "$(cat stream.txt)" 'data: {"type":"finish"}'
 expect_in "the stream starts the run" "$(grep -m 1 '^data:' stream.txt)" 'data: {"type":"start","messageId":'
 expect_in "the tool's answer" "$(cat stream.txt)" '"type":"tool-output-available"'
 expect_in "the model's text" "$(cat stream.txt)" '"delta":"The echo tool said: "'
 
+read_transcript() {
 # ANCHOR: transcript
 curl -sS -X POST "$API/api/acme/tools/COLLECTION_THREAD_MESSAGES_LIST" \
   -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \
   -d '{"thread_id": "ticket-4711", "limit": 50}'
 # ANCHOR_END: transcript
-echo
-transcript=$(curl -sS -X POST "$API/api/acme/tools/COLLECTION_THREAD_MESSAGES_LIST" \
-  -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \
-  -d '{"thread_id": "ticket-4711", "limit": 50}')
+}
+transcript=$(read_transcript)
 expect "two messages" "$(json '["totalCount"]' <<< "$transcript")" 2
 expect "the user message keeps its id" "$(json '["items"][0]["id"]' <<< "$transcript")" msg-1
 expect "the answer" "$(json '["items"][1]["parts"][-1]["text"]' <<< "$transcript")" \
   "The echo tool said: Where is order 4711?"
 
+read_status() {
 # ANCHOR: status
 curl -sS -X POST "$API/api/acme/tools/COLLECTION_THREADS_GET" \
   -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d '{"id": "ticket-4711"}'
 # ANCHOR_END: status
-echo
-status=$(curl -sS -X POST "$API/api/acme/tools/COLLECTION_THREADS_GET" \
-  -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d '{"id": "ticket-4711"}')
+}
+status=$(read_status)
 expect "the run completed" "$(json '["item"]["status"]' <<< "$status")" completed
 
 # The same message posted again (a retry) gets the first post's taskId and runs nothing.
@@ -127,10 +126,11 @@ expect "still two messages" "$(curl -sS -X POST "$API/api/acme/tools/COLLECTION_
   -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \
   -d '{"thread_id": "ticket-4711"}' | json '["totalCount"]')" 2
 
+resume() {
 # ANCHOR: resume
 curl -sS -o /dev/null -w '%{http_code}\n' "$API/api/acme/pilot/threads/ticket-4711/stream" \
   -H "Authorization: Bearer $KEY"
 # ANCHOR_END: resume
-expect "a reconnection with no run in progress" "$(curl -sS -o /dev/null -w '%{http_code}' \
-  "$API/api/acme/pilot/threads/ticket-4711/stream" -H "Authorization: Bearer $KEY")" 204
+}
+expect "a reconnection with no run in progress" "$(resume)" 204
 echo "runs.sh: passed"
