@@ -90,12 +90,17 @@ served_at() {
 
 # --- Stand-in servers ------------------------------------------------------------------------
 
-# stand_in HANDLER PORT_FILE: serves, in the background until the script exits, the Python
-# request handler class `Handler` that file HANDLER defines, on a free loopback port written to
-# PORT_FILE. HANDLER builds on `StandIn`: http.server's BaseHTTPRequestHandler with
+# stand_in FILE PORT_FILE: runs the stand-in server FILE in the background until the script
+# exits, on a free loopback port; what it prints first (its port, or its address) goes to
+# PORT_FILE. A .js file is a Node program of its own. A .py file defines the request handler
+# class `Handler` on `StandIn`: http.server's BaseHTTPRequestHandler with
 # `answer(status, body, type="application/json")` and no request log.
 stand_in() {
-  python3 -c "$stand_in_server" "$1" > "$2" &
+  case "$1" in
+    *.js) node "$1" > "$2" & ;;
+    *.py) python3 -c "$stand_in_server" "$1" > "$2" & ;;
+    *) fail "stand_in: $1 is neither a .js nor a .py file" ;;
+  esac
   started+=($!)
 }
 stand_in_server='
@@ -120,10 +125,12 @@ server.serve_forever()
 
 # --- Checks ----------------------------------------------------------------------------------
 
-# Fails unless $2 (what happened) equals $3 (what should have), saying $1.
+# expect LABEL GOT WANT [LOG]: fails unless GOT (what happened) equals WANT (what should have),
+# saying LABEL, and showing the file LOG when one is named.
 expect() {
   if [ "$2" != "$3" ]; then
-    fail "$1: expected [$3], got [$2]"
+    fail "$1: expected [$3], got [$2]${4:+; $4 says:
+$(cat "$4")}"
   fi
 }
 

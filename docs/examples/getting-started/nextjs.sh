@@ -59,11 +59,7 @@ curl -s -A 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)' http://local
 # ANCHOR_END: ask
 }
 out=$(ask)
-[ "$out" = $'<h1>Hello, world</h1>\n<h1>Hello, phone</h1>' ] || {
-  printf 'nextjs.sh: the home page gave\n%s\n' "$out" >&2
-  cat next.log >&2
-  exit 1
-}
+expect "the home page" "$out" $'<h1>Hello, world</h1>\n<h1>Hello, phone</h1>' next.log
 # The loader ran: the shelf lists its two products.
 curl -s http://localhost:3000/ | sed 's/<!-- -->//g' | grep -q '<li>Product 2: \$20</li>'
 # The admin route answers the schema `npx sitefile generate` wrote.

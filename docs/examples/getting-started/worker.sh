@@ -58,11 +58,7 @@ curl -s -A 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)' http://local
 # ANCHOR_END: ask
 }
 out=$(ask)
-[ "$out" = $'<h1>Hello, world</h1>\n<h1>Hello, phone</h1>' ] || {
-  printf 'worker.sh: the home page gave\n%s\n' "$out" >&2
-  cat dev.log >&2
-  exit 1
-}
+expect "the home page" "$out" $'<h1>Hello, world</h1>\n<h1>Hello, phone</h1>' dev.log
 
 cache_state() {
 # ANCHOR: cache
@@ -77,9 +73,5 @@ for _ in $(seq 1 20); do
   [ "$state" = "x-cache: hit" ] && break
   sleep 0.2
 done
-[ "$state" = "x-cache: hit" ] || {
-  echo "worker.sh: no HIT from the Cache API (last: $state)" >&2
-  cat dev.log >&2
-  exit 1
-}
+expect "the Cache API's copy" "$state" "x-cache: hit" dev.log
 echo "worker.sh: passed"

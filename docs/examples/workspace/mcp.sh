@@ -8,8 +8,7 @@ set -euo pipefail
 source "$SITEFILE_REPO/docs/examples/harness.bash"
 here=$SITEFILE_REPO/docs/examples/workspace
 PORT=$(free_port)
-node "$here/stand-ins/upstream.js" > upstream.port &
-started+=($!)
+stand_in "$here/stand-ins/upstream.js" upstream.port
 MCP_SERVER_URL=http://127.0.0.1:$(first_line upstream.port)/mcp
 
 export PLATFORM_WORKSPACE_ENCRYPTION_KEY=$(head -c 32 /dev/urandom | base64)

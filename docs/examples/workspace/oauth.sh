@@ -7,8 +7,7 @@ set -euo pipefail
 source "$SITEFILE_REPO/docs/examples/harness.bash"
 here=$SITEFILE_REPO/docs/examples/workspace
 PORT=$(free_port)
-node "$here/stand-ins/authorization-server.js" > issuer.txt &
-started+=($!)
+stand_in "$here/stand-ins/authorization-server.js" issuer.txt
 ISSUER_URL=$(first_line issuer.txt)
 export PLATFORM_WORKSPACE_ENCRYPTION_KEY=$(head -c 32 /dev/urandom | base64)
 export PLATFORM_PUBLIC_URL=http://127.0.0.1:$PORT

@@ -8,10 +8,8 @@ set -euo pipefail
 source "$SITEFILE_REPO/docs/examples/harness.bash"
 here=$SITEFILE_REPO/docs/examples/workspace
 PORT=$(free_port)
-node "$here/stand-ins/provider.js" > provider.port &
-started+=($!)
-node "$here/stand-ins/upstream.js" > upstream.port &
-started+=($!)
+stand_in "$here/stand-ins/provider.js" provider.port
+stand_in "$here/stand-ins/upstream.js" upstream.port
 PROVIDER_URL=http://127.0.0.1:$(first_line provider.port)
 MCP_SERVER_URL=http://127.0.0.1:$(first_line upstream.port)/mcp
 
