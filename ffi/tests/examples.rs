@@ -85,21 +85,3 @@ fn the_python_host_example_prints_the_c_hosts_page_through_ctypes() {
         );
     }
 }
-
-#[test]
-fn the_readmes_python_snippet_runs_as_written() {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
-    let block = readme
-        .split("```python\n")
-        .nth(1)
-        .and_then(|rest| rest.split("\n```").next())
-        .expect("the README has a ```python block");
-    let written = "target/release/libsitefile.so";
-    assert!(block.contains(written), "the snippet loads {written}");
-    let lib = library_dir().join("libsitefile.so");
-    let script = tmp("readme-snippet.py");
-    std::fs::write(&script, block.replace(written, &lib.display().to_string()))
-        .expect("write the snippet");
-    let run = run_ok(Command::new("python3").arg(&script).current_dir(root()), "");
-    assert_eq!(String::from_utf8_lossy(&run.stdout), "pages-category\n");
-}
