@@ -28,7 +28,7 @@ pub fn write(text: &str) -> Option<HeaderValue> {
     }
 }
 
-/// The HTTP header for a pair of text (see [`write`]); `None` when the name or the value is not
+/// The HTTP header for a pair of text (see [`write()`]); `None` when the name or the value is not
 /// a valid one.
 pub fn header(name: &str, value: &str) -> Option<(HeaderName, HeaderValue)> {
     Some((HeaderName::from_bytes(name.as_bytes()).ok()?, write(value)?))

@@ -663,7 +663,7 @@ impl Upstream {
     }
 
     /// Opens the server-to-client stream of the target's own upstream session (HTTP GET
-    /// accepting `text/event-stream`); [`relay_events`] then reads it.
+    /// accepting `text/event-stream`); [`Self::relay_events`] then reads it.
     pub async fn listen(&self, target: &Target) -> Result<reqwest::Response, UpstreamError> {
         let session = target
             .session
@@ -693,7 +693,7 @@ impl Upstream {
 
     /// Relays what an upstream session's GET stream (from [`Upstream::listen`]) sends into
     /// the target's relay until the stream ends; an event larger than
-    /// [`MAX_RESPONSE_BYTES`] or a broken connection ends it with an error.
+    /// `MAX_RESPONSE_BYTES` (16 MiB) or a broken connection ends it with an error.
     pub async fn relay_events(
         &self,
         target: &Target,
