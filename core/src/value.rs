@@ -9,6 +9,8 @@
 //! parsed once per request, such as a loader result) also has room for its own compact JSON,
 //! filled the first time a page is written with [`Json`] in splice mode and copied as it is
 //! from then on, so unchanged content is escaped once per snapshot instead of once per request.
+//! The room is on the value itself, so it works just as well when a request bypasses the page
+//! and layout caches.
 //! A long string of content gets the same room, kept beside the value by the string's address
 //! (see [`LONG_STRINGS`]): such strings often sit in objects that resolution rebuilds.
 
@@ -33,16 +35,17 @@ pub const MAX_PARSE_DEPTH: usize = 128;
 pub type Key = Arc<str>;
 
 /// Fewest JSON values a static container of content must hold to keep its own compact
-/// JSON once written (measured; `docs/decisions.md`, "Value representation").
+/// JSON once written (measured; decision CONTENT-13).
 const SPLICE_MIN_NODES: u32 = 16;
 
 /// Fewest bytes a string of content must hold to keep its own JSON once written (measured;
-/// `docs/decisions.md`, "Value representation").
+/// decision CONTENT-13).
 const SPLICE_MIN_STRING: usize = 1024;
 
 /// Where a large static container of content keeps its compact JSON, filled on first use: `None`
 /// for every other container. The inner `None` records a write that failed (never expected),
-/// after which the container is written as usual.
+/// after which the container is written as usual. Every container pays this one pointer; the
+/// box itself is allocated at parse time, only for containers with room.
 type JsonCache = Option<Box<OnceLock<Option<sonic_rs::OwnedLazyValue>>>>;
 
 /// A JSON value.
@@ -651,7 +654,10 @@ struct KeptString {
 /// of its text. A string has no room of its own (`Value::String` is a plain `Arc<str>`), and the
 /// objects holding one are rebuilt by every resolution when something beside it resolves, so
 /// its room is kept here. An entry holds its text, so while it lasts no other string can live
-/// at that address: a string found here is that very string.
+/// at that address: a string found here is that very string (an equal string from a loader or a
+/// request body is simply not found). The table is process-wide rather than per snapshot
+/// because a page does not know its snapshot, and blocks are shared between snapshots and
+/// parsed lazily.
 static LONG_STRINGS: LazyLock<RwLock<LongStrings>> = LazyLock::new(RwLock::default);
 
 /// Fewest entries [`LONG_STRINGS`] holds before it drops strings nothing else holds.

@@ -52,8 +52,12 @@ impl Snapshot {
     }
 
     /// This content with `changes` applied (`None` deletes the name; a name given twice takes
-    /// its last change), at a cost in proportion to the changes. Unchanged blocks, their
-    /// digests and their compiled routes are shared with this snapshot.
+    /// its last change), at a cost in proportion to the changes (decision CONTENT-10). Unchanged
+    /// blocks, their digests and their compiled routes are shared with this snapshot: only the
+    /// changed pages' routes are compiled and merged into precedence order, and per-block facts
+    /// (digest, location use, own `__resolveType`) live on the shared [`Block`]. What still
+    /// grows with the site is copying the map of block handles and the route list (pointers, no
+    /// compilation).
     pub(crate) fn with_changes(
         &self,
         changes: impl IntoIterator<Item = (Key, Option<Arc<Block>>)>,

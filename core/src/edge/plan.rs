@@ -666,7 +666,7 @@ mod tests {
         assert_eq!(header(&p, "location"), Some("/new?a=1"));
         assert!(
             p.html_headers.is_empty() && header(&p, "strict-transport-security").is_none(),
-            "a redirect the edge answers has no HTML body: no security headers"
+            "a redirect the edge answers has no HTML body: no security headers (decision EDGE-27)"
         );
         let p = policy().plan(
             &req("https://shop.com/_build/assets/app-3f9a1b2c.js?utm_source=x"),

@@ -13,6 +13,10 @@
 //! lands in a query has `&`, `=`, `+` and `#` encoded. Rules that redirect a path to itself
 //! (ignoring the query: `/x` → `/x?ref=1` loops) are dropped, as are globs whose target lies
 //! under their own prefix; a glob whose fixed target is the request path answers nothing.
+//!
+//! Globs are indexed by prefix (decision EDGE-23): building the index is one pass over the
+//! rules, and a lookup tries each distinct prefix length once (one hash lookup each), not
+//! each glob.
 
 use super::normalize::normalize_query;
 use crate::value::Value;

@@ -1,4 +1,7 @@
-//! The route table of a snapshot: page patterns compiled once, tried in precedence order.
+//! The route table of a snapshot: page patterns compiled once, tried in precedence order
+//! (decision PAGE-2). A route keeps only its pattern's pathname component, and that
+//! component's regular expression is built on first use ([`LazyRegex`]): most patterns never
+//! need one, which keeps a 140-page site's table at a few KB rather than about 10 MB.
 
 use super::specificity::Specificity;
 use regex::Regex;

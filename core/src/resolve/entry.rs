@@ -43,8 +43,9 @@ impl Entry {
 /// converted and relativized, with room for their JSON) and the warnings making them recorded.
 /// Only an entry the page cache keeps has a memo, computed once when its node is already a
 /// value, so a page served from the cache neither converts nor writes the same content again
-/// on every request; an entry whose node changes, or that no cache keeps, has none (keeping
-/// would only cost it).
+/// on every request: later pages clone the sections and replay the warnings (decision
+/// RESOLVE-26). An entry whose node changes, or that no cache keeps, has none (keeping would
+/// only cost it).
 #[derive(Debug, Clone, Default)]
 pub(super) struct SectionsMemo(pub(super) Option<Arc<OnceLock<EntrySections>>>);
 

@@ -23,8 +23,10 @@ pub(crate) fn section_props(section: Arc<Object>, sections: &KeyRegistry) -> Val
 /// `{"Component": <key>, "props": {...}}`, at any depth: in lists, plain objects, objects of
 /// other types (kept as they are) and other nested sections' props. Parts without a
 /// `__resolveType` beneath them are kept as they are; a subtree shared by several parents
-/// (a named block used twice) is converted once and stays shared. A container nothing else
-/// holds (most of what a resolution just built) is converted in its own storage, not copied.
+/// (a named block used twice) is converted once and stays shared; only such shared containers
+/// are remembered by address. A container nothing else holds (most of what a resolution just
+/// built, since the resolution drops its partly resolved entries first) is converted in its
+/// own storage, not copied (decision RESOLVE-16).
 struct NestSections<'a> {
     sections: &'a KeyRegistry,
     /// Converted shared containers, by the address of the original.

@@ -2,7 +2,14 @@
 //! real content repeats itself (a product card, a style object, an image URL used in many
 //! blocks), so a loaded site holds a fraction of the allocations its JSON names. Values are
 //! immutable, so sharing is invisible to every reader; only memory and cache locality change.
-//! Measured in `docs/decisions.md`, "Content sharing".
+//! Decision CONTENT-12; figures in `benches/README.md` (`memory`).
+//!
+//! A scope is one load: a whole directory (read one file at a time through
+//! [`crate::content::read_blocks`], so a load's peak is one file's text), a bundle, a reload
+//! body, or one lazily parsed bundle block. A container is compared by its children's
+//! identities, which is exact because its children were shared first. Nothing in resolution
+//! keys on a content value's address except the nested-section conversion, which keys on it
+//! so that a shared subtree is converted once.
 
 use super::Value;
 use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
