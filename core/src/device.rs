@@ -5,6 +5,7 @@ use std::sync::LazyLock;
 
 /// The class of device a request comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum Device {
     /// A phone.

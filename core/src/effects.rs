@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 /// One `onResolveError` event: something failed while resolving, the page still renders.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ResolveErrorEvent {
     /// The `__resolveType` (or block name) that failed.
     #[serde(rename = "resolveType")]
@@ -109,8 +110,10 @@ impl Loss<'_> {
 
 /// Why a page was cut short: past a bound of the resolver, every value is `null`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PageCut {
     /// Which bound: `size` (more values than the page may hold) or `depth` (nesting).
+    #[cfg_attr(feature = "ts", ts(type = r#""size" | "depth""#))]
     pub reason: &'static str,
     /// The bound, in words.
     pub message: String,
@@ -118,6 +121,7 @@ pub struct PageCut {
 
 /// Side effects of resolving one request.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Effects {
     /// Complete `Set-Cookie` header values the response must carry.
     #[serde(rename = "setCookies")]
@@ -129,12 +133,15 @@ pub struct Effects {
     pub varies: Vec<String>,
     /// `onResolveError` events, in the order they happened.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub errors: Vec<ResolveErrorEvent>,
     /// A loader failed, or the page was cut short: the edge must not store this response.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "ts", ts(optional = nullable, type = "true"))]
     pub degraded: bool,
     /// The page was cut short at a bound: what lies past it resolved to `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub cut: Option<PageCut>,
     /// The instants at which every time rule read so far answers as it did (not written: it
     /// says how long the page holds, for the page cache).

@@ -5,7 +5,9 @@ use serde::Serialize;
 
 /// The stable code of a core error. The strings never change once released.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(into = "&'static str")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+// The strings `as_str` writes (a test below holds them equal).
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
     /// A JSON text could not be parsed, or is nested too deeply.
     InvalidJson,
@@ -81,6 +83,7 @@ pub trait HasErrorCode: std::error::Error {
 
 /// The serde form of any core error: `{"code": "INVALID_JSON", "message": "..."}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ErrorBody {
     /// The stable code.
     pub code: ErrorCode,
@@ -107,6 +110,9 @@ mod tests {
     fn codes_are_distinct_and_serialize_as_their_text() {
         let texts: HashSet<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
         assert_eq!(texts.len(), ErrorCode::ALL.len());
+        for code in ErrorCode::ALL {
+            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
+        }
         let body = ErrorBody {
             code: ErrorCode::InvalidJson,
             message: "x".into(),

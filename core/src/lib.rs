@@ -106,6 +106,10 @@ mod uri;
 pub mod value;
 #[cfg(not(feature = "internals"))]
 mod value;
+// The test that holds the committed TypeScript declarations of the JSON forms equal to the
+// Rust types (`node/ts/generated/boundary.gen.ts`).
+#[cfg(all(test, feature = "ts"))]
+mod ts_types;
 
 // The facade: the one list of what a binding may name. `Site` and its setup, the types its
 // methods take and return, and what a binding needs beside them (grouped by topic). Everything

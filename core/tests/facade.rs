@@ -22,8 +22,8 @@ const BINDING_SOURCES: &[&str] = &[
     "workspace/tests",
 ];
 
-/// The manifests that must not enable `internals`: the bindings', and the workspace's (whose
-/// `[workspace.dependencies]` entry every binding inherits).
+/// The manifests that must not enable `internals` (nor `ts`): the bindings', and the
+/// workspace's (whose `[workspace.dependencies]` entry every binding inherits).
 const BINDING_MANIFESTS: &[&str] = &[
     "Cargo.toml",
     "node/Cargo.toml",
@@ -216,13 +216,13 @@ fn no_binding_enables_internals() {
             .lines()
             .enumerate()
             .map(|(n, line)| (n, line.split('#').next().unwrap_or("")))
-            .filter(|(_, code)| code.contains("internals"))
+            .filter(|(_, code)| code.contains("internals") || code.contains(r#""ts""#))
             .map(|(n, code)| format!("{manifest}:{}: {}", n + 1, code.trim()))
             .collect();
         assert!(
             offending.is_empty(),
-            "`internals` is for sitefile-core's own tests, benchmarks and fuzz targets, never \
-             a binding:\n{}",
+            "`internals` is for sitefile-core's own tests, benchmarks and fuzz targets, and `ts` \
+             (ts-rs) for its test of the generated TypeScript declarations, never a binding:\n{}",
             offending.join("\n")
         );
     }

@@ -3,8 +3,11 @@
  * `Error` whose `code` is one of the core's stable codes.
  */
 
-/** The stable codes (the core's `ErrorCode`, plus `PANIC` for a bug in the addon), in the
- * addon's order; a test holds them equal to the addon's own list. */
+import type { ErrorCode as CoreErrorCode } from "./generated/boundary.gen";
+
+/** The stable codes (the core's `ErrorCode`, whose declaration is generated, plus `PANIC` for a
+ * bug in the addon), in the addon's order; the compiler holds each one to those, a test holds
+ * them equal to the addon's own list. */
 export const ERROR_CODES = [
   "INVALID_JSON",
   "INVALID_CONTENT",
@@ -17,7 +20,7 @@ export const ERROR_CODES = [
   "FINISHED",
   "HOOK_FAILED",
   "PANIC",
-] as const;
+] as const satisfies readonly (CoreErrorCode | "PANIC")[];
 
 /** One of {@link ERROR_CODES}. */
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -9,6 +9,7 @@ import { withDeadline } from "./deadline";
 import { messageOf, native } from "./errors";
 import { type Site, addon, envOf } from "./setup";
 import type * as Native from "../index";
+import type { Synced } from "./generated/boundary.gen";
 
 /** The longest a read of the namespace may take before the pass gives it up as failed. */
 const KV_READ_DEADLINE_MS = 10_000;
@@ -31,9 +32,8 @@ export interface KvNamespace {
   put(key: string, value: ArrayBuffer | ArrayBufferView | string): Promise<void>;
 }
 
-/** What a pass over the store ended with (`NativeKvSync.nextStep`'s last step). */
-type Synced = { synced: "unchanged" | "empty" } | { synced: "loaded"; revision: string } | { synced: "failed"; message: string };
-
+/** A step of a pass over the store (`NativeKvSync.nextStep`): a read, then how the pass ended
+ * (the addon writes `done` beside the core's {@link Synced}). */
 type SyncStep = { step: "get"; key: string } | ({ step: "done" } & Synced);
 
 /** `value` as a KV namespace binding, when it is one. */

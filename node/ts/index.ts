@@ -46,6 +46,7 @@ export {
 } from "./setup";
 export {
   type Effects,
+  type PageCut,
   type ResolveErrorEvent,
   type ResolvedPage,
   type ResolvedSection,

@@ -8,70 +8,10 @@ import { SitefileError, messageOf, native } from "./errors";
 import { experimentScope } from "./experiments";
 import { type MatcherContext, type RequestInput, Site, currentSite } from "./setup";
 import type { HostCallbacks, NativeDraft, NativeResolution } from "../index";
+import type { LoaderCall, ResolveErrorEvent, ResolvedPage, Step } from "./generated/boundary.gen";
 
-/** One section of a resolved page. */
-export interface ResolvedSection {
-  /** The section key (`site/sections/Hero.tsx`). */
-  component: string;
-  /** Its resolved props. */
-  // biome-ignore lint/suspicious/noExplicitAny: the props are whatever the section's component declares, handed to it as they are
-  props: any;
-  /** Rendered first as a skeleton and loaded separately (async rendering only). */
-  deferred?: true;
-}
-
-/** Something that failed while resolving; the page still renders. */
-export interface ResolveErrorEvent {
-  resolveType: string;
-  context: string;
-  message: string;
-}
-
-/** What a resolution did besides producing JSON. */
-export interface Effects {
-  /** `Set-Cookie` values to send (the sticky `platform_segment`). */
-  setCookies: string[];
-  warnings: string[];
-  /** Request facets the page depends on (`device`, `region`, `cohort`). */
-  varies: string[];
-  /** Present when anything failed. */
-  errors?: ResolveErrorEvent[];
-  /** Present when a loader failed or the page was cut short (do not store the page). */
-  degraded?: true;
-  /** Present when the page was cut short at a bound (`size`: more than 2,000,000 JSON values;
-   * `depth`: nesting): past it every value is `null`. */
-  cut?: { reason: "size" | "depth"; message: string };
-}
-
-/** A resolved page, in the stable format of `sitefile resolve`. */
-export interface ResolvedPage {
-  /** The page block name; `null` when no page serves the path. */
-  page: string | null;
-  /** Its path pattern. */
-  path: string | null;
-  /** The pattern's groups, still percent-encoded. */
-  params: Record<string, string>;
-  /** `true` when the page is the site's not-found page (its block says `"notFound": true`):
-   * answer it with status 404. Absent otherwise. */
-  notFound?: true;
-  /** Site globals, then the page's sections. */
-  sections: ResolvedSection[];
-  /** The page's SEO block, resolved. */
-  // biome-ignore lint/suspicious/noExplicitAny: the SEO block's shape is the site's content (its blocks), read by the app as it wrote it
-  seo: any;
-  effects: Effects;
-  /** The content revision it was resolved from. */
-  revision: string;
-}
-
-interface LoaderCall {
-  id: number;
-  key: string;
-  props: unknown;
-  refresh?: true;
-}
-
-type Step = { step: "needLoaders"; value: LoaderCall[] } | { step: "done"; value: ResolvedPage };
+// The JSON forms the core hands over, generated from its Rust types (core/src/ts_types.rs).
+export type { Effects, PageCut, ResolveErrorEvent, ResolvedPage, ResolvedSection } from "./generated/boundary.gen";
 
 function isFetchRequest(input: unknown): input is Request {
   return typeof Request !== "undefined" && input instanceof Request;

@@ -6,7 +6,8 @@
 
 import { native } from "./errors";
 import { type RequestInput, type Site, addon, currentSite } from "./setup";
-import { type ResolveErrorEvent, type ResolvedSection, answerCall, messageOf, requestJson } from "./resolve";
+import { type ResolvedSection, answerCall, messageOf, requestJson } from "./resolve";
+import type { SectionLoaderContext, SectionLoadersResult, SectionStep } from "./generated/boundary.gen";
 
 /** What a section module exports that the runtime reads. */
 interface SectionExports {
@@ -84,28 +85,8 @@ export function sectionExports(site: Site): Promise<Map<string, SectionExports>>
   return loaded;
 }
 
-/** The third argument of a section loader: the request's device class. */
-export interface SectionLoaderContext {
-  device: "mobile" | "tablet" | "desktop";
-}
-
-interface Call {
-  id: number;
-  key: string;
-  props: unknown;
-}
-
-type Step = { step: "needLoaders"; value: Call[] } | { step: "done"; value: SectionLoadersResult };
-
-/** What running a page's section loaders gave: the sections, and what failed. */
-export interface SectionLoadersResult {
-  /** The sections, each with its loader's props (its own when the loader failed). */
-  sections: ResolvedSection[];
-  /** `errors`, one per failed loader, and `degraded` when a loader of a section that is not a
-   * layout section failed: a host should then keep the page out of shared caches (the edge
-   * reads `X-Platform-Degraded: true`). */
-  effects: { errors?: ResolveErrorEvent[]; degraded?: true; warnings?: string[] };
-}
+// The core's forms of a run: generated from its Rust types (core/src/ts_types.rs).
+export type { SectionLoaderContext, SectionLoadersResult } from "./generated/boundary.gen";
 
 /**
  * Runs the section loaders of a resolved page's `sections` (spec: after resolution, before
@@ -129,13 +110,13 @@ export async function runSectionLoadersWithEffects(
 ): Promise<SectionLoadersResult> {
   const modules = await sectionExports(site);
   const withLoaders = [...modules].filter(([, e]) => typeof e.loader === "function").map(([key]) => key);
-  if (withLoaders.length === 0) return { sections, effects: {} };
+  if (withLoaders.length === 0) return { sections, effects: { setCookies: [], warnings: [], varies: [] } };
   const run = native(() => site.native.runSectionLoaders(requestJson(request, site), JSON.stringify(sections), withLoaders));
   const context = JSON.parse(native(() => run.context)) as SectionLoaderContext;
   let answers: string | null = null;
   for (;;) {
     const given = answers;
-    const step = JSON.parse(native(() => run.advance(given))) as Step;
+    const step = JSON.parse(native(() => run.advance(given))) as SectionStep;
     if (step.step === "done") {
       const onError = site.options.onResolveError;
       for (const event of step.value.effects.errors ?? []) {

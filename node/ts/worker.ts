@@ -16,6 +16,7 @@ import { KvFastDeploy } from "./fast-deploy";
 import { type ResolvedSection, drive, messageOf, requestJson } from "./resolve";
 import { projectRenderJson, runSectionLoaders, sectionExports } from "./sections";
 import type * as Native from "../index";
+import type { EdgePlan, ExchangeStep } from "./generated/boundary.gen";
 
 /** Where the edge keeps responses, by the core's cache key (a URL whose variant parts follow
  * `#`). {@link createMemoryCacheStorage} is the default; {@link createWebCacheStorage} adapts
@@ -166,30 +167,6 @@ export function createMemoryCacheStorage(options: { maxBytes?: number; now?: () 
     },
   };
 }
-
-interface Plan {
-  action: "redirect" | "asset" | "bypass" | "cache";
-  /** Set on the request before it goes on (the visitor's location as cookies). */
-  originHeaders: Array<[string, string]>;
-}
-
-/** A step of the core's edge exchange (`NativeEdgeExchange.nextStep`). */
-type Step =
-  | { step: "lookup"; key: string }
-  | { step: "askOrigin"; headers: Array<[string, string]>; lead: number | null; deadlineMs: number | null }
-  | { step: "follow"; flight: number; deadlineMs: number | null }
-  | { step: "delete"; keys: string[] }
-  | { step: "refresh" }
-  | {
-      step: "respond";
-      status: number;
-      headers: Array<[string, string]>;
-      body: "empty" | "stored" | "origin";
-      store: { key: string; status: number; headers: Array<[string, string]>; maxAge: number | null } | null;
-    }
-  | { step: "settle"; flight: number }
-  | { step: "fail"; message: string }
-  | { step: "done" };
 
 /** The most bytes of one origin answer kept in the cache storage as it streams to the visitor:
  * past it the copy is given up (the visitor still gets the whole answer). */
@@ -389,7 +366,7 @@ export function createDecoWorkerEntry(serverEntry: ServerEntry, options: WorkerE
     };
     try {
       for (;;) {
-        const step = JSON.parse(native(() => exchange.nextStep())) as Step;
+        const step = JSON.parse(native(() => exchange.nextStep())) as ExchangeStep;
         switch (step.step) {
           case "lookup": {
             state.stored = await quietly("match", () => storage?.match(step.key) ?? Promise.resolve(undefined), undefined);
@@ -507,7 +484,7 @@ export function createDecoWorkerEntry(serverEntry: ServerEntry, options: WorkerE
     if (pageJson) return answerPageJson(site, pageJson, request);
     const exchange = await exchangeOf(request, form, storage !== null);
     if (options.proxyHandler) {
-      const plan = JSON.parse(native(() => exchange.plan)) as Plan;
+      const plan = JSON.parse(native(() => exchange.plan)) as EdgePlan;
       if (plan.action !== "redirect") {
         const onward = withRequestHeaders(request, plan.originHeaders);
         const proxied = await options.proxyHandler(onward, new URL(onward.url));

@@ -45,6 +45,9 @@ pub use options::{
 };
 pub use options::{PageJsonCors, WorkerOptions, build_time_hash};
 pub use plan::{EdgeAction, EdgePlan, EdgePolicy, RequestInputs, SiteFacts};
+/// The plan's serde form, for the TypeScript declarations (`crate::ts_types`).
+#[cfg(all(test, feature = "ts"))]
+pub(crate) use plan_form::EdgePlanJson;
 pub use profile::{CacheProfile, UnknownProfile};
 #[cfg(feature = "internals")]
 pub use profile::{

@@ -1,12 +1,10 @@
 //! The serde form of an edge plan, the one bindings exchange: repeated headers stay apart.
-//!
-//! `{"action": "redirect"|"asset"|"bypass"|"cache", "status": <redirect status>, "key",
-//! "profile", "cacheable", "reason", "draft": "preview"|"normal", "headers": [[name, value]...],
-//! "originHeaders": [[name, value]...]}`
+//! [`EdgePlanJson`] says the shape once; the plan serializes through it.
 
 use super::plan::{EdgeAction, EdgePlan};
+use super::profile::CacheProfile;
 use crate::draft::DraftState;
-use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde::ser::{Serialize, Serializer};
 
 impl EdgeAction {
     /// The action's name in the serde form.
@@ -20,26 +18,60 @@ impl EdgeAction {
     }
 }
 
+/// The edge's decision for one request, as a host reads it.
+#[derive(serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename = "EdgePlan", rename_all = "camelCase")]
+pub(crate) struct EdgePlanJson<'a> {
+    /// What the edge does: redirect, serve an asset, bypass the cache, or cache the page.
+    #[cfg_attr(
+        feature = "ts",
+        ts(type = r#""redirect" | "asset" | "bypass" | "cache""#)
+    )]
+    action: &'static str,
+    /// A redirect's status; `null` for the other actions.
+    status: Option<u16>,
+    /// The cache key; `null` when the response is not cached.
+    key: Option<&'a str>,
+    /// The cache profile.
+    profile: CacheProfile,
+    /// Whether the response may be stored.
+    cacheable: bool,
+    /// Why it may not be, when it may not.
+    reason: &'a Option<String>,
+    /// Whether the request renders a draft.
+    #[cfg_attr(feature = "ts", ts(type = r#""preview" | "normal""#))]
+    draft: &'static str,
+    /// The headers the response gets.
+    headers: &'a [(String, String)],
+    /// Headers to set on the request before it goes on to the origin.
+    origin_headers: &'a [(String, String)],
+}
+
+impl<'a> From<&'a EdgePlan> for EdgePlanJson<'a> {
+    fn from(plan: &'a EdgePlan) -> Self {
+        EdgePlanJson {
+            action: plan.action.as_str(),
+            status: match &plan.action {
+                EdgeAction::Redirect(r) => Some(r.status),
+                _ => None,
+            },
+            key: plan.key.as_ref().map(|k| k.as_str()),
+            profile: plan.profile,
+            cacheable: plan.cacheable,
+            reason: &plan.reason,
+            draft: match plan.draft.state() {
+                DraftState::Preview => "preview",
+                DraftState::Normal => "normal",
+            },
+            headers: &plan.headers,
+            origin_headers: &plan.origin_headers,
+        }
+    }
+}
+
 impl Serialize for EdgePlan {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut plan = serializer.serialize_struct("EdgePlan", 9)?;
-        plan.serialize_field("action", self.action.as_str())?;
-        let status = match &self.action {
-            EdgeAction::Redirect(r) => Some(r.status),
-            _ => None,
-        };
-        plan.serialize_field("status", &status)?;
-        plan.serialize_field("key", &self.key.as_ref().map(|k| k.as_str()))?;
-        plan.serialize_field("profile", self.profile.as_str())?;
-        plan.serialize_field("cacheable", &self.cacheable)?;
-        plan.serialize_field("reason", &self.reason)?;
-        let draft = match self.draft.state() {
-            DraftState::Preview => "preview",
-            DraftState::Normal => "normal",
-        };
-        plan.serialize_field("draft", draft)?;
-        plan.serialize_field("headers", &self.headers)?;
-        plan.serialize_field("originHeaders", &self.origin_headers)?;
-        plan.end()
+        EdgePlanJson::from(self).serialize(serializer)
     }
 }

@@ -7,6 +7,7 @@ use url::Url;
 
 /// A named cache policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum CacheProfile {
     /// The home page and other rarely changing pages.

@@ -37,6 +37,9 @@ pub use loader_props::{PAGE_PATH, PAGE_URL};
 pub use node::CallId;
 #[cfg(feature = "internals")]
 pub use origins::relativize;
+/// The wire shapes of a page and a section, for the TypeScript declarations (`crate::ts_types`).
+#[cfg(feature = "ts")]
+pub(crate) use page::{PageJson, SectionJson};
 pub use page::{ResolvedPage, ResolvedSection};
 pub use registry::KeyRegistry;
 #[cfg(feature = "internals")]

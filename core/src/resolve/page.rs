@@ -1,4 +1,9 @@
 //! What resolution produces: a page of sections with its effects.
+//!
+//! The page's wire shape is said once (`PageJson`) and written two ways: plainly by
+//! `impl Serialize`, for any serializer (no sonic-rs raw value ever reaches `serde_json`), or
+//! with kept content JSON spliced in by [`ResolvedPage::to_json_bytes`], for sonic-rs only
+//! (decision CONTENT-13).
 
 use crate::effects::Effects;
 use crate::value::{Json, Value};
@@ -41,31 +46,57 @@ pub struct ResolvedPage {
     pub value: Option<Value>,
 }
 
-/// The wire shape of a page, written plainly (`SPLICE` false: any serializer) or with kept
-/// content JSON spliced in (true: sonic-rs only, see [`Json`]). The one place the shape is said.
+// The wire shape of a page, written plainly (`SPLICE` false: any serializer) or with kept
+// content JSON spliced in (true: sonic-rs only, see `Json`). The one place the shape is said;
+// its TypeScript declaration is generated from it, with its docs (`crate::ts_types`).
+/// A resolved page, in the stable format the command line prints.
 #[derive(Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename = "ResolvedPage")]
-struct PageJson<'a, const SPLICE: bool> {
+pub(crate) struct PageJson<'a, const SPLICE: bool> {
+    /// The page block name; `null` when no page serves the path.
     page: &'a Option<String>,
+    /// Its path pattern.
     path: &'a Option<String>,
+    /// The pattern's groups, still percent-encoded.
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, string>"))]
     params: &'a BTreeMap<String, String>,
+    /// `true` when the page is the site's not-found page (its block says `"notFound": true`):
+    /// answer it with status 404. Absent otherwise.
     #[serde(rename = "notFound", skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "ts", ts(optional = nullable, type = "true"))]
     not_found: bool,
+    /// Site globals, then the page's sections.
+    #[cfg_attr(feature = "ts", ts(as = "Vec<SectionJson<'static, false>>"))]
     sections: SectionsJson<'a, SPLICE>,
+    /// The page's SEO block, resolved (its shape is the site's content).
+    #[cfg_attr(feature = "ts", ts(type = "any"))]
     seo: Option<Json<'a, SPLICE>>,
+    /// Cookies, warnings, errors and what the page varies on.
     effects: &'a Effects,
+    /// The content revision it was resolved from.
     revision: &'a str,
+    /// The resolved value of a single-value resolution (a block, section or props: previews,
+    /// render, invoke); absent for pages.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional = nullable, type = "unknown"))]
     value: Option<Json<'a, SPLICE>>,
 }
 
-/// The wire shape of a section.
+// The wire shape of a `ResolvedSection`.
+/// One section of a resolved page.
 #[derive(Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename = "ResolvedSection")]
-struct SectionJson<'a, const SPLICE: bool> {
+pub(crate) struct SectionJson<'a, const SPLICE: bool> {
+    /// The section key (`site/sections/Hero.tsx`).
     component: &'a str,
+    /// Its resolved props: whatever the section's component declares, handed to it as they are.
+    #[cfg_attr(feature = "ts", ts(type = "any"))]
     props: Json<'a, SPLICE>,
+    /// Rendered first as a skeleton and loaded separately (async rendering only).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "ts", ts(optional = nullable, type = "true"))]
     deferred: bool,
 }
 

@@ -8,27 +8,31 @@ use serde::Serialize;
 
 /// A loader the host must run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LoaderCall {
     /// Identifies the call in [`Resolution::provide`](super::Resolution::provide).
     pub id: CallId,
     /// The registered loader key.
     pub key: String,
     /// Fully resolved props, with the page's path, URL and query injected.
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub props: Value,
     /// A stale-while-revalidate refresh: the page already has the cached value; the answer
     /// only refreshes the loader cache.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "ts", ts(optional = nullable, type = "true"))]
     pub refresh: bool,
 }
 
 /// What the host must do next.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "step", content = "value", rename_all = "camelCase")]
 pub enum Step {
     /// Run these loaders (concurrently), `provide` every result, then call `next` again.
     NeedLoaders(Vec<LoaderCall>),
     /// Resolution is complete.
-    Done(Box<ResolvedPage>),
+    Done(#[cfg_attr(feature = "ts", ts(as = "super::PageJson<'static, false>"))] Box<ResolvedPage>),
 }
 
 impl Step {

@@ -23,6 +23,7 @@ const PROPS: &str = "props";
 
 /// What the host must do next.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "step", content = "value", rename_all = "camelCase")]
 pub enum SectionStep {
     /// Run these section loaders (the call's `key` is the section key), `provide` every
@@ -34,18 +35,28 @@ pub enum SectionStep {
 
 /// The sections with their loaders' props, and what failed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+// The name the npm package has always given it.
+#[cfg_attr(feature = "ts", ts(rename = "SectionLoadersResult"))]
 pub struct SectionsDone {
     /// The sections, in order, each with the props its loader returned (its own when the loader
     /// failed).
+    #[cfg_attr(
+        feature = "ts",
+        ts(as = "Vec<crate::resolve::SectionJson<'static, false>>")
+    )]
     pub sections: Vec<ResolvedSection>,
     /// `errors` (one per failed loader) and `degraded` (a loader of a section that is not a
-    /// layout section failed).
+    /// layout section failed: a host keeps the page out of shared caches, as the edge does when
+    /// it reads `X-Platform-Degraded: true`).
     pub effects: Effects,
 }
 
 /// What every section loader of a run gets as its third argument (`loader(props, request,
 /// ctx)`, as in the reference): the request's device class (`{"device": "mobile"}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "SectionLoaderContext"))]
 pub struct SectionContext {
     /// The request's device class.
     pub device: Device,

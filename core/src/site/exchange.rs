@@ -4,6 +4,11 @@
 //! origin as the leader of a key's flight or wait as a follower, stand a copy in for a failed
 //! origin (`STALE-ERROR`), store, evict, respond; the host does the I/O each step names and
 //! answers it, with the time. Bodies never enter the core: a step says which one to send.
+//!
+//! Its drivers (decisions EDGE-1, EDGE-14): `node/ts/worker.ts` (`drive`),
+//! `server/src/serve/edge.rs` (with the streaming body and the waiters), and the C ABI's
+//! `sitefile_edge_exchange_*`, which only converts. A multi-threaded host registers its waiters
+//! after the step, so it asks [`EdgeExchange::followed_flight_landed`] before waiting.
 
 use super::flights::{Flight, Landing, Seat};
 use super::response_headers::{ResponseHeaders, STORED_AT_HEADER, SharedHeaders};
@@ -18,6 +23,7 @@ use std::sync::Arc;
 
 /// Which body a [`ExchangeStep::Respond`] sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum BodySource {
     /// No body (a redirect).
@@ -31,6 +37,7 @@ pub enum BodySource {
 /// A copy for the host to keep while it streams the origin's body: the body goes to the visitor
 /// and into the store under `key`, up to the store's own per-entry cap.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct StoreCopy {
     /// The cache key.
@@ -45,6 +52,7 @@ pub struct StoreCopy {
 
 /// What the host does next for an exchange.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "step", rename_all = "camelCase")]
 pub enum ExchangeStep {
     /// Look up the copy stored under `key`; answer [`ExchangeAnswer::Lookup`].
@@ -89,6 +97,7 @@ pub enum ExchangeStep {
         /// The status.
         status: u16,
         /// The headers.
+        #[cfg_attr(feature = "ts", ts(as = "Vec<(String, String)>"))]
         headers: ResponseHeaders,
         /// Which body.
         body: BodySource,

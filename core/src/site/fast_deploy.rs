@@ -77,6 +77,7 @@ pub enum KvStep<'a> {
 
 /// How a pass ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "synced", rename_all = "camelCase")]
 pub enum Synced {
     /// The store holds what serves.
