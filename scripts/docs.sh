@@ -9,8 +9,8 @@ root=$(pwd)
 # shellcheck source=/dev/null
 source scripts/npm.sh
 
-# mdBook from crates.io, pinned, built once into target/tools (no search index or server: the
-# book is built, not served).
+# mdBook from crates.io, pinned, built once into target/tools (with its search index, without
+# its server and file watcher: the book is built, not served).
 MDBOOK_VERSION=0.5.4
 mdbook=target/tools/bin/mdbook
 if ! "$mdbook" --version 2>/dev/null | grep -qx "mdbook v$MDBOOK_VERSION"; then
@@ -43,9 +43,16 @@ while IFS= read -r script; do
   ran=$((ran + 1))
 done < <(grep -rL --include='*.sh' '^# Run by scripts/release.sh' docs/examples | sort)
 
-# A warning (raw HTML that swallows text, an include that is not found) fails the build.
-"$mdbook" build docs 2>&1 | tee target/book-build.log | grep -v '^ INFO' >&2 || true
+# A failure or a warning (raw HTML that swallows text, an include that is not found) fails the
+# build; nothing of an earlier build is left for the link check to read.
+rm -rf target/book
+if ! "$mdbook" build docs > target/book-build.log 2>&1; then
+  cat target/book-build.log >&2
+  echo "docs: mdBook failed (above)" >&2
+  exit 1
+fi
 if grep -q ' WARN\| ERROR' target/book-build.log; then
+  grep -v '^ INFO' target/book-build.log >&2
   echo "docs: mdBook warned (above)" >&2
   exit 1
 fi

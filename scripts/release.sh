@@ -326,17 +326,19 @@ note "worker: examples/worker from the registry served in workerd (pages, admin,
 
 # --- The book's getting-started paths of npm users, run as a reader runs them: a fresh Next.js
 # app and a fresh Worker, from `npm init` to answered requests (docs/examples/getting-started/).
-for page in nextjs worker; do
+# Every example script marked for the registry (scripts/docs.sh runs the others).
+while IFS= read -r script; do
   start=$(date +%s)
+  page=$(basename "$script" .sh)
   scratch=$work/getting-started-$page
   mkdir -p "$scratch"
   (cd "$scratch" && as_user npm_config_registry="$registry" SITEFILE_REPO="$root" \
-    bash "$root/docs/examples/getting-started/$page.sh") >"$scratch.log" 2>&1 || {
+    bash "$root/$script") >"$scratch.log" 2>&1 || {
     cat "$scratch.log" >&2
     exit 1
   }
-  note "getting started ($page): the book's commands passed in $(seconds "$start") s"
-done
+  note "the book's $page example: its commands passed in $(seconds "$start") s"
+done < <(grep -rl --include='*.sh' '^# Run by scripts/release.sh' docs/examples | sort)
 
 # --- Deno (pinned with Miniflare): the teammate's installed package imported by Deno, on its
 # native addon (Deno loads Node-API addons with --allow-ffi).

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// The stable code of a core error. The strings never change once released.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, strum::VariantArray)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 // The strings `as_str` writes (a test below holds them equal).
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -108,6 +108,11 @@ mod tests {
 
     #[test]
     fn codes_are_distinct_and_serialize_as_their_text() {
+        // `ALL` is written out (a const array bindings enumerate); it is every variant.
+        assert_eq!(
+            ErrorCode::ALL.as_slice(),
+            <ErrorCode as strum::VariantArray>::VARIANTS
+        );
         let texts: HashSet<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
         assert_eq!(texts.len(), ErrorCode::ALL.len());
         for code in ErrorCode::ALL {

@@ -62,7 +62,14 @@ fn declarations() -> String {
     declaration::<ExchangeStep>(&cfg, out_);
     // Fast Deploy.
     declaration::<Synced>(&cfg, out_);
-    out
+    plain_links(&out)
+}
+
+/// The text with rustdoc's links (`` [`Step`] ``, `` [`Site::reload`](crate::Site::reload) ``)
+/// written as plain code spans: the Rust paths mean nothing to a TypeScript reader.
+fn plain_links(text: &str) -> String {
+    let link = regex::Regex::new(r"\[(`[^`\]]+`)\](\([^)\s]+\))?").expect("a valid pattern");
+    link.replace_all(text, "$1").into_owned()
 }
 
 #[test]

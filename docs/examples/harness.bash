@@ -15,14 +15,16 @@ fail() {
 # --- Background processes --------------------------------------------------------------------
 
 # The background processes to stop at exit (append `$!` after starting one). One that leads a
-# process group of its own (started under `set -m`) is stopped with its whole group.
+# process group of its own (started under `set -m`) is stopped with its whole group. Only the
+# shell's own children still running are signalled: a process the script already stopped and
+# waited for is not, so a reused process id is never hit.
 started=()
 stop_started() {
-  local pid
+  local pid running
+  running=" $(jobs -pr | tr '\n' ' ') "
   for pid in "${started[@]}"; do
+    [[ $running == *" $pid "* ]] || continue
     kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
-  done
-  for pid in "${started[@]}"; do
     wait "$pid" 2>/dev/null || true
   done
 }
@@ -37,7 +39,7 @@ free_port() {
 
 # Fails when something already answers at URL $1: the page's commands use that fixed address.
 expect_nothing_at() {
-  if curl -s -o /dev/null "$1"; then
+  if curl -s --max-time 2 -o /dev/null "$1"; then
     fail "$1 is taken; stop what listens there"
   fi
 }
@@ -47,7 +49,7 @@ expect_nothing_at() {
 wait_for() {
   local seconds=${2:-15}
   for _ in $(seq $((seconds * 10))); do
-    if curl -s -o /dev/null "$1"; then return 0; fi
+    if curl -s --max-time 2 -o /dev/null "$1"; then return 0; fi
     sleep 0.1
   done
   fail "nothing answers at $1 after $seconds s${3:+; $3 says:

@@ -1,6 +1,7 @@
-// Holds the environment-variable reference to the code: every variable a crate or the npm
-// package reads is a row of `docs/src/reference/environment.md`, and every row is read
-// somewhere. The page is written by hand (each variable's meaning and default); this check is
+// Holds the environment-variable reference to the code: every `PLATFORM_`, `EDGE_`,
+// `CLOUDFLARE_` and `OTEL_` variable a crate or the npm package reads is a row of
+// `docs/src/reference/environment.md`, and every such row is read somewhere (the few
+// unprefixed names the page lists, `BUILD_HASH`, `NODE_ENV`, …, are not checked). The page is written by hand (each variable's meaning and default); this check is
 // what keeps its list from drifting.
 "use strict";
 

@@ -21,7 +21,7 @@ pub(crate) struct RawSection {
 }
 
 impl RawSection {
-    /// [`RawSection::path`] as the resolver takes it.
+    /// The `path` field as the resolver takes it: borrowed segments.
     pub(super) fn path(&self) -> Vec<&str> {
         self.path.iter().map(String::as_str).collect()
     }

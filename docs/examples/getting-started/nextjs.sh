@@ -40,7 +40,9 @@ cp "$here/my-site/.platform/blocks/pages-home.json" .platform/blocks/
 npx sitefile generate
 npx next build
 # ANCHOR_END: build
-[ -f sections.gen.ts ] && [ -f .platform/meta.gen.json ] && [ -f .platform/blocks.gen.json ]
+for generated in sections.gen.ts .platform/meta.gen.json .platform/blocks.gen.json; do
+  [ -f "$generated" ] || fail "npx sitefile generate wrote no $generated"
+done
 
 start() {
 # ANCHOR: start

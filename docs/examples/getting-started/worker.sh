@@ -38,8 +38,8 @@ cp "$here/my-site/.platform/blocks/pages-home.json" .platform/blocks/
 npx sitefile generate
 npx wrangler deploy --dry-run --outdir dist
 # ANCHOR_END: build
-ls dist/*.wasm >/dev/null
-! ls dist/*.node >/dev/null 2>&1
+ls dist/*.wasm >/dev/null || fail "the bundle holds no WebAssembly engine"
+if ls dist/*.node >/dev/null 2>&1; then fail "the bundle holds a native addon"; fi
 
 dev() {
 # ANCHOR: dev

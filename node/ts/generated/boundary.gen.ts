@@ -145,7 +145,7 @@ value?: unknown, };
  */
 export type LoaderCall = { 
 /**
- * Identifies the call in [`Resolution::provide`](super::Resolution::provide).
+ * Identifies the call in `Resolution::provide`.
  */
 id: number, 
 /**
@@ -250,7 +250,7 @@ headers: Array<[string, string]>,
 originHeaders: Array<[string, string]>, };
 
 /**
- * Which body a [`ExchangeStep::Respond`] sends.
+ * Which body a `ExchangeStep::Respond` sends.
  */
 export type BodySource = "empty" | "stored" | "origin";
 
