@@ -19,6 +19,7 @@ expect_nothing_at http://localhost:3000/
 # ANCHOR: install
 mkdir my-store && cd my-store
 npm init -y
+npm pkg delete type
 npm i sitefile next react react-dom
 npm i -D typescript @types/react @types/react-dom @types/node
 # ANCHOR_END: install
