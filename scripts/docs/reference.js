@@ -67,20 +67,21 @@ function main() {
   if (values.check) {
     const fresh = fs.mkdtempSync(path.join(os.tmpdir(), "sitefile-reference-"));
     generate(fresh, sitefile);
-    const want = pagesUnder(fresh);
-    const have = new Set(pagesUnder(reference).filter((f) => f === "c-api.md" || f === "cli.md" || f.startsWith("typescript")));
-    for (const page of want) {
-      const committed = path.join(reference, page);
-      if (!have.has(page) || fs.readFileSync(committed, "utf8") !== fs.readFileSync(path.join(fresh, page), "utf8")) {
+    const have = new Set(pagesUnder(reference).filter((page) => fs.existsSync(path.join(reference, page))));
+    let stale = false;
+    for (const page of pagesUnder(fresh)) {
+      const generated = fs.readFileSync(path.join(fresh, page), "utf8");
+      if (!have.delete(page) || fs.readFileSync(path.join(reference, page), "utf8") !== generated) {
         problems.push(`reference/${page} is out of date`);
+        stale = true;
       }
-      have.delete(page);
     }
-    for (const page of have) problems.push(`reference/${page} is no longer generated`);
+    for (const page of have) {
+      problems.push(`reference/${page} is no longer generated`);
+      stale = true;
+    }
     fs.rmSync(fresh, { recursive: true, force: true });
-    if (problems.some((p) => p.includes("generated") || p.includes("out of date"))) {
-      problems.push("regenerate with: node scripts/docs/reference.js --sitefile <binary>");
-    }
+    if (stale) problems.push("regenerate with: node scripts/docs/reference.js --sitefile <binary>");
   } else {
     fs.rmSync(path.join(reference, "typescript"), { recursive: true, force: true });
     generate(reference, sitefile);
